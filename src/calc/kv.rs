@@ -1,0 +1,606 @@
+//! The KV-cache layout exactly as vLLM 0.33.0 plans it: one spec per layer, page sizes, groups,
+//! bytes per block on each worker, `num_blocks` (the minimum over workers), the capacity check,
+//! the max-model-len estimate and the "GPU KV cache size" figure.
+//!
+//! Sources: `vllm/v1/kv_cache_interface.py` (specs and pages), `vllm/v1/core/kv_cache_planning.py`
+//! (grouping, bytes per block, capacity check, auto-fit, min over workers),
+//! `vllm/v1/core/kv_cache_utils.py` (concurrency and tokens). Golden vectors produced by vLLM's own
+//! code pin every number here (`tests/golden`).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::units::{cdiv, format_gib};
+use super::version::VllmVersion;
+
+/// What one layer keeps per token, as vLLM's `KVCacheSpec` subclasses describe it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LayerKv {
+    /// `FullAttentionSpec`: every token of the context.
+    Full,
+    /// `SlidingWindowSpec`: the last `window` tokens plus what is in flight.
+    Sliding { window: u64 },
+    /// `ChunkedLocalAttentionSpec` (Llama-4 local layers): the current chunk.
+    Chunked { chunk: u64 },
+    /// `MLAAttentionSpec`: one latent head of `kv_lora_rank + qk_rope_head_dim`, not split by TP.
+    Mla,
+    /// `SlidingWindowMLASpec`.
+    MlaSliding { window: u64 },
+    /// `MambaSpec`: a fixed state per request (Mamba, Mamba2, gated DeltaNet, short conv).
+    Mamba {
+        /// The per-rank state tensors: (shape, bytes per element).
+        states: Vec<(Vec<u64>, u64)>,
+        /// `2 + num_spec + checkpoint` pages in "align" mode, `1 + num_spec` otherwise.
+        blocks_per_request: u64,
+    },
+}
+
+impl LayerKv {
+    fn is_attention(&self) -> bool {
+        match self {
+            LayerKv::Full
+            | LayerKv::Sliding { .. }
+            | LayerKv::Chunked { .. }
+            | LayerKv::Mla
+            | LayerKv::MlaSliding { .. } => true,
+            LayerKv::Mamba { .. } => false,
+        }
+    }
+
+    /// The spec type name vLLM uses, for explanations.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            LayerKv::Full => "FullAttentionSpec",
+            LayerKv::Sliding { .. } => "SlidingWindowSpec",
+            LayerKv::Chunked { .. } => "ChunkedLocalAttentionSpec",
+            LayerKv::Mla => "MLAAttentionSpec",
+            LayerKv::MlaSliding { .. } => "SlidingWindowMLASpec",
+            LayerKv::Mamba { .. } => "MambaSpec",
+        }
+    }
+}
+
+/// One layer's KV spec on one worker, before the block size is applied.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LayerSpec {
+    /// The global layer index (drafter layers follow the target's).
+    pub index: u32,
+    pub kind: LayerKv,
+    /// KV heads on this rank (`max(1, kv_heads / tp)`; 1 for MLA).
+    pub num_kv_heads: u64,
+    /// Bytes one head keeps per token: `(head_size + head_size_v) * dtype_bytes`, or an opaque
+    /// blob (656 for `fp8_ds_mla`). Unused for Mamba.
+    pub per_head_token_bytes: u64,
+}
+
+impl LayerSpec {
+    /// Bytes per token of this layer (attention only).
+    pub fn bytes_per_token(&self) -> u64 {
+        self.num_kv_heads * self.per_head_token_bytes
+    }
+
+    /// The unpadded Mamba state page.
+    fn mamba_state_bytes(&self) -> u64 {
+        match &self.kind {
+            LayerKv::Mamba { states, .. } => states
+                .iter()
+                .map(|(shape, elem)| shape.iter().product::<u64>() * elem)
+                .sum(),
+            _ => 0,
+        }
+    }
+}
+
+/// The engine settings the KV plan reads.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvSettings {
+    /// The resolved block size for attention layers (after backend choice and hybrid alignment).
+    pub block_size: u64,
+    pub max_model_len: MaxModelLen,
+    /// `max_concurrent_batches x max_num_batched_tokens` (v0.26+); `max_num_batched_tokens` before.
+    pub max_in_flight_tokens: u64,
+    pub num_gpu_blocks_override: Option<u64>,
+    /// `--disable-hybrid-kv-cache-manager`: sliding and chunked layers count as full.
+    pub disable_hybrid: bool,
+    pub version: VllmVersion,
+}
+
+/// `--max-model-len`: a number, or `auto` (-1) with the model's own limit as the upper bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaxModelLen {
+    Value(u64),
+    /// Auto-fit (v0.14+): the largest length every worker can hold, capped at this bound.
+    Auto {
+        upper: u64,
+    },
+}
+
+/// One worker (GPU rank) of the engine: its layers and its budget.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkerKv {
+    pub layers: Vec<LayerSpec>,
+    /// vLLM's "Available KV cache memory" on this rank (may be negative when overspent).
+    pub available: i128,
+}
+
+/// A KV cache group: layers that share block ids.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvGroup {
+    pub kind: LayerKv,
+    pub layer_indices: Vec<u32>,
+    /// Page bytes of one layer of this group (identical across a hybrid model after unification).
+    pub page_size: u64,
+    /// Block size in tokens for this group.
+    pub block_size: u64,
+    /// Blocks one request at `max_model_len` needs in this group.
+    pub blocks_per_request: u64,
+}
+
+/// Per-worker outcome.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WorkerKvPlan {
+    pub bytes_per_block: u64,
+    pub available: i128,
+    /// `available - bytes_per_block` (one null block reserved, v0.29+).
+    pub check_memory: i128,
+    /// Bytes one request at `max_model_len` needs on this worker.
+    pub needed: u64,
+    /// `available // bytes_per_block` before the minimum.
+    pub num_blocks_own: u64,
+    /// Estimated longest max-model-len this worker holds (vLLM's binary search).
+    pub max_len_estimate: u64,
+    /// Page size per layer on this rank (first attention layer), for display.
+    pub page_size: u64,
+    /// Attention bytes per token on this worker (all its layers).
+    pub bytes_per_token: u64,
+}
+
+/// The engine-wide KV plan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KvPlan {
+    pub groups: Vec<KvGroup>,
+    pub workers: Vec<WorkerKvPlan>,
+    pub max_model_len: u64,
+    /// Set when `--max-model-len auto` changed the length: (from, to).
+    pub auto_fit: Option<(u64, u64)>,
+    pub blocks_per_request: u64,
+    /// The minimum over workers (or the override).
+    pub num_blocks: u64,
+    /// Worker index whose ratio decided `num_blocks`.
+    pub limiting_worker: usize,
+    pub kv_cache_tokens: u64,
+    pub max_concurrency: f64,
+    /// Padding layers added to short groups (vLLM warns about them).
+    pub padding_layers: u64,
+}
+
+/// Why vLLM would refuse to start at KV planning.
+#[derive(Clone, Debug, PartialEq)]
+pub enum KvError {
+    /// "No available memory for the cache blocks" on this worker.
+    NoMemory { worker: usize },
+    /// "To serve at least one request with the model's max seq len ..."
+    Capacity {
+        worker: usize,
+        max_model_len: u64,
+        needed: u64,
+        check_memory: i128,
+        estimate: u64,
+    },
+    /// "Cannot auto-fit max_model_len ..."
+    AutoFit { worker: usize },
+    /// An input vLLM itself would reject (no layers with a size, a zero block size).
+    Invalid(String),
+}
+
+impl KvError {
+    /// The message vLLM 0.33.0 raises, byte for byte.
+    pub fn vllm_message(&self, version: VllmVersion) -> String {
+        match self {
+            KvError::NoMemory { .. } => "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.".to_string(),
+            KvError::Capacity { max_model_len, needed, check_memory, estimate, .. } => {
+                let models = if version.at_least(0, 22) { "model's" } else { "models's" };
+                let estimate_sentence = if *estimate > 0 {
+                    format!(" Based on the available memory, the estimated maximum model length is {estimate}.")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "To serve at least one request with the {models} max seq len ({max_model_len}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB).{estimate_sentence} Try increasing `gpu_memory_utilization` (which also controls CPU memory on the CPU backend) or decreasing `max_model_len` when initializing the engine. See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.",
+                    format_gib(*needed as i128),
+                    format_gib(*check_memory),
+                )
+            }
+            KvError::AutoFit { .. } => "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`.".to_string(),
+            KvError::Invalid(m) => m.clone(),
+        }
+    }
+}
+
+impl fmt::Display for KvError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.vllm_message(VllmVersion::CURRENT))
+    }
+}
+
+/// Page bytes of one attention layer at a block size: `num_heads * block_size * content`.
+pub fn attention_page(spec: &LayerSpec, block_size: u64) -> u64 {
+    spec.bytes_per_token() * block_size
+}
+
+/// A spec with its resolved page: what vLLM compares when it groups layers.
+#[derive(Clone, Debug, PartialEq)]
+struct Resolved {
+    index: u32,
+    kind: LayerKv,
+    page: u64,
+    block_size: u64,
+    bytes_per_token: u64,
+}
+
+/// `max_memory_usage_bytes(spec) / page` for one request, i.e. `cdiv(max_mem, page)`.
+fn blocks_per_request(
+    kind: &LayerKv,
+    block_size: u64,
+    max_model_len: u64,
+    in_flight: u64,
+    disable_hybrid: bool,
+) -> u64 {
+    match kind {
+        LayerKv::Full | LayerKv::Mla => cdiv(max_model_len, block_size),
+        LayerKv::Sliding { window } | LayerKv::MlaSliding { window } => {
+            if disable_hybrid {
+                // unify_hybrid_kv_cache_specs turns the layer into a full-attention spec.
+                return cdiv(max_model_len, block_size);
+            }
+            // SlidingWindowSpec.max_memory_usage_bytes: the window minus one, plus the tokens in
+            // flight, never more than the context; one extra block for a window crossing a
+            // block boundary.
+            let tokens = (window.saturating_sub(1) + in_flight).min(max_model_len);
+            cdiv(tokens, block_size) + 1
+        }
+        LayerKv::Chunked { chunk } => {
+            if disable_hybrid {
+                return cdiv(max_model_len, block_size);
+            }
+            cdiv((chunk + in_flight).min(max_model_len), block_size)
+        }
+        LayerKv::Mamba {
+            blocks_per_request, ..
+        } => *blocks_per_request,
+    }
+}
+
+/// Groups the union of every worker's layers the way `get_kv_cache_groups` does, returning
+/// (kind, page, block_size, layer indices) per group and the padding layer count.
+fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u32>)>, u64) {
+    // Normalise the spec identity vLLM compares: with the hybrid manager disabled, sliding and
+    // chunked layers become full-attention specs (they keep their page).
+    let identity = |r: &Resolved| -> Resolved {
+        let mut r = r.clone();
+        r.index = 0;
+        if disable_hybrid {
+            r.kind = match r.kind {
+                LayerKv::Sliding { .. } | LayerKv::Chunked { .. } => LayerKv::Full,
+                LayerKv::MlaSliding { .. } => LayerKv::Mla,
+                other => other,
+            };
+        }
+        r
+    };
+    // Buckets of identical specs, in order of first appearance.
+    let mut buckets: Vec<(Resolved, Vec<u32>)> = Vec::new();
+    for r in all {
+        let id = identity(r);
+        match buckets.iter_mut().find(|(k, _)| *k == id) {
+            Some((_, v)) => v.push(r.index),
+            None => buckets.push((id, vec![r.index])),
+        }
+    }
+    if buckets.len() <= 1 {
+        return (buckets, 0);
+    }
+    // Same spec type with different pages (e.g. different head sizes, all full attention):
+    // one UniformTypeKVCacheSpecs group holding every layer.
+    let same_type = buckets.iter().all(|(k, _)| {
+        std::mem::discriminant(&k.kind) == std::mem::discriminant(&buckets[0].0.kind)
+            && k.block_size == buckets[0].0.block_size
+    }) && matches!(buckets[0].0.kind, LayerKv::Full | LayerKv::Mla);
+    if same_type {
+        let mut layers: Vec<u32> = buckets.iter().flat_map(|(_, v)| v.clone()).collect();
+        layers.sort_unstable();
+        let mut first = buckets[0].0.clone();
+        first.page = buckets.iter().map(|(k, _)| k.page).sum();
+        return (vec![(first, layers)], 0);
+    }
+    // True hybrid: _get_kv_cache_groups_uniform_page_size.
+    let min_n = buckets.iter().map(|(_, v)| v.len()).min().unwrap_or(1);
+    let max_n = buckets.iter().map(|(_, v)| v.len()).max().unwrap_or(1);
+    let group_size = if (max_n as f64) < 1.5 * min_n as f64 {
+        max_n
+    } else {
+        min_n
+    };
+    let mut groups = Vec::new();
+    let mut padding = 0u64;
+    for (kind, layers) in buckets {
+        let n_groups = cdiv(layers.len() as u64, group_size as u64) as usize;
+        for i in 0..n_groups {
+            let members: Vec<u32> = layers.iter().skip(i).step_by(n_groups).copied().collect();
+            padding += (group_size - members.len()) as u64;
+            groups.push((kind.clone(), members));
+        }
+    }
+    (groups, padding)
+}
+
+/// Plans the KV cache of one engine: the same steps as
+/// `EngineCore._initialize_kv_caches` → `get_kv_cache_configs` → `update_kv_cache_capacity`.
+///
+/// `workers` are the engine's ranks (TP x PP), each with its own layers and budget.
+pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, KvError> {
+    if workers.is_empty() {
+        return Err(KvError::Invalid("the engine has no workers".into()));
+    }
+    if settings.block_size == 0 {
+        return Err(KvError::Invalid("block-size must be at least 1".into()));
+    }
+    let bs = settings.block_size;
+    // Resolve every layer's page. Attention pages follow the block size; Mamba pages are padded
+    // to the attention page (hybrid alignment makes them equal).
+    let attn_page_max = workers
+        .iter()
+        .flat_map(|w| w.layers.iter())
+        .filter(|l| l.kind.is_attention())
+        .map(|l| attention_page(l, bs))
+        .max();
+    let resolve = |l: &LayerSpec| -> Resolved {
+        let page = if l.kind.is_attention() {
+            attention_page(l, bs)
+        } else {
+            let state = l.mamba_state_bytes();
+            attn_page_max.map_or(state, |a| a.max(state))
+        };
+        Resolved {
+            index: l.index,
+            kind: l.kind.clone(),
+            page,
+            block_size: bs,
+            bytes_per_token: l.bytes_per_token(),
+        }
+    };
+    // The global set of layers, by index (a layer lives on exactly one PP stage; TP ranks of a
+    // stage repeat the same indices).
+    let mut by_index: BTreeMap<u32, Resolved> = BTreeMap::new();
+    for w in workers {
+        for l in &w.layers {
+            by_index.entry(l.index).or_insert_with(|| resolve(l));
+        }
+    }
+    if by_index.is_empty() {
+        return Err(KvError::Invalid(
+            "the model has no layer with a KV cache".into(),
+        ));
+    }
+    let all: Vec<Resolved> = by_index.values().cloned().collect();
+    let (raw_groups, padding_layers) = group_layers(&all, settings.disable_hybrid);
+
+    let (max_model_len_initial, auto_upper) = match settings.max_model_len {
+        MaxModelLen::Value(v) => (v, None),
+        MaxModelLen::Auto { upper } => (upper, Some(upper)),
+    };
+    if max_model_len_initial == 0 {
+        return Err(KvError::Invalid("max-model-len must be at least 1".into()));
+    }
+    let in_flight = settings.max_in_flight_tokens;
+    let group_blocks = |len: u64| -> Vec<u64> {
+        raw_groups
+            .iter()
+            .map(|(k, _)| {
+                blocks_per_request(
+                    &k.kind,
+                    k.block_size,
+                    len,
+                    in_flight,
+                    settings.disable_hybrid,
+                )
+            })
+            .collect()
+    };
+
+    // Per worker: bytes per block is the largest group's page sum over the layers it holds.
+    let worker_bpb: Vec<u64> = workers
+        .iter()
+        .map(|w| {
+            let held: std::collections::BTreeSet<u32> = w.layers.iter().map(|l| l.index).collect();
+            raw_groups
+                .iter()
+                .map(|(k, members)| {
+                    let n = members.iter().filter(|i| held.contains(i)).count() as u64;
+                    // A worker holding some of a padded group's layers stores the group's full
+                    // width only when it holds the whole group; vLLM pads logically per group.
+                    n * k.page
+                })
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    // _project_kv_cache_groups_to_worker keeps every global group on every worker (a group
+    // with none of this worker's layers stays, empty), so a request needs every group's blocks.
+    let needed_for = |w: usize, len: u64| -> u64 {
+        let sum: u64 = group_blocks(len).iter().sum();
+        worker_bpb[w].saturating_mul(sum)
+    };
+    let null_block = settings.version.at_least(0, 29);
+    let mut available: Vec<i128> = workers.iter().map(|w| w.available).collect();
+    if let Some(n) = settings.num_gpu_blocks_override {
+        for (a, bpb) in available.iter_mut().zip(&worker_bpb) {
+            *a = i128::from(n) * i128::from(*bpb);
+        }
+    }
+    let check_memory: Vec<i128> = available
+        .iter()
+        .zip(&worker_bpb)
+        .map(|(a, bpb)| if null_block { a - i128::from(*bpb) } else { *a })
+        .collect();
+
+    // _estimate_max_model_len_from_groups: the largest length in [1, upper] that fits.
+    let estimate = |w: usize, upper: u64| -> u64 {
+        let mem = check_memory[w];
+        if mem <= 0 {
+            return 0;
+        }
+        let (mut lo, mut hi, mut best) = (1u64, upper, 0u64);
+        while lo <= hi {
+            let mid = lo + (hi - lo) / 2;
+            if i128::from(needed_for(w, mid)) <= mem {
+                best = mid;
+                lo = mid + 1;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        best
+    };
+
+    // Auto-fit (v0.14+): the minimum over workers of the longest length that fits.
+    let mut max_model_len = max_model_len_initial;
+    let mut auto_fit = None;
+    if let Some(upper) = auto_upper {
+        let mut fit = upper;
+        for w in 0..workers.len() {
+            if worker_bpb[w] == 0 {
+                continue;
+            }
+            let e = estimate(w, upper);
+            if e == 0 {
+                return Err(KvError::AutoFit { worker: w });
+            }
+            fit = fit.min(e);
+        }
+        auto_fit = Some((upper, fit));
+        max_model_len = fit;
+    }
+
+    // _check_enough_kv_cache_memory on every worker, in order.
+    for w in 0..workers.len() {
+        if worker_bpb[w] == 0 {
+            continue;
+        }
+        if check_memory[w] <= 0 {
+            return Err(KvError::NoMemory { worker: w });
+        }
+        let needed = needed_for(w, max_model_len);
+        if i128::from(needed) > check_memory[w] {
+            return Err(KvError::Capacity {
+                worker: w,
+                max_model_len,
+                needed,
+                check_memory: check_memory[w],
+                estimate: estimate(w, max_model_len),
+            });
+        }
+    }
+
+    let own: Vec<u64> = available
+        .iter()
+        .zip(&worker_bpb)
+        .map(|(a, bpb)| {
+            if *bpb == 0 {
+                u64::MAX
+            } else {
+                (*a / i128::from(*bpb)).max(0) as u64
+            }
+        })
+        .collect();
+    let (limiting_worker, &num_blocks) = own
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, n)| **n)
+        .expect("at least one worker");
+    let blocks = group_blocks(max_model_len);
+    let blocks_per_request: u64 = blocks.iter().sum();
+    let groups: Vec<KvGroup> = raw_groups
+        .iter()
+        .zip(&blocks)
+        .map(|((k, members), b)| KvGroup {
+            kind: k.kind.clone(),
+            layer_indices: members.clone(),
+            page_size: k.page,
+            block_size: k.block_size,
+            blocks_per_request: *b,
+        })
+        .collect();
+    let (max_concurrency, kv_cache_tokens) = capacity(
+        num_blocks,
+        &groups,
+        blocks_per_request,
+        max_model_len,
+        settings.version,
+    );
+
+    let workers_out = workers
+        .iter()
+        .enumerate()
+        .map(|(w, wk)| WorkerKvPlan {
+            bytes_per_block: worker_bpb[w],
+            available: available[w],
+            check_memory: check_memory[w],
+            needed: needed_for(w, max_model_len),
+            num_blocks_own: if own[w] == u64::MAX { 0 } else { own[w] },
+            max_len_estimate: if worker_bpb[w] == 0 {
+                0
+            } else {
+                estimate(w, max_model_len)
+            },
+            page_size: wk
+                .layers
+                .iter()
+                .find(|l| l.kind.is_attention())
+                .map_or(0, |l| attention_page(l, bs)),
+            bytes_per_token: wk
+                .layers
+                .iter()
+                .filter(|l| l.kind.is_attention())
+                .map(|l| l.bytes_per_token())
+                .sum(),
+        })
+        .collect();
+
+    Ok(KvPlan {
+        groups,
+        workers: workers_out,
+        max_model_len,
+        auto_fit,
+        blocks_per_request,
+        num_blocks,
+        limiting_worker,
+        kv_cache_tokens,
+        max_concurrency,
+        padding_layers,
+    })
+}
+
+/// `get_max_concurrency_for_kv_cache_config` and the "GPU KV cache size" token figure, with the
+/// float64 arithmetic vLLM uses (v0.21+: `int(concurrency * max_model_len)`; before,
+/// `num_blocks // len(groups) * min(block_size)`).
+fn capacity(
+    num_blocks: u64,
+    groups: &[KvGroup],
+    blocks_per_request: u64,
+    max_model_len: u64,
+    version: VllmVersion,
+) -> (f64, u64) {
+    let concurrency = if blocks_per_request == 0 {
+        0.0
+    } else {
+        num_blocks as f64 / blocks_per_request as f64
+    };
+    let tokens = if version.at_least(0, 21) {
+        (concurrency * max_model_len as f64) as u64
+    } else {
+        let min_bs = groups.iter().map(|g| g.block_size).min().unwrap_or(1);
+        num_blocks / groups.len().max(1) as u64 * min_bs
+    };
+    (concurrency, tokens)
+}

@@ -1,0 +1,292 @@
+//! A model's architecture as the memory math needs it: layers and their attention kinds, heads,
+//! MLA latent sizes, MoE shapes, linear-attention state shapes, vocab, dtype and quantization.
+//!
+//! `catalog` builds this from a Hugging Face `config.json`; nothing here parses text.
+
+use super::units::GIB;
+
+/// The model's compute dtype (`torch_dtype`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ModelDtype {
+    #[default]
+    Bfloat16,
+    Float16,
+    Float32,
+}
+
+impl ModelDtype {
+    pub fn bytes(self) -> u64 {
+        match self {
+            ModelDtype::Bfloat16 | ModelDtype::Float16 => 2,
+            ModelDtype::Float32 => 4,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ModelDtype::Bfloat16 => "bfloat16",
+            ModelDtype::Float16 => "float16",
+            ModelDtype::Float32 => "float32",
+        }
+    }
+}
+
+/// How the checkpoint's linear weights are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub enum WeightQuant {
+    /// Unquantized: the model dtype.
+    #[default]
+    None,
+    /// FP8 weights; `block` = 128 means one fp32 scale per 128 x 128 block (DeepSeek style),
+    /// 0 means per-tensor/per-channel scales (negligible).
+    Fp8 { block: u64 },
+    /// INT8 weights (W8A8), per-channel scales.
+    Int8,
+    /// 4-bit integers with an fp16 scale and a 4-bit zero point per `group` weights (AWQ/GPTQ).
+    Int4 { group: u64 },
+    /// NVFP4: 4-bit floats with an fp8 scale per 16 weights.
+    Nvfp4,
+    /// MXFP4: 4-bit floats with an e8m0 scale per 32 weights (gpt-oss: experts only).
+    Mxfp4,
+}
+
+impl WeightQuant {
+    /// Bytes per weight, scales included, as a rational (numerator, denominator).
+    pub fn bytes_per_weight(self, dtype: ModelDtype) -> (u64, u64) {
+        match self {
+            WeightQuant::None => (dtype.bytes(), 1),
+            // 1 byte + 4 bytes per block^2 weights.
+            WeightQuant::Fp8 { block } if block > 0 => (block * block + 4, block * block),
+            WeightQuant::Fp8 { .. } | WeightQuant::Int8 => (1, 1),
+            // Half a byte + (2-byte scale + half-byte zero) per group.
+            WeightQuant::Int4 { group } => (group + 5, 2 * group.max(1)),
+            // Half a byte + one fp8 scale per 16.
+            WeightQuant::Nvfp4 => (9, 16),
+            // Half a byte + one e8m0 scale per 32.
+            WeightQuant::Mxfp4 => (17, 32),
+        }
+    }
+
+    pub fn label(self) -> String {
+        match self {
+            WeightQuant::None => "unquantized".into(),
+            WeightQuant::Fp8 { block } if block > 0 => {
+                format!("FP8 ({block}x{block} block scales)")
+            }
+            WeightQuant::Fp8 { .. } => "FP8".into(),
+            WeightQuant::Int8 => "INT8".into(),
+            WeightQuant::Int4 { group } => format!("INT4 (group {group})"),
+            WeightQuant::Nvfp4 => "NVFP4".into(),
+            WeightQuant::Mxfp4 => "MXFP4 (experts)".into(),
+        }
+    }
+
+    /// MXFP4 checkpoints (gpt-oss) quantize only the experts.
+    pub fn experts_only(self) -> bool {
+        matches!(self, WeightQuant::Mxfp4)
+    }
+}
+
+/// What one decoder layer keeps in the KV cache.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LayerKind {
+    /// Full attention over the whole context.
+    Full,
+    /// Sliding-window attention over the last `window` tokens.
+    Sliding { window: u64 },
+    /// Chunked local attention (Llama 4).
+    Chunked { chunk: u64 },
+    /// Multi-head latent attention (DeepSeek): one latent per token, not split by TP.
+    Mla,
+    /// Gated DeltaNet linear attention (Qwen3-Next): a fixed recurrent state per request.
+    GatedDeltaNet,
+    /// Mamba2 mixer: a fixed conv + SSM state per request.
+    Mamba2,
+    /// Reuses another layer's KV (`kv_sharing_target_layer_name`): no cache of its own.
+    SharedKv,
+}
+
+impl LayerKind {
+    pub fn label(&self) -> String {
+        match self {
+            LayerKind::Full => "full".into(),
+            LayerKind::Sliding { window } => format!("sliding:{window}"),
+            LayerKind::Chunked { chunk } => format!("chunked:{chunk}"),
+            LayerKind::Mla => "mla".into(),
+            LayerKind::GatedDeltaNet => "gated-deltanet".into(),
+            LayerKind::Mamba2 => "mamba2".into(),
+            LayerKind::SharedKv => "shared-kv".into(),
+        }
+    }
+}
+
+/// MLA dimensions (DeepSeek-V2/V3/R1, Kimi-K2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mla {
+    pub kv_lora_rank: u64,
+    pub qk_rope_head_dim: u64,
+    pub qk_nope_head_dim: u64,
+    pub v_head_dim: u64,
+    /// `None`: queries are projected directly (no q LoRA).
+    pub q_lora_rank: Option<u64>,
+}
+
+/// Mixture-of-experts shape.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Moe {
+    pub n_experts: u64,
+    pub top_k: u64,
+    pub moe_intermediate_size: u64,
+    pub n_shared_experts: u64,
+    /// Intermediate size of the shared expert(s) in total (Qwen style), if different.
+    pub shared_intermediate_size: Option<u64>,
+    /// Per layer: true when the layer has a dense MLP instead of experts.
+    pub dense_layers: Vec<bool>,
+}
+
+/// Linear-attention (gated DeltaNet) or Mamba2 state dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinearState {
+    pub conv_kernel: u64,
+    /// GDN: key heads; Mamba2: n_groups.
+    pub k_heads: u64,
+    /// GDN: key head dim; Mamba2: d_state.
+    pub k_dim: u64,
+    /// GDN: value heads; Mamba2: SSM heads.
+    pub v_heads: u64,
+    /// GDN: value head dim; Mamba2: head dim.
+    pub v_dim: u64,
+}
+
+/// KV bytes per token measured for an architecture the formulas cannot describe yet:
+/// a pool of `pool_bytes` backed `tokens` tokens on one rank.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MeasuredKv {
+    pub pool_bytes: u64,
+    pub tokens: u64,
+    /// The TP size the measurement was taken at.
+    pub tp: u32,
+    pub source: String,
+}
+
+/// A model, as the accounting sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Model {
+    pub name: String,
+    pub n_layers: u32,
+    pub hidden_size: u64,
+    pub n_heads: u64,
+    pub n_kv_heads: u64,
+    pub head_dim: u64,
+    /// V head size when it differs from K (enters the page as `head_size + head_size_v`).
+    pub head_dim_v: u64,
+    pub intermediate_size: u64,
+    pub vocab_size: u64,
+    pub tie_word_embeddings: bool,
+    /// One entry per decoder layer.
+    pub layers: Vec<LayerKind>,
+    pub mla: Option<Mla>,
+    pub moe: Option<Moe>,
+    pub linear: Option<LinearState>,
+    /// MTP / next-n layers (DeepSeek `num_nextn_predict_layers`), the built-in drafter.
+    pub mtp_layers: u32,
+    pub dtype: ModelDtype,
+    pub quant: WeightQuant,
+    /// A KV scheme the quantization config declares (turns `auto` into fp8).
+    pub kv_fp8_from_checkpoint: bool,
+    pub max_position_embeddings: u64,
+    /// The checkpoint's total bytes (safetensors), when known.
+    pub checkpoint_bytes: Option<u64>,
+    pub measured_kv: Option<MeasuredKv>,
+}
+
+impl Model {
+    /// A small dense model for tests and examples (Llama-3.1-8B's shape).
+    pub fn example_dense() -> Model {
+        Model {
+            name: "Llama-3.1-8B (shape)".into(),
+            n_layers: 32,
+            hidden_size: 4096,
+            n_heads: 32,
+            n_kv_heads: 8,
+            head_dim: 128,
+            head_dim_v: 128,
+            intermediate_size: 14336,
+            vocab_size: 128_256,
+            tie_word_embeddings: false,
+            layers: vec![LayerKind::Full; 32],
+            mla: None,
+            moe: None,
+            linear: None,
+            mtp_layers: 0,
+            dtype: ModelDtype::Bfloat16,
+            quant: WeightQuant::None,
+            kv_fp8_from_checkpoint: false,
+            max_position_embeddings: 131_072,
+            checkpoint_bytes: None,
+            measured_kv: None,
+        }
+    }
+
+    /// Validates the shape, naming the field that is wrong.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let positive = [
+            ("num_hidden_layers", self.n_layers as u64),
+            ("hidden_size", self.hidden_size),
+            ("num_attention_heads", self.n_heads),
+            ("vocab_size", self.vocab_size),
+        ];
+        for (field, v) in positive {
+            if v == 0 {
+                return Err((field, format!("{field} must be at least 1")));
+            }
+        }
+        if self.layers.len() != self.n_layers as usize {
+            return Err((
+                "layer_types",
+                format!(
+                    "layer_types has {} entries but num_hidden_layers is {}",
+                    self.layers.len(),
+                    self.n_layers
+                ),
+            ));
+        }
+        if self.mla.is_none() && self.layers.iter().any(|l| l.uses_heads()) {
+            if self.n_kv_heads == 0 {
+                return Err((
+                    "num_key_value_heads",
+                    "num_key_value_heads must be at least 1".into(),
+                ));
+            }
+            if self.head_dim == 0 {
+                return Err(("head_dim", "head_dim must be at least 1".into()));
+            }
+        }
+        if self.n_layers > 100_000 || self.hidden_size > 1 << 24 || self.vocab_size > 1 << 26 {
+            return Err((
+                "config",
+                "the model is far larger than any real model (layers, hidden size or vocab)".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Padded vocab: vLLM pads embedding rows to a multiple of 64 (`DEFAULT_VOCAB_PADDING_SIZE`).
+    pub fn padded_vocab(&self) -> u64 {
+        self.vocab_size.div_ceil(64) * 64
+    }
+
+    /// The layers that can be pinned to the last stage by a drafter reading their outputs.
+    pub fn approx_layer_gib(&self, bytes_per_layer: u64) -> f64 {
+        bytes_per_layer as f64 / GIB as f64
+    }
+}
+
+impl LayerKind {
+    fn uses_heads(&self) -> bool {
+        matches!(
+            self,
+            LayerKind::Full | LayerKind::Sliding { .. } | LayerKind::Chunked { .. }
+        )
+    }
+}

@@ -1,0 +1,325 @@
+//! The `Plan`: what `calc::plan` returns and every view formats. Per-rank ledgers, the replica's
+//! KV pool, the checks in phase order, demand, and the log lines vLLM would print.
+//!
+//! Views never compute: every figure they show is a field here, with its formula and provenance.
+
+use super::kv::KvGroup;
+use super::units::Bytes;
+use super::version::VllmVersion;
+
+/// Where a figure came from. Every ledger line carries one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// Exact arithmetic on exact inputs: what vLLM computes, to the byte.
+    Exact,
+    /// An estimate; the string states the assumption it rests on.
+    Estimate(String),
+    /// A value the user gave or read from a log; the string says which.
+    Measured(String),
+}
+
+impl Provenance {
+    /// `exact`, `estimate` or `measured`: the badge and the JSON value.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Provenance::Exact => "exact",
+            Provenance::Estimate(_) => "estimate",
+            Provenance::Measured(_) => "measured",
+        }
+    }
+
+    /// The assumption or the measurement's origin, empty for exact figures.
+    pub fn basis(&self) -> &str {
+        match self {
+            Provenance::Exact => "",
+            Provenance::Estimate(s) | Provenance::Measured(s) => s,
+        }
+    }
+
+    /// Exact only when every input is exact; otherwise the first non-exact input's kind.
+    pub fn combine(parts: &[&Provenance]) -> Provenance {
+        if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Estimate(_))) {
+            return Provenance::Estimate(format!("derived from an estimate: {}", m.basis()));
+        }
+        if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Measured(_))) {
+            return Provenance::Measured(format!("derived from a measured value: {}", m.basis()));
+        }
+        Provenance::Exact
+    }
+}
+
+/// What a ledger line is: the closed set of terms a rank's memory is made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Term {
+    /// The driver's total (`cudaMemGetInfo`).
+    Total,
+    /// In use before vLLM's init snapshot: CUDA context, NCCL, cuBLAS handles, other tenants.
+    PreSnapshot,
+    /// Free at the init snapshot.
+    FreeAtStart,
+    /// `ceil(total x gpu_memory_utilization)`.
+    Budget,
+    /// Weights: the input embedding.
+    WeightsEmbedding,
+    /// Weights: the decoder layers of this stage.
+    WeightsLayers,
+    /// Weights: final norm and LM head.
+    WeightsHead,
+    /// Weights in total on this rank (what "Model loading took" prints).
+    Weights,
+    /// The speculative drafter's weights (last stage only).
+    Drafter,
+    /// The load-time transient peak above the weights (e.g. an expert repack).
+    LoadPeak,
+    /// The profile run's activation peak above the resting allocation.
+    Activation,
+    /// Persistent non-weight consumption after the snapshot (runner buffers, workspaces).
+    OtherConsumption,
+    /// CUDA-graph memory.
+    CudaGraphs,
+    /// "Available KV cache memory".
+    AvailableKv,
+    /// The allocated KV tensor: `num_blocks x bytes_per_block`.
+    KvPool,
+    /// Budget not given to the KV pool because of block rounding and the min across ranks.
+    KvRoundingSlack,
+    /// Total minus budget: memory vLLM never plans to touch.
+    OutsideBudget,
+    /// Free on the device once the engine has started.
+    FreeAfterStart,
+}
+
+impl Term {
+    /// Stable snake_case key for JSON, URLs and `data-testid`s.
+    pub fn key(self) -> &'static str {
+        match self {
+            Term::Total => "total",
+            Term::PreSnapshot => "pre_snapshot",
+            Term::FreeAtStart => "free_at_start",
+            Term::Budget => "budget",
+            Term::WeightsEmbedding => "weights_embedding",
+            Term::WeightsLayers => "weights_layers",
+            Term::WeightsHead => "weights_head",
+            Term::Weights => "weights",
+            Term::Drafter => "drafter",
+            Term::LoadPeak => "load_peak",
+            Term::Activation => "activation",
+            Term::OtherConsumption => "other_consumption",
+            Term::CudaGraphs => "cuda_graphs",
+            Term::AvailableKv => "available_kv",
+            Term::KvPool => "kv_pool",
+            Term::KvRoundingSlack => "kv_rounding_slack",
+            Term::OutsideBudget => "outside_budget",
+            Term::FreeAfterStart => "free_after_start",
+        }
+    }
+
+    /// A short human name.
+    pub fn label(self) -> &'static str {
+        match self {
+            Term::Total => "GPU total (driver)",
+            Term::PreSnapshot => "In use before the init snapshot",
+            Term::FreeAtStart => "Free at the init snapshot",
+            Term::Budget => "Budget: ceil(total x utilization)",
+            Term::WeightsEmbedding => "Weights: embedding",
+            Term::WeightsLayers => "Weights: decoder layers",
+            Term::WeightsHead => "Weights: final norm + LM head",
+            Term::Weights => "Weights (Model loading took)",
+            Term::Drafter => "Drafter weights",
+            Term::LoadPeak => "Load-time transient peak",
+            Term::Activation => "Activation peak (profile run)",
+            Term::OtherConsumption => "Other consumption after the snapshot",
+            Term::CudaGraphs => "CUDA graphs",
+            Term::AvailableKv => "Available KV cache memory",
+            Term::KvPool => "KV pool (allocated)",
+            Term::KvRoundingSlack => "Budget left by block rounding",
+            Term::OutsideBudget => "Outside the budget",
+            Term::FreeAfterStart => "Free after start",
+        }
+    }
+}
+
+/// One figure: its value, the formula with the numbers substituted, and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LedgerLine {
+    pub term: Term,
+    /// Signed: an overspent budget shows as a negative available figure, as vLLM computes it.
+    pub bytes: i128,
+    pub formula: String,
+    pub provenance: Provenance,
+}
+
+/// One GPU of the TP x PP grid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankPlan {
+    /// Rank within the engine: `pp_rank * tp + tp_rank`.
+    pub rank: u32,
+    pub tp_rank: u32,
+    pub pp_rank: u32,
+    /// Decoder layers `[start, end)` of this stage.
+    pub layers: (u32, u32),
+    pub holds_embedding: bool,
+    pub holds_head: bool,
+    pub holds_drafter: bool,
+    /// The ledger, in the order a reader should meet it.
+    pub ledger: Vec<LedgerLine>,
+    /// Weights on this rank (what "Model loading took" prints).
+    pub weights: Bytes,
+    pub budget: Bytes,
+    pub available_kv: i128,
+    /// KV heads this rank stores per layer (`max(1, kv_heads / tp)`, 1 for MLA).
+    pub kv_heads: u64,
+    pub kv_bytes_per_token: u64,
+    pub page_size: u64,
+    pub bytes_per_block: u64,
+    /// This rank's own `available // bytes_per_block`, before the minimum.
+    pub num_blocks_own: u64,
+    /// The KV tensor this rank allocates: `replica num_blocks x bytes_per_block`.
+    pub kv_pool: Bytes,
+    /// Free memory once started (negative: the start fails for lack of memory).
+    pub free_after_start: i128,
+}
+
+impl RankPlan {
+    /// The ledger line for a term, if this rank has one.
+    pub fn line(&self, term: Term) -> Option<&LedgerLine> {
+        self.ledger.iter().find(|l| l.term == term)
+    }
+}
+
+/// The whole replica (one engine; each DP rank is its own copy).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplicaPlan {
+    /// `num_blocks`: the minimum over ranks (includes the null block).
+    pub num_blocks: u64,
+    /// The rank whose `available / bytes_per_block` decided `num_blocks`.
+    pub limiting_rank: u32,
+    pub block_size: u64,
+    pub groups: Vec<KvGroup>,
+    pub blocks_per_request: u64,
+    pub max_model_len: u64,
+    /// "GPU KV cache size: N tokens".
+    pub kv_cache_tokens: u64,
+    /// "Maximum concurrency for L tokens per request: X".
+    pub max_concurrency: f64,
+    /// Whole requests at max-model-len that fit at once: `floor((num_blocks - 1) / blocks_per_request)`.
+    pub full_length_requests: u64,
+    pub provenance: Provenance,
+    /// Data-parallel replicas: each has the same plan.
+    pub data_parallel: u32,
+}
+
+/// The phases of a start, in order. Each check names the knobs that act on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Unified-memory boxes: the operator's start gate against MemAvailable.
+    UnifiedGate,
+    /// `request_memory`: free at the snapshot >= ceil(total x utilization).
+    Init,
+    /// Loading weights (and transient peaks) against physical free memory.
+    Load,
+    /// Profiling: is anything left for the KV cache?
+    KvSizing,
+    /// Can one request at max-model-len fit in the pool?
+    Capacity,
+}
+
+impl Phase {
+    pub fn key(self) -> &'static str {
+        match self {
+            Phase::UnifiedGate => "unified_gate",
+            Phase::Init => "init",
+            Phase::Load => "load",
+            Phase::KvSizing => "kv_sizing",
+            Phase::Capacity => "capacity",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::UnifiedGate => "the unified-memory start gate",
+            Phase::Init => "the init check",
+            Phase::Load => "model loading",
+            Phase::KvSizing => "KV cache sizing",
+            Phase::Capacity => "the capacity check",
+        }
+    }
+}
+
+/// One check, passed or failed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Check {
+    pub phase: Phase,
+    pub ok: bool,
+    /// The deciding rank, when one rank decides.
+    pub rank: Option<u32>,
+    /// A plain-language sentence: what was compared, with numbers.
+    pub message: String,
+    /// The error vLLM itself would raise, byte for byte, when it fails.
+    pub vllm_error: Option<String>,
+    /// Flags that act on this phase, and flags that do not (the common misconception).
+    pub knobs: Vec<&'static str>,
+    pub not_knobs: Vec<&'static str>,
+}
+
+/// Demand: what the scheduler could ask for, against the pool (demand, not a reservation).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Demand {
+    pub max_num_seqs: u64,
+    pub max_num_batched_tokens: u64,
+    /// Bytes on the limiting rank for one request at max-model-len (block-rounded).
+    pub per_request_bytes: u64,
+    /// `max_num_seqs x max_model_len` worth of KV on the limiting rank.
+    pub all_seqs_bytes: u128,
+    /// The same across every rank of the replica.
+    pub all_seqs_bytes_replica: u128,
+    /// The pool on the limiting rank.
+    pub pool_bytes: u64,
+    /// Concurrent requests at an average length (given or max-model-len / 4).
+    pub average_len: u64,
+    pub concurrency_at_average: f64,
+}
+
+/// The unified-memory start gate (GB10-style boxes), as seed 002 describes it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UnifiedGate {
+    pub lines: Vec<LedgerLine>,
+    pub needs: Bytes,
+    pub mem_available: Bytes,
+    pub ok: bool,
+    /// Why `--gpu-memory-utilization` misfires here, with this box's numbers.
+    pub utilization_note: String,
+}
+
+/// Everything `plan()` found.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub version: VllmVersion,
+    pub tp: u32,
+    pub pp: u32,
+    pub dp: u32,
+    pub pp_partition: Vec<u32>,
+    pub gpu_memory_utilization: f64,
+    pub ranks: Vec<RankPlan>,
+    /// `None` when planning stopped before KV sizing (the engine does not start).
+    pub replica: Option<ReplicaPlan>,
+    pub checks: Vec<Check>,
+    pub demand: Option<Demand>,
+    pub unified: Option<UnifiedGate>,
+    /// What vLLM would print, in order.
+    pub log_lines: Vec<String>,
+    /// Teaching notes: a sentence per non-obvious fact this scenario shows.
+    pub notes: Vec<String>,
+}
+
+impl Plan {
+    /// True when every check passes.
+    pub fn starts(&self) -> bool {
+        self.checks.iter().all(|c| c.ok)
+    }
+
+    /// The first failing check, in phase order.
+    pub fn first_failure(&self) -> Option<&Check> {
+        self.checks.iter().find(|c| !c.ok)
+    }
+}

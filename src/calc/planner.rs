@@ -1,0 +1,1436 @@
+//! `plan`: a worker's start-up in vLLM's order, for every rank of the TP x PP grid.
+//!
+//! 1. init check (`request_memory`): free at the snapshot >= ceil(total x utilization);
+//! 2. load: weights (+ a transient peak) against physical free memory, which the fraction does
+//!    not cap;
+//! 3. profiling and the KV budget: `requested - non_kv - cuda_graphs`, or the pinned
+//!    `--kv-cache-memory-bytes`;
+//! 4. the KV layout, the capacity check and `num_blocks` (the minimum over ranks), in `kv`.
+
+use super::kv::{self, KvError, KvSettings, LayerKv, LayerSpec, MaxModelLen, WorkerKv};
+use super::model::{LayerKind, Model};
+use super::plan::*;
+use super::runtime;
+use super::scenario::{KvCacheDtype, MaxLen, Scenario};
+use super::units::{cdiv, ceil_fraction, format_gib, py_fixed, thousands, Bytes, GIB};
+use super::weights::{self, Placement};
+use super::{pp_partition, CalcError};
+
+/// The KV cache element size and whether the blob is opaque (fp8_ds_mla: 656 bytes per token).
+fn kv_elem_bytes(s: &Scenario) -> u64 {
+    match s.engine.kv_cache_dtype {
+        KvCacheDtype::Auto if s.model.kv_fp8_from_checkpoint => 1,
+        KvCacheDtype::Auto => s.model.dtype.bytes(),
+        KvCacheDtype::Bfloat16 | KvCacheDtype::Float16 => 2,
+        KvCacheDtype::Fp8 | KvCacheDtype::Fp8DsMla => 1,
+    }
+}
+
+/// One layer's spec on a rank with TP `tp`.
+fn layer_spec(
+    s: &Scenario,
+    index: u32,
+    kind: &LayerKind,
+    tp: u64,
+    num_spec: u64,
+) -> Option<LayerSpec> {
+    let m = &s.model;
+    let elem = kv_elem_bytes(s);
+    let heads = (m.n_kv_heads / tp).max(1);
+    let per_head = (m.head_dim + m.head_dim_v) * elem;
+    let attn = |kind: LayerKv| LayerSpec {
+        index,
+        kind,
+        num_kv_heads: heads,
+        per_head_token_bytes: per_head,
+    };
+    let mla_bytes = |mla: &super::model::Mla| match s.engine.kv_cache_dtype {
+        KvCacheDtype::Fp8DsMla => 656,
+        _ => (mla.kv_lora_rank + mla.qk_rope_head_dim) * elem,
+    };
+    let state = |conv_dim: u64, rec: Vec<u64>| {
+        let st = m.linear.expect("linear state validated");
+        let dt = m.dtype.bytes();
+        LayerKv::Mamba {
+            states: vec![
+                (vec![st.conv_kernel - 1 + num_spec, conv_dim], dt),
+                (rec, dt),
+            ],
+            blocks_per_request: 2 + num_spec,
+        }
+    };
+    Some(match kind {
+        LayerKind::Full => attn(LayerKv::Full),
+        LayerKind::Sliding { window } => attn(LayerKv::Sliding { window: *window }),
+        LayerKind::Chunked { chunk } => attn(LayerKv::Chunked { chunk: *chunk }),
+        LayerKind::Mla => {
+            let mla = m.mla.as_ref()?;
+            LayerSpec {
+                index,
+                kind: LayerKv::Mla,
+                num_kv_heads: 1,
+                per_head_token_bytes: mla_bytes(mla),
+            }
+        }
+        LayerKind::GatedDeltaNet => {
+            let st = m.linear?;
+            let conv = (2 * st.k_heads * st.k_dim + st.v_heads * st.v_dim) / tp;
+            LayerSpec {
+                index,
+                kind: state(conv, vec![st.v_heads / tp, st.v_dim, st.k_dim]),
+                num_kv_heads: 0,
+                per_head_token_bytes: 0,
+            }
+        }
+        LayerKind::Mamba2 => {
+            let st = m.linear?;
+            let conv = (st.v_heads * st.v_dim + 2 * st.k_heads * st.k_dim) / tp;
+            LayerSpec {
+                index,
+                kind: state(conv, vec![st.v_heads / tp, st.v_dim, st.k_dim]),
+                num_kv_heads: 0,
+                per_head_token_bytes: 0,
+            }
+        }
+        LayerKind::SharedKv => return None,
+    })
+}
+
+/// `_align_hybrid_block_size`: the attention block grows until its page holds a Mamba state,
+/// rounded to the kernel alignment (16, or 128 for MLA hybrids).
+fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, String)> {
+    let m = &s.model;
+    let mamba_page = m
+        .layers
+        .iter()
+        .enumerate()
+        .filter(|(_, k)| matches!(k, LayerKind::GatedDeltaNet | LayerKind::Mamba2))
+        .filter_map(|(i, k)| layer_spec(s, i as u32, k, tp, 0))
+        .map(|l| match &l.kind {
+            LayerKv::Mamba { states, .. } => states
+                .iter()
+                .map(|(sh, e)| sh.iter().product::<u64>() * e)
+                .sum::<u64>(),
+            _ => 0,
+        })
+        .max()?;
+    let attn_1 = m
+        .layers
+        .iter()
+        .enumerate()
+        .find_map(|(i, k)| {
+            layer_spec(s, i as u32, k, tp, 0).filter(|l| !matches!(l.kind, LayerKv::Mamba { .. }))
+        })
+        .map(|l| l.bytes_per_token())?;
+    let mut align = 16u64.max(requested);
+    if m.mla.is_some() {
+        align = align.max(128);
+    }
+    let block = align * cdiv(mamba_page, align * attn_1);
+    let block = 16 * cdiv(block, 16);
+    if block > requested {
+        Some((
+            block,
+            format!(
+                "raised to {block} so the attention page ({} B/token x {block}) holds a {}-byte linear-attention state (vLLM's _align_hybrid_block_size)",
+                attn_1, mamba_page
+            ),
+        ))
+    } else {
+        None
+    }
+}
+
+fn line(term: Term, bytes: i128, formula: String, provenance: Provenance) -> LedgerLine {
+    LedgerLine {
+        term,
+        bytes,
+        formula,
+        provenance,
+    }
+}
+
+fn gib(b: i128) -> String {
+    format!("{:.2} GiB", b as f64 / GIB as f64)
+}
+
+fn validate(s: &Scenario) -> Result<(), CalcError> {
+    let p = &s.parallel;
+    if p.tp == 0 {
+        return Err(CalcError::new(
+            "tensor-parallel-size",
+            "tensor-parallel-size must be at least 1",
+        ));
+    }
+    if p.pp == 0 {
+        return Err(CalcError::new(
+            "pipeline-parallel-size",
+            "pipeline-parallel-size must be at least 1",
+        ));
+    }
+    if p.dp == 0 {
+        return Err(CalcError::new(
+            "data-parallel-size",
+            "data-parallel-size must be at least 1",
+        ));
+    }
+    if p.tp > 1024 || p.pp > 1024 || p.dp > 65_536 {
+        return Err(CalcError::new(
+            "tensor-parallel-size",
+            format!(
+                "a {} x {} x {} grid is beyond any deployment Headroom models",
+                p.tp, p.pp, p.dp
+            ),
+        ));
+    }
+    s.model
+        .validate()
+        .map_err(|(field, msg)| CalcError::new(field, msg))?;
+    let heads = s.model.n_heads;
+    if heads % u64::from(p.tp) != 0 {
+        return Err(CalcError::new(
+            "tensor-parallel-size",
+            format!(
+                "tensor-parallel-size {} does not divide {heads} attention heads (vLLM requires it)",
+                p.tp
+            ),
+        ));
+    }
+    if p.pp > s.model.n_layers {
+        return Err(CalcError::new(
+            "pipeline-parallel-size",
+            format!(
+                "pipeline-parallel-size {} exceeds the {} decoder layers",
+                p.pp, s.model.n_layers
+            ),
+        ));
+    }
+    let needed = u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp);
+    if u64::from(s.gpus) < needed {
+        return Err(CalcError::new(
+            "gpus",
+            format!(
+                "{} GPUs are fewer than tensor-parallel-size x pipeline-parallel-size x data-parallel-size = {needed}",
+                s.gpus
+            ),
+        ));
+    }
+    if s.gpu.total.0 == 0 {
+        return Err(CalcError::new(
+            "gpu-memory",
+            "the GPU's total memory must be more than 0 bytes",
+        ));
+    }
+    if s.gpu.total.0 > 1 << 50 {
+        return Err(CalcError::new(
+            "gpu-memory",
+            "a GPU with more than 1 PiB is not a real GPU",
+        ));
+    }
+    if let Some(u) = s.engine.gpu_memory_utilization {
+        if !(u > 0.0 && u <= 1.0) {
+            return Err(CalcError::new(
+                "gpu-memory-utilization",
+                format!("gpu-memory-utilization {u} must be in (0, 1]"),
+            ));
+        }
+    }
+    if let Some(b) = s.engine.block_size {
+        if b == 0 || b > 1 << 20 {
+            return Err(CalcError::new(
+                "block-size",
+                format!("block-size {b} must be between 1 and 1048576"),
+            ));
+        }
+    }
+    if let MaxLen::Value(v) = s.engine.max_model_len {
+        if v == 0 {
+            return Err(CalcError::new(
+                "max-model-len",
+                "max-model-len must be at least 1, or auto",
+            ));
+        }
+        if v > 1 << 32 {
+            return Err(CalcError::new(
+                "max-model-len",
+                format!("max-model-len {v} is beyond any model's context"),
+            ));
+        }
+    }
+    if s.engine.max_num_seqs == Some(0) {
+        return Err(CalcError::new(
+            "max-num-seqs",
+            "max-num-seqs must be at least 1",
+        ));
+    }
+    if s.engine.max_num_batched_tokens == Some(0) {
+        return Err(CalcError::new(
+            "max-num-batched-tokens",
+            "max-num-batched-tokens must be at least 1",
+        ));
+    }
+    if s.engine.num_gpu_blocks_override == Some(0) {
+        return Err(CalcError::new(
+            "num-gpu-blocks-override",
+            "num-gpu-blocks-override must be at least 1",
+        ));
+    }
+    if matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla) && s.model.mla.is_none() {
+        return Err(CalcError::new(
+            "kv-cache-dtype",
+            "kv-cache-dtype fp8_ds_mla applies only to MLA models (DeepSeek)",
+        ));
+    }
+    if s.model
+        .layers
+        .iter()
+        .any(|l| matches!(l, LayerKind::GatedDeltaNet | LayerKind::Mamba2))
+        && s.model.linear.is_none()
+    {
+        return Err(CalcError::new(
+            "linear_conv_kernel_dim",
+            "the model has linear-attention layers but no state shape (linear_* fields)",
+        ));
+    }
+    if let Some(sp) = &s.engine.speculative {
+        if sp.num_speculative_tokens == 0 || sp.num_speculative_tokens > 64 {
+            return Err(CalcError::new(
+                "speculative-config",
+                format!(
+                    "num_speculative_tokens {} must be between 1 and 64",
+                    sp.num_speculative_tokens
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Computes the plan of every rank. Pure; the same scenario always gives the same plan.
+///
+/// ```
+/// use headroom::calc::{plan, Scenario};
+/// use headroom::calc::model::Model;
+/// use headroom::calc::scenario::Gpu;
+/// use headroom::calc::units::Bytes;
+/// let gpu = Gpu { id: "h100".into(), name: "H100".into(), total: Bytes(85_029_158_912),
+///     total_confirmed: false, unified_memory: false, compute_capability: (9, 0) };
+/// let p = plan(&Scenario::new(Model::example_dense(), gpu)).unwrap();
+/// assert!(p.starts());
+/// ```
+pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
+    validate(s)?;
+    let v = s.version;
+    let tp = s.parallel.tp;
+    let pp = s.parallel.pp;
+    let tp64 = u64::from(tp);
+    let m: &Model = &s.model;
+    let util = s
+        .engine
+        .gpu_memory_utilization
+        .unwrap_or(v.default_utilization());
+    let total = s.gpu.total.0;
+    let mut notes: Vec<String> = Vec::new();
+
+    // --max-model-len: the model's derived length when unset; vLLM refuses longer ones.
+    let derived = m.max_position_embeddings.max(1);
+    let max_len = match s.engine.max_model_len {
+        MaxLen::ModelDefault => MaxModelLen::Value(derived),
+        MaxLen::Value(n) => {
+            if n > derived {
+                return Err(CalcError::new(
+                    "max-model-len",
+                    format!(
+                        "User-specified max_model_len ({n}) is greater than the derived max_model_len (max_position_embeddings={derived} in model's config.json). vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+                    ),
+                ));
+            }
+            MaxModelLen::Value(n)
+        }
+        MaxLen::Auto => {
+            if !v.at_least(0, 14) {
+                return Err(CalcError::new(
+                    "max-model-len",
+                    "max-model-len auto needs vLLM 0.14 or newer",
+                ));
+            }
+            MaxModelLen::Auto { upper: derived }
+        }
+    };
+    let len_for_defaults = match max_len {
+        MaxModelLen::Value(n) => n,
+        MaxModelLen::Auto { upper } => upper,
+    };
+    let (mnbt, mns, _batch_basis) = runtime::batch_defaults(s, len_for_defaults);
+    let in_flight = runtime::in_flight_tokens(v, pp, mnbt);
+    let num_spec = s
+        .engine
+        .speculative
+        .as_ref()
+        .map_or(0, |sp| u64::from(sp.num_speculative_tokens));
+
+    let parts = pp_partition(m.n_layers, pp, s.parallel.pp_layer_partition.as_deref())
+        .map_err(|e| CalcError::new("pp-layer-partition", e))?;
+    if parts.iter().any(|p| *p == 0) {
+        notes.push("A pipeline stage has no decoder layers; it still holds its share of the embedding or head.".into());
+    }
+
+    // Block size: the user's, else the backend's; hybrid models raise it to fit a state page.
+    let (mut block_size, mut block_basis) = match s.engine.block_size {
+        Some(b) => (b, format!("--block-size {b}")),
+        None => runtime::default_block_size(s),
+    };
+    if let Some((b, why)) = hybrid_block_size(s, tp64, block_size) {
+        block_size = b;
+        block_basis = why;
+    }
+
+    // Drafter: MTP/EAGLE layers live on the last stage only.
+    let drafter_layers: u32 = match &s.engine.speculative {
+        Some(sp) if sp.method.contains("mtp") => m.mtp_layers.max(1),
+        Some(sp) if sp.method.starts_with("eagle") => 1,
+        _ => 0,
+    };
+
+    // Estimated checkpoint calibration: scale component estimates to a known checkpoint total.
+    let est_total = weights::checkpoint_estimate(m);
+    let scale = m
+        .checkpoint_bytes
+        .filter(|_| est_total > 0)
+        .map(|c| c as f64 / est_total as f64);
+    let weight_basis = match (scale, m.checkpoint_bytes) {
+        (Some(f), Some(c)) => format!(
+            "parameter counts ({}) scaled by {:.3} to the checkpoint's {} bytes",
+            m.quant.label(),
+            f,
+            thousands(c as u128)
+        ),
+        _ => format!("parameter counts x bytes per weight ({})", m.quant.label()),
+    };
+    let scaled = |b: u64| -> u64 { scale.map_or(b, |f| (b as f64 * f).round() as u64) };
+
+    let ranks_n = tp * pp;
+    let (pre_est, pre_basis) = runtime::pre_snapshot_estimate(ranks_n);
+    let requested = ceil_fraction(total, util);
+    let budget_formula = format!(
+        "ceil({} x {util}) = {}",
+        thousands(total as u128),
+        thousands(requested as u128)
+    );
+    let graphs_on = !s.engine.enforce_eager;
+    let sizes = runtime::cudagraph_sizes(s, mns, mnbt);
+    let mut ranks: Vec<RankPlan> = Vec::new();
+    let mut workers: Vec<WorkerKv> = Vec::new();
+    let mut checks: Vec<Check> = Vec::new();
+    let mut log_lines: Vec<String> = Vec::new();
+    let mut init_fail: Option<(u32, String, String)> = None;
+    let mut load_fail: Option<(u32, String)> = None;
+    let mut stage_start = 0u32;
+
+    for (stage, n_layers) in parts.iter().enumerate() {
+        let stage = stage as u32;
+        let layers = (stage_start, stage_start + n_layers);
+        stage_start += n_layers;
+        let first = stage == 0;
+        let last = stage == pp - 1;
+        for tp_rank in 0..tp {
+            let rank = stage * tp + tp_rank;
+            let place = Placement {
+                tp: tp64,
+                tp_rank: u64::from(tp_rank),
+                pp: u64::from(pp),
+                layers,
+                first_stage: first,
+                last_stage: last,
+                expert_parallel: s.parallel.expert_parallel,
+                drafter_layers: if last { drafter_layers } else { 0 },
+            };
+            let est = weights::rank_weights(m, &place);
+            let mut ledger = Vec::new();
+            ledger.push(line(
+                Term::Total,
+                i128::from(total),
+                format!("{} B as the driver reports it", thousands(total as u128)),
+                if s.gpu.total_confirmed {
+                    Provenance::Exact
+                } else {
+                    Provenance::Estimate(format!(
+                        "{}: driver total not confirmed from a reading",
+                        s.gpu.name
+                    ))
+                },
+            ));
+
+            // Before the snapshot: context, NCCL, other tenants; or the measured free figure.
+            let (free0, free_prov, free_formula) = match &s.runtime.free_memory {
+                Some(f) => (
+                    f.bytes.0,
+                    Provenance::Measured(f.source.clone()),
+                    format!("{} B measured", thousands(f.bytes.0 as u128)),
+                ),
+                None => {
+                    let used = pre_est + s.runtime.other_tenants.0;
+                    (
+                        total.saturating_sub(used),
+                        Provenance::Estimate(pre_basis.clone()),
+                        format!(
+                            "{} - {} (context/NCCL) - {} (other tenants)",
+                            thousands(total as u128),
+                            thousands(pre_est as u128),
+                            thousands(s.runtime.other_tenants.0 as u128)
+                        ),
+                    )
+                }
+            };
+            ledger.push(line(
+                Term::PreSnapshot,
+                i128::from(total) - i128::from(free0),
+                format!(
+                    "total - free at snapshot = {}",
+                    thousands((total - free0.min(total)) as u128)
+                ),
+                free_prov.clone(),
+            ));
+            ledger.push(line(
+                Term::FreeAtStart,
+                i128::from(free0),
+                free_formula,
+                free_prov.clone(),
+            ));
+            ledger.push(line(
+                Term::Budget,
+                i128::from(requested),
+                budget_formula.clone(),
+                Provenance::combine(&[&ledger[0].provenance]),
+            ));
+
+            // Weights on this rank.
+            let measured_w = s
+                .runtime
+                .weights_per_stage
+                .as_ref()
+                .and_then(|v| v.get(stage as usize))
+                .and_then(Option::as_ref)
+                .or(s.runtime.weights.as_ref());
+            let (w_total, w_prov) = match measured_w {
+                Some(mw) => (mw.bytes.0, Provenance::Measured(mw.source.clone())),
+                None => {
+                    let prov = Provenance::Estimate(weight_basis.clone());
+                    ledger.push(line(
+                        Term::WeightsEmbedding,
+                        i128::from(scaled(est.embedding)),
+                        format!(
+                            "padded vocab {} / TP {tp} rows x hidden {} x {} B",
+                            m.padded_vocab(),
+                            m.hidden_size,
+                            m.dtype.bytes()
+                        ),
+                        prov.clone(),
+                    ));
+                    ledger.push(line(
+                        Term::WeightsLayers,
+                        i128::from(scaled(est.layers)),
+                        format!(
+                            "layers {}..{} ({} layers), linears split by TP {tp}",
+                            layers.0, layers.1, n_layers
+                        ),
+                        prov.clone(),
+                    ));
+                    ledger.push(line(
+                        Term::WeightsHead,
+                        i128::from(scaled(est.head)),
+                        if last {
+                            if m.tie_word_embeddings && first {
+                                "tied to the embedding: final norm only".to_string()
+                            } else {
+                                format!(
+                                    "LM head: padded vocab / TP {tp} rows x hidden + final norm"
+                                )
+                            }
+                        } else {
+                            "not on this stage".to_string()
+                        },
+                        prov.clone(),
+                    ));
+                    (scaled(est.target()), prov)
+                }
+            };
+            ledger.push(line(
+                Term::Weights,
+                i128::from(w_total),
+                format!("Model loading took {} GiB", format_gib(i128::from(w_total))),
+                w_prov.clone(),
+            ));
+            let drafter = if last && drafter_layers > 0 || last && s.engine.speculative.is_some() {
+                match s
+                    .engine
+                    .speculative
+                    .as_ref()
+                    .and_then(|sp| sp.drafter_weights.as_ref())
+                {
+                    Some(d) => (d.bytes.0, Provenance::Measured(d.source.clone())),
+                    None => (
+                        scaled(est.drafter),
+                        Provenance::Estimate(format!(
+                            "{drafter_layers} MTP/EAGLE layer(s) from parameter counts"
+                        )),
+                    ),
+                }
+            } else {
+                (0, Provenance::Exact)
+            };
+            if drafter.0 > 0 {
+                ledger.push(line(
+                    Term::Drafter,
+                    i128::from(drafter.0),
+                    "the speculative drafter, built on the last PP stage only".into(),
+                    drafter.1.clone(),
+                ));
+            }
+            let weights_all = w_total + drafter.0;
+
+            // Load phase: weights plus a transient against physical free memory.
+            let (load_peak, load_prov) = runtime::term(
+                &s.runtime.load_peak,
+                0,
+                "no load-time transient assumed".into(),
+            );
+            if s.runtime.load_peak.is_some() {
+                ledger.push(line(
+                    Term::LoadPeak,
+                    i128::from(load_peak),
+                    "transient above the weights while loading (e.g. an expert repack)".into(),
+                    load_prov.clone(),
+                ));
+            }
+            let load_need = weights_all + load_peak;
+            if load_need > free0 && load_fail.is_none() {
+                load_fail = Some((
+                    rank,
+                    format!(
+                        "rank {rank} loads {} of weights{} but only {} is free: CUDA out of memory while loading. gpu-memory-utilization does not act here.",
+                        gib(i128::from(weights_all)),
+                        if load_peak > 0 { format!(" plus a {} transient", gib(i128::from(load_peak))) } else { String::new() },
+                        gib(i128::from(free0))
+                    ),
+                ));
+            }
+
+            // Profiling terms.
+            let (act_est, act_basis) = runtime::activation_estimate(m, tp64, mnbt, mns, last);
+            let (act, act_prov) = runtime::term(&s.runtime.activation_peak, act_est, act_basis);
+            let (oth_est, oth_basis) = runtime::other_consumption_estimate();
+            let (other, other_prov) = runtime::term(&s.runtime.non_torch, oth_est, oth_basis);
+            let (cg_est, cg_basis) = runtime::cuda_graph_estimate(sizes.len());
+            let (cg, cg_prov) = if graphs_on {
+                runtime::term(&s.runtime.cuda_graph, cg_est, cg_basis)
+            } else {
+                (0, Provenance::Exact)
+            };
+            ledger.push(line(
+                Term::Activation,
+                i128::from(act),
+                "profile run's peak above the resting allocation (transient_peak_headroom)".into(),
+                act_prov.clone(),
+            ));
+            ledger.push(line(Term::OtherConsumption, i128::from(other), "persistent non-weight use after the snapshot (runner buffers, workspaces, non-torch)".into(), other_prov.clone()));
+            ledger.push(line(
+                Term::CudaGraphs,
+                i128::from(cg),
+                if !graphs_on {
+                    "--enforce-eager: no CUDA graphs".into()
+                } else if v.graphs_inside_budget() {
+                    format!(
+                        "{} capture sizes; estimated and subtracted inside the budget (v0.20+)",
+                        sizes.len()
+                    )
+                } else {
+                    format!(
+                        "{} capture sizes; outside the budget before v0.20",
+                        sizes.len()
+                    )
+                },
+                cg_prov.clone(),
+            ));
+            let cg_in_budget = if v.graphs_inside_budget() { cg } else { 0 };
+
+            // The KV budget.
+            let stage_avail = s
+                .runtime
+                .available_kv_per_stage
+                .as_ref()
+                .and_then(|v| v.get(stage as usize))
+                .and_then(Option::as_ref)
+                .or(s.runtime.available_kv.as_ref());
+            let (available, avail_prov, avail_formula): (i128, Provenance, String) = if let Some(
+                k,
+            ) =
+                s.engine.kv_cache_memory_bytes
+            {
+                (
+                        i128::from(k),
+                        Provenance::Exact,
+                        format!("--kv-cache-memory-bytes {}: pinned, gpu-memory-utilization ignored for the pool", thousands(k as u128)),
+                    )
+            } else if let Some(a) = stage_avail {
+                (
+                    i128::from(a.bytes.0),
+                    Provenance::Measured(a.source.clone()),
+                    format!("{} B measured", thousands(a.bytes.0 as u128)),
+                )
+            } else {
+                let non_kv = i128::from(weights_all) + i128::from(other) + i128::from(act);
+                let a = i128::from(requested) - non_kv - i128::from(cg_in_budget);
+                (
+                    a,
+                    Provenance::combine(&[
+                        &ledger[0].provenance,
+                        &w_prov,
+                        &drafter.1,
+                        &act_prov,
+                        &other_prov,
+                        &cg_prov,
+                    ]),
+                    format!(
+                        "{} - ({} weights + {} other + {} activation) - {} graphs = {}",
+                        thousands(requested as u128),
+                        thousands(weights_all as u128),
+                        thousands(other as u128),
+                        thousands(act as u128),
+                        thousands(cg_in_budget as u128),
+                        crate::calc::units::thousands_signed(a)
+                    ),
+                )
+            };
+            ledger.push(line(
+                Term::AvailableKv,
+                available,
+                avail_formula,
+                avail_prov.clone(),
+            ));
+
+            // Init check (`request_memory`), also with --kv-cache-memory-bytes.
+            if free0 < requested && init_fail.is_none() {
+                let msg = format!(
+                    "Free memory on device cuda:{tp_rank} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+                    format_gib(i128::from(free0)),
+                    format_gib(i128::from(total)),
+                    crate::calc::units::py_float_str(util),
+                    format_gib(i128::from(requested))
+                );
+                init_fail = Some((
+                    rank,
+                    format!(
+                        "rank {rank}: {} free at start is less than the budget ceil(total x {util}) = {}",
+                        gib(i128::from(free0)),
+                        gib(i128::from(requested))
+                    ),
+                    msg,
+                ));
+            }
+
+            // KV specs of this rank's layers (+ drafter layers on the last stage).
+            let mut specs: Vec<LayerSpec> = (layers.0..layers.1)
+                .filter_map(|i| layer_spec(s, i, &m.layers[i as usize], tp64, num_spec))
+                .collect();
+            if last && drafter_layers > 0 && m.measured_kv.is_none() {
+                let kind = m.layers.last().cloned().unwrap_or(LayerKind::Full);
+                for j in 0..drafter_layers {
+                    if let Some(sp) = layer_spec(s, m.n_layers + j, &kind, tp64, num_spec) {
+                        specs.push(sp);
+                    }
+                }
+            }
+            workers.push(WorkerKv {
+                layers: specs,
+                available,
+            });
+
+            ranks.push(RankPlan {
+                rank,
+                tp_rank,
+                pp_rank: stage,
+                layers,
+                holds_embedding: first,
+                holds_head: last,
+                holds_drafter: last && drafter.0 > 0,
+                ledger,
+                weights: Bytes(w_total),
+                budget: Bytes(requested),
+                available_kv: available,
+                kv_heads: if m.mla.is_some() {
+                    1
+                } else {
+                    (m.n_kv_heads / tp64).max(1)
+                },
+                kv_bytes_per_token: 0,
+                page_size: 0,
+                bytes_per_block: 0,
+                num_blocks_own: 0,
+                kv_pool: Bytes(0),
+                free_after_start: 0,
+            });
+        }
+    }
+
+    // Phase 0: the unified-memory gate (checked before the launch).
+    let unified = s
+        .unified
+        .as_ref()
+        .map(|u| unified_gate(s, u, &ranks, &mut notes));
+
+    // Phase 1: init check.
+    let init_ok = init_fail.is_none();
+    checks.push(Check {
+        phase: Phase::Init,
+        ok: init_ok,
+        rank: init_fail.as_ref().map(|f| f.0),
+        message: match &init_fail {
+            Some((_, m, _)) => m.clone(),
+            None => format!(
+                "free memory at start covers the budget ceil(total x {util}) = {} on every rank",
+                gib(i128::from(requested))
+            ),
+        },
+        vllm_error: init_fail.as_ref().map(|f| f.2.clone()),
+        knobs: vec!["gpu-memory-utilization", "other processes on the GPU"],
+        not_knobs: vec!["max-model-len", "max-num-seqs", "kv-cache-memory-bytes"],
+    });
+    if let Some((_, _, msg)) = &init_fail {
+        log_lines.push(format!("ValueError: {msg}"));
+        return Ok(finish(
+            s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
+        ));
+    }
+
+    // Phase 2: load.
+    checks.push(Check {
+        phase: Phase::Load,
+        ok: load_fail.is_none(),
+        rank: load_fail.as_ref().map(|f| f.0),
+        message: match &load_fail {
+            Some((_, m)) => m.clone(),
+            None => "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into(),
+        },
+        vllm_error: load_fail.as_ref().map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
+        knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel"],
+        not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
+    });
+    for r in ranks.iter().filter(|r| r.tp_rank == 0) {
+        log_lines.push(format!(
+            "(rank {}) Model loading took {} GiB memory and T seconds",
+            r.rank,
+            format_gib(i128::from(r.weights.0))
+        ));
+    }
+    if load_fail.is_some() {
+        return Ok(finish(
+            s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
+        ));
+    }
+    if block_size != 16 && s.engine.block_size.is_none() {
+        log_lines.push(format!("Setting kv cache block size to {block_size} for the attention backend(s). ({block_basis})"));
+    }
+    for r in ranks.iter().filter(|r| r.tp_rank == 0) {
+        if let Some(k) = s.engine.kv_cache_memory_bytes {
+            let free0 = r.line(Term::FreeAtStart).map_or(0, |l| l.bytes);
+            log_lines.push(format!(
+                "(rank {}) Initial free memory {} GiB, reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
+                r.rank,
+                format_gib(free0),
+                format_gib(i128::from(k))
+            ));
+        } else {
+            log_lines.push(format!(
+                "(rank {}) Available KV cache memory: {} GiB",
+                r.rank,
+                format_gib(r.available_kv)
+            ));
+        }
+    }
+
+    // Phases 3 and 4: KV sizing and capacity.
+    if m.measured_kv.is_some() {
+        return Ok(measured_kv_plan(
+            s,
+            util,
+            parts,
+            ranks,
+            checks,
+            unified,
+            log_lines,
+            notes,
+            len_for_defaults,
+            mns,
+            mnbt,
+        ));
+    }
+    let settings = KvSettings {
+        block_size,
+        max_model_len: max_len,
+        max_in_flight_tokens: in_flight,
+        num_gpu_blocks_override: s.engine.num_gpu_blocks_override,
+        disable_hybrid: s.engine.disable_hybrid_kv_cache_manager,
+        version: v,
+    };
+    let kv_result = kv::plan_kv(&workers, &settings);
+    match kv_result {
+        Err(e) => {
+            let (phase, rank) = match &e {
+                KvError::NoMemory { worker } | KvError::AutoFit { worker } => {
+                    (Phase::KvSizing, *worker as u32)
+                }
+                KvError::Capacity { worker, .. } => (Phase::Capacity, *worker as u32),
+                KvError::Invalid(msg) => return Err(CalcError::new("model", msg.clone())),
+            };
+            let message = match &e {
+                KvError::Capacity { max_model_len, needed, check_memory, estimate, .. } => format!(
+                    "rank {rank}: one {}-token request needs {} of KV, the pool has {} (after the null block); the longest that fits is {} tokens",
+                    thousands(u128::from(*max_model_len)),
+                    gib(i128::from(*needed)),
+                    gib(*check_memory),
+                    thousands(u128::from(*estimate))
+                ),
+                _ => format!(
+                    "rank {rank}: nothing is left for the KV cache ({} available)",
+                    gib(ranks[rank as usize].available_kv)
+                ),
+            };
+            if phase == Phase::Capacity {
+                checks.push(kv_sizing_ok());
+            }
+            checks.push(Check {
+                phase,
+                ok: false,
+                rank: Some(rank),
+                message,
+                vllm_error: Some(e.vllm_message(v)),
+                knobs: kv_knobs(phase),
+                not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
+            });
+            log_lines.push(format!("ValueError: {}", e.vllm_message(v)));
+            Ok(finish(
+                s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
+            ))
+        }
+        Ok(kvp) => {
+            checks.push(kv_sizing_ok());
+            checks.push(Check {
+                phase: Phase::Capacity,
+                ok: true,
+                rank: Some(kvp.limiting_worker as u32),
+                message: format!(
+                    "one {}-token request needs {} blocks; the pool has {} blocks (limiting rank {})",
+                    thousands(u128::from(kvp.max_model_len)),
+                    thousands(u128::from(kvp.blocks_per_request)),
+                    thousands(u128::from(kvp.num_blocks)),
+                    kvp.limiting_worker
+                ),
+                vllm_error: None,
+                knobs: kv_knobs(Phase::Capacity),
+                not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
+            });
+            if let Some(n) = s.engine.num_gpu_blocks_override {
+                for (w, r) in kvp.workers.iter().zip(&ranks) {
+                    if r.tp_rank == 0 {
+                        let own = if w.bytes_per_block == 0 {
+                            0
+                        } else {
+                            (r.available_kv / i128::from(w.bytes_per_block)).max(0)
+                        };
+                        log_lines.push(format!(
+                            "Overriding num_gpu_blocks={own} with num_gpu_blocks_override={n}"
+                        ));
+                    }
+                }
+            }
+            if let Some((from, to)) = kvp.auto_fit {
+                let lim = &kvp.workers[kvp.limiting_worker];
+                if to >= from {
+                    log_lines.push(format!("Auto-fit max_model_len: full model context length {from} fits in available KV cache memory ({} GiB GPU)", format_gib(lim.check_memory)));
+                } else {
+                    log_lines.push(format!("Auto-fit max_model_len: reduced from {from} to {to} to fit in available KV cache memory ({} GiB GPU)", format_gib(lim.check_memory)));
+                }
+            }
+            if kvp.padding_layers > 0 {
+                notes.push(format!("vLLM pads short KV groups with {} logical layer(s) (it warns: \"Add {} padding layers, may waste at most ...\").", kvp.padding_layers, kvp.padding_layers));
+            }
+            let conc = py_fixed(kvp.max_concurrency, 2);
+            if v.at_least(0, 28) {
+                log_lines.push(format!(
+                    "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {conc}x",
+                    thousands(u128::from(kvp.kv_cache_tokens)),
+                    thousands(u128::from(kvp.max_model_len))
+                ));
+            } else {
+                log_lines.push(format!(
+                    "GPU KV cache size: {} tokens",
+                    thousands(u128::from(kvp.kv_cache_tokens))
+                ));
+                log_lines.push(format!(
+                    "Maximum concurrency for {} tokens per request: {conc}x",
+                    thousands(u128::from(kvp.max_model_len))
+                ));
+            }
+            let graphs_outside = !s.version.graphs_inside_budget();
+            let replica = fill_ranks(s, &mut ranks, &kvp, block_size, graphs_outside);
+            let demand = Some(demand(s, &ranks, &replica, mns, mnbt));
+            Ok(finish(
+                s,
+                util,
+                parts,
+                ranks,
+                Some(replica),
+                checks,
+                demand,
+                unified,
+                log_lines,
+                notes,
+            ))
+        }
+    }
+}
+
+fn kv_sizing_ok() -> Check {
+    Check {
+        phase: Phase::KvSizing,
+        ok: true,
+        rank: None,
+        message: "every rank has memory left for KV cache blocks".into(),
+        vllm_error: None,
+        knobs: kv_knobs(Phase::KvSizing),
+        not_knobs: vec!["max-model-len"],
+    }
+}
+
+fn kv_knobs(phase: Phase) -> Vec<&'static str> {
+    match phase {
+        Phase::Capacity => vec![
+            "max-model-len",
+            "gpu-memory-utilization",
+            "kv-cache-memory-bytes",
+            "kv-cache-dtype",
+            "tensor-parallel-size (not for MLA)",
+            "pipeline-parallel-size",
+        ],
+        Phase::KvSizing => vec![
+            "gpu-memory-utilization",
+            "kv-cache-memory-bytes",
+            "max-num-batched-tokens (activation)",
+            "enforce-eager (graphs)",
+            "tensor-parallel-size",
+        ],
+        Phase::UnifiedGate | Phase::Init | Phase::Load => vec![],
+    }
+}
+
+/// Writes the KV figures and the after-start ledger lines into each rank.
+fn fill_ranks(
+    s: &Scenario,
+    ranks: &mut [RankPlan],
+    kvp: &kv::KvPlan,
+    block_size: u64,
+    graphs_outside: bool,
+) -> ReplicaPlan {
+    for (r, w) in ranks.iter_mut().zip(&kvp.workers) {
+        r.kv_bytes_per_token = w.bytes_per_token;
+        r.page_size = w.page_size;
+        r.bytes_per_block = w.bytes_per_block;
+        r.num_blocks_own = w.num_blocks_own;
+        let pool = u128::from(kvp.num_blocks) * u128::from(w.bytes_per_block);
+        let pool = u64::try_from(pool).unwrap_or(u64::MAX);
+        r.kv_pool = Bytes(pool);
+        r.ledger.push(line(
+            Term::KvPool,
+            i128::from(pool),
+            format!(
+                "num_blocks {} (min over ranks) x bytes_per_block {} ({} layers' pages of {} B)",
+                thousands(u128::from(kvp.num_blocks)),
+                thousands(u128::from(w.bytes_per_block)),
+                if w.page_size > 0 {
+                    w.bytes_per_block / w.page_size.max(1)
+                } else {
+                    0
+                },
+                thousands(u128::from(w.page_size))
+            ),
+            Provenance::combine(&[&r
+                .line(Term::AvailableKv)
+                .map(|l| l.provenance.clone())
+                .unwrap_or(Provenance::Exact)]),
+        ));
+        let slack = r.available_kv - i128::from(pool);
+        r.ledger.push(line(
+            Term::KvRoundingSlack,
+            slack,
+            "available - pool: block rounding and the minimum across ranks".into(),
+            Provenance::Exact,
+        ));
+        let get = |t: Term| r.ledger.iter().find(|l| l.term == t).map_or(0, |l| l.bytes);
+        let total = get(Term::Total);
+        let budget = get(Term::Budget);
+        let free0 = get(Term::FreeAtStart);
+        let used = get(Term::Weights)
+            + get(Term::Drafter)
+            + get(Term::OtherConsumption)
+            + get(Term::CudaGraphs)
+            + i128::from(pool);
+        let outside = total - budget;
+        r.ledger.push(line(
+            Term::OutsideBudget,
+            outside,
+            format!(
+                "total - budget{}",
+                if graphs_outside {
+                    " (CUDA graphs land here before v0.20)"
+                } else {
+                    ""
+                }
+            ),
+            Provenance::Exact,
+        ));
+        let free_after = free0 - used;
+        r.free_after_start = free_after;
+        r.ledger.push(line(
+            Term::FreeAfterStart,
+            free_after,
+            "free at start - (weights + drafter + other + graphs + KV pool); the activation peak is transient".into(),
+            Provenance::combine(&[&r.line(Term::FreeAtStart).map(|l| l.provenance.clone()).unwrap_or(Provenance::Exact), &r.line(Term::Weights).map(|l| l.provenance.clone()).unwrap_or(Provenance::Exact)]),
+        ));
+    }
+    let lim = &ranks[kvp.limiting_worker];
+    let prov = lim
+        .line(Term::AvailableKv)
+        .map(|l| l.provenance.clone())
+        .unwrap_or(Provenance::Exact);
+    let usable = kvp.num_blocks.saturating_sub(1);
+    ReplicaPlan {
+        num_blocks: kvp.num_blocks,
+        limiting_rank: kvp.limiting_worker as u32,
+        block_size,
+        groups: kvp.groups.clone(),
+        blocks_per_request: kvp.blocks_per_request,
+        max_model_len: kvp.max_model_len,
+        kv_cache_tokens: kvp.kv_cache_tokens,
+        max_concurrency: kvp.max_concurrency,
+        full_length_requests: usable.checked_div(kvp.blocks_per_request).unwrap_or(0),
+        provenance: Provenance::combine(&[&prov]),
+        data_parallel: s.parallel.dp,
+    }
+}
+
+fn demand(s: &Scenario, ranks: &[RankPlan], replica: &ReplicaPlan, mns: u64, mnbt: u64) -> Demand {
+    let lim = &ranks[replica.limiting_rank as usize];
+    let per_request = lim
+        .bytes_per_block
+        .saturating_mul(replica.blocks_per_request);
+    let per_token_all: u128 = ranks.iter().map(|r| u128::from(r.kv_bytes_per_token)).sum();
+    let len = u128::from(replica.max_model_len);
+    let avg = s
+        .average_request_len
+        .unwrap_or(replica.max_model_len / 4)
+        .max(1);
+    let conc_avg = if replica.blocks_per_request == 0 {
+        0.0
+    } else {
+        // Full-attention share scales with length; state/window groups do not.
+        let per_req_blocks: u64 = replica
+            .groups
+            .iter()
+            .map(|g| match g.kind {
+                LayerKv::Full | LayerKv::Mla => cdiv(avg.min(replica.max_model_len), g.block_size),
+                _ => g.blocks_per_request,
+            })
+            .sum();
+        replica.num_blocks.saturating_sub(1) as f64 / per_req_blocks.max(1) as f64
+    };
+    Demand {
+        max_num_seqs: mns,
+        max_num_batched_tokens: mnbt,
+        per_request_bytes: per_request,
+        all_seqs_bytes: u128::from(mns) * len * u128::from(lim.kv_bytes_per_token),
+        all_seqs_bytes_replica: u128::from(mns) * len * per_token_all,
+        pool_bytes: lim.kv_pool.0,
+        average_len: avg,
+        concurrency_at_average: conc_avg,
+    }
+}
+
+/// Models whose KV layout the formulas cannot describe: a measured pool/tokens ratio.
+#[allow(clippy::too_many_arguments)]
+fn measured_kv_plan(
+    s: &Scenario,
+    util: f64,
+    parts: Vec<u32>,
+    mut ranks: Vec<RankPlan>,
+    mut checks: Vec<Check>,
+    unified: Option<UnifiedGate>,
+    mut log_lines: Vec<String>,
+    mut notes: Vec<String>,
+    max_len: u64,
+    mns: u64,
+    mnbt: u64,
+) -> Plan {
+    let mk = s.model.measured_kv.clone().expect("checked by caller");
+    let n = u128::from(s.model.n_layers.max(1));
+    let prov = Provenance::Measured(format!(
+        "{} B backed {} tokens ({}); bytes per token scale with a stage's layers",
+        thousands(u128::from(mk.pool_bytes)),
+        thousands(u128::from(mk.tokens)),
+        mk.source
+    ));
+    notes.push("This model's KV layout is not described by vLLM's standard specs here; its pool is converted to tokens with a measured ratio, not vLLM's block arithmetic.".into());
+    // tokens(rank) = available x tokens_ref / pool_ref x (all layers / this stage's layers)
+    let tokens_of = |r: &RankPlan| -> u128 {
+        let stage_layers = u128::from(r.layers.1 - r.layers.0).max(1);
+        let a = r.available_kv.max(0) as u128;
+        a * u128::from(mk.tokens) * n / (u128::from(mk.pool_bytes.max(1)) * stage_layers)
+    };
+    let (lim_idx, tokens) = ranks
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (i, tokens_of(r)))
+        .min_by_key(|(_, t)| *t)
+        .unwrap_or((0, 0));
+    let tokens = u64::try_from(tokens).unwrap_or(u64::MAX);
+    let lim = &ranks[lim_idx];
+    let stage_layers = u128::from(lim.layers.1 - lim.layers.0).max(1);
+    let needed = u128::from(max_len) * u128::from(mk.pool_bytes) * stage_layers
+        / (u128::from(mk.tokens.max(1)) * n);
+    let needed = u64::try_from(needed).unwrap_or(u64::MAX);
+    let ok = lim.available_kv >= i128::from(needed);
+    checks.push(kv_sizing_ok());
+    checks.push(Check {
+        phase: Phase::Capacity,
+        ok,
+        rank: Some(lim.rank),
+        message: format!(
+            "rank {}: one {}-token request needs {} of KV, the pool has {} (measured ratio)",
+            lim.rank,
+            thousands(u128::from(max_len)),
+            gib(i128::from(needed)),
+            gib(lim.available_kv)
+        ),
+        vllm_error: None,
+        knobs: kv_knobs(Phase::Capacity),
+        not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
+    });
+    let conc = tokens as f64 / max_len.max(1) as f64;
+    for r in ranks.iter_mut() {
+        let pool = r.available_kv.max(0);
+        r.kv_pool = Bytes(pool as u64);
+        r.ledger.push(line(
+            Term::KvPool,
+            pool,
+            "the pinned/available KV memory, converted to tokens with the measured ratio".into(),
+            prov.clone(),
+        ));
+        let get = |t: Term| r.ledger.iter().find(|l| l.term == t).map_or(0, |l| l.bytes);
+        let outside = get(Term::Total) - get(Term::Budget);
+        let free_after = get(Term::FreeAtStart)
+            - get(Term::Weights)
+            - get(Term::Drafter)
+            - get(Term::OtherConsumption)
+            - get(Term::CudaGraphs)
+            - pool;
+        r.free_after_start = free_after;
+        r.ledger.push(line(
+            Term::OutsideBudget,
+            outside,
+            "total - budget".into(),
+            Provenance::Exact,
+        ));
+        r.ledger.push(line(
+            Term::FreeAfterStart,
+            free_after,
+            "free at start - (weights + drafter + other + graphs + KV pool)".into(),
+            Provenance::Estimate("measured KV ratio and estimated terms".into()),
+        ));
+    }
+    if ok {
+        log_lines.push(format!(
+            "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {}x (measured ratio, not vLLM's block arithmetic)",
+            thousands(u128::from(tokens)),
+            thousands(u128::from(max_len)),
+            py_fixed(conc, 2)
+        ));
+    }
+    let replica = ReplicaPlan {
+        num_blocks: 0,
+        limiting_rank: lim_idx as u32,
+        block_size: 0,
+        groups: vec![],
+        blocks_per_request: 0,
+        max_model_len: max_len,
+        kv_cache_tokens: tokens,
+        max_concurrency: conc,
+        full_length_requests: tokens / max_len.max(1),
+        provenance: prov,
+        data_parallel: s.parallel.dp,
+    };
+    let per_token = if tokens == 0 {
+        0
+    } else {
+        (ranks[lim_idx].kv_pool.0 as u128 / u128::from(tokens)) as u64
+    };
+    let demand = Demand {
+        max_num_seqs: mns,
+        max_num_batched_tokens: mnbt,
+        per_request_bytes: needed,
+        all_seqs_bytes: u128::from(mns) * u128::from(max_len) * u128::from(per_token),
+        all_seqs_bytes_replica: u128::from(mns)
+            * u128::from(max_len)
+            * u128::from(per_token)
+            * ranks.len() as u128,
+        pool_bytes: ranks[lim_idx].kv_pool.0,
+        average_len: s.average_request_len.unwrap_or(max_len / 4).max(1),
+        concurrency_at_average: tokens as f64
+            / s.average_request_len.unwrap_or(max_len / 4).max(1) as f64,
+    };
+    finish(
+        s,
+        util,
+        parts,
+        ranks,
+        Some(replica),
+        checks,
+        Some(demand),
+        unified,
+        log_lines,
+        notes,
+    )
+}
+
+/// Seed 002's start gate: needs = weights + drafter + KV pin + overhead + prefill + seats +
+/// headroom, against MemAvailable on every box.
+fn unified_gate(
+    s: &Scenario,
+    u: &super::scenario::Unified,
+    ranks: &[RankPlan],
+    notes: &mut Vec<String>,
+) -> UnifiedGate {
+    let r = ranks
+        .iter()
+        .max_by_key(|r| {
+            r.line(Term::Weights).map_or(0, |l| l.bytes)
+                + r.line(Term::Drafter).map_or(0, |l| l.bytes)
+        })
+        .expect("at least one rank");
+    let w = r.line(Term::Weights).cloned().expect("weights line");
+    let d = r.line(Term::Drafter).cloned();
+    let kv = match s.engine.kv_cache_memory_bytes {
+        Some(k) => line(
+            Term::KvPool,
+            i128::from(k),
+            format!(
+                "--kv-cache-memory-bytes {} = {}",
+                thousands(u128::from(k)),
+                gib(i128::from(k))
+            ),
+            Provenance::Exact,
+        ),
+        None => line(
+            Term::KvPool,
+            r.available_kv,
+            "the budget's KV share (pin it with --kv-cache-memory-bytes on unified memory)".into(),
+            r.line(Term::AvailableKv)
+                .map(|l| l.provenance.clone())
+                .unwrap_or(Provenance::Exact),
+        ),
+    };
+    let overhead = match &u.overhead {
+        Some(o) => line(
+            Term::OtherConsumption,
+            i128::from(o.bytes.0),
+            "overhead: graphs, workspaces, activations (a remainder, not each part)".into(),
+            Provenance::Measured(o.source.clone()),
+        ),
+        None => {
+            let sum = r.line(Term::Activation).map_or(0, |l| l.bytes)
+                + r.line(Term::OtherConsumption).map_or(0, |l| l.bytes)
+                + r.line(Term::CudaGraphs).map_or(0, |l| l.bytes);
+            line(
+                Term::OtherConsumption,
+                sum,
+                "activation + other + graphs estimates".into(),
+                Provenance::Estimate("sum of the estimated runtime terms".into()),
+            )
+        }
+    };
+    let mut lines = vec![w, kv, overhead];
+    if let Some(d) = d {
+        lines.insert(1, d);
+    }
+    let extras =
+        i128::from(u.prefill_term.0) + i128::from(u.seat_term.0) + i128::from(u.headroom.0);
+    let needs: i128 = lines.iter().map(|l| l.bytes).sum::<i128>() + extras;
+    let needs = needs.max(0) as u64;
+    let ok = needs <= u.mem_available.bytes.0;
+    let util = s
+        .engine
+        .gpu_memory_utilization
+        .unwrap_or(s.version.default_utilization());
+    let budget = ceil_fraction(s.gpu.total.0, util);
+    let note = format!(
+        "On unified memory, gpu-memory-utilization {util} asks for {} of the box's {} total, but the OS, page cache and other containers hold memory vLLM never subtracts: only {} is available. Pin the pool with --kv-cache-memory-bytes and gate the start on MemAvailable.",
+        gib(i128::from(budget)),
+        gib(i128::from(s.gpu.total.0)),
+        gib(i128::from(u.mem_available.bytes.0))
+    );
+    notes.push(note.clone());
+    UnifiedGate {
+        lines,
+        needs: Bytes(needs),
+        mem_available: u.mem_available.bytes,
+        ok,
+        utilization_note: note,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    s: &Scenario,
+    util: f64,
+    parts: Vec<u32>,
+    ranks: Vec<RankPlan>,
+    replica: Option<ReplicaPlan>,
+    mut checks: Vec<Check>,
+    demand: Option<Demand>,
+    unified: Option<UnifiedGate>,
+    log_lines: Vec<String>,
+    notes: Vec<String>,
+) -> Plan {
+    if let Some(g) = &unified {
+        checks.insert(
+            0,
+            Check {
+                phase: Phase::UnifiedGate,
+                ok: g.ok,
+                rank: None,
+                message: format!(
+                    "needs {} (weights + drafter + KV + overhead + headroom) against {} MemAvailable",
+                    gib(i128::from(g.needs.0)),
+                    gib(i128::from(g.mem_available.0))
+                ),
+                vllm_error: None,
+                knobs: vec!["kv-cache-memory-bytes", "speculative-config", "max-num-batched-tokens", "max-num-seqs"],
+                not_knobs: vec!["gpu-memory-utilization"],
+            },
+        );
+    }
+    Plan {
+        version: s.version,
+        tp: s.parallel.tp,
+        pp: s.parallel.pp,
+        dp: s.parallel.dp,
+        pp_partition: parts,
+        gpu_memory_utilization: util,
+        ranks,
+        replica,
+        checks,
+        demand,
+        unified,
+        log_lines,
+        notes,
+    }
+}

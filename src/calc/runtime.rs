@@ -1,0 +1,211 @@
+//! vLLM's defaults that depend on the GPU and release (batch sizes, block size, CUDA-graph
+//! sizes, in-flight tokens) and the runtime terms only a GPU can measure, estimated with their
+//! stated basis when the user gave no measurement.
+
+use super::model::Model;
+use super::plan::Provenance;
+use super::scenario::{KvCacheDtype, Measured, Scenario};
+use super::units::{human, UnitSystem, GIB, MIB};
+use super::version::VllmVersion;
+
+/// `max_num_batched_tokens` and `max_num_seqs` defaults for `vllm serve`
+/// (`EngineArgs.get_batch_defaults`, API-server column), then the clamps vLLM applies to values
+/// the user did not set.
+pub fn batch_defaults(s: &Scenario, max_model_len: u64) -> (u64, u64, &'static str) {
+    let total = s.gpu.total.0;
+    let id = s.gpu.id.to_ascii_lowercase();
+    let (mnbt, mns, basis) = if total >= 160 * GIB {
+        (16_384, 1_024, "vLLM's default for GPUs of 160 GiB or more")
+    } else if total >= 70 * GIB && !id.contains("a100") && !s.gpu.unified_memory {
+        (
+            8_192,
+            1_024,
+            "vLLM's API-server default for GPUs of 70 GiB or more",
+        )
+    } else {
+        (
+            2_048,
+            256,
+            "vLLM's API-server default for GPUs under 70 GiB and A100",
+        )
+    };
+    let mns_user = s.engine.max_num_seqs;
+    let mnbt_user = s.engine.max_num_batched_tokens;
+    let mut mnbt = mnbt_user.unwrap_or(mnbt);
+    let mut mns = mns_user.unwrap_or(mns);
+    if mnbt_user.is_none() {
+        mnbt = mnbt.min(mns.saturating_mul(max_model_len));
+    }
+    if mns_user.is_none() {
+        mns = mns.min(mnbt);
+    }
+    (mnbt, mns, basis)
+}
+
+/// `max_concurrent_batches x max_num_batched_tokens`: how many tokens can be in flight, which
+/// bounds a sliding-window layer's blocks (v0.26+; before, `max_num_batched_tokens` alone).
+pub fn in_flight_tokens(version: VllmVersion, pp: u32, mnbt: u64) -> u64 {
+    let batches = if !version.at_least(0, 26) {
+        1
+    } else if version.at_least(0, 29) {
+        // Model Runner V2 with async scheduling: pp + 1.
+        u64::from(pp) + 1
+    } else if pp == 1 {
+        2
+    } else {
+        u64::from(pp)
+    };
+    batches * mnbt
+}
+
+/// The attention backend's block size when `--block-size` is not given
+/// (`Platform.update_block_size_for_backend`, v0.18+; hard-coded choices before).
+pub fn default_block_size(s: &Scenario) -> (u64, String) {
+    let cc = s.gpu.compute_capability.0;
+    if s.model.mla.is_some() {
+        let fp8 = matches!(
+            s.engine.kv_cache_dtype,
+            KvCacheDtype::Fp8 | KvCacheDtype::Fp8DsMla
+        ) || s.model.kv_fp8_from_checkpoint;
+        if !s.version.at_least(0, 18) {
+            return (
+                64,
+                "FlashMLA, block 64 (vLLM before 0.18 forced it for MLA)".into(),
+            );
+        }
+        return match cc {
+            10..=11 => (
+                32,
+                "FLASHINFER_MLA on Blackwell: smallest kernel block 32".into(),
+            ),
+            9 if fp8 => (
+                64,
+                "FLASHMLA for an fp8 MLA cache on Hopper: kernel block 64".into(),
+            ),
+            9 => (
+                16,
+                "FLASH_ATTN_MLA on Hopper with a 16-bit cache: block 16".into(),
+            ),
+            _ => (16, "TRITON_MLA: block 16".into()),
+        };
+    }
+    (16, "FlashAttention's preferred block size (16)".into())
+}
+
+/// vLLM's CUDA-graph capture sizes (`VllmConfig._set_cudagraph_sizes`), counted.
+pub fn cudagraph_sizes(s: &Scenario, mns: u64, mnbt: u64) -> Vec<u64> {
+    let spec_tokens = s
+        .engine
+        .speculative
+        .as_ref()
+        .map_or(0, |sp| u64::from(sp.num_speculative_tokens));
+    let decode_len = 1 + spec_tokens;
+    let ceiling = if s.gpu.compute_capability.0 >= 10 && s.version.at_least(0, 28) {
+        1024
+    } else {
+        512
+    };
+    let max = (mns.saturating_mul(decode_len).saturating_mul(2))
+        .min(ceiling)
+        .min(mnbt)
+        .max(1);
+    let mut sizes: Vec<u64> = [1, 2, 4].into_iter().filter(|x| *x <= max).collect();
+    sizes.extend((8..(max + 1).min(256)).step_by(8));
+    if max >= 256 {
+        sizes.extend((256..=max).step_by(16));
+    }
+    if mnbt <= max && !sizes.contains(&mnbt) {
+        sizes.push(mnbt);
+    }
+    if spec_tokens == 0 && mns <= max && !sizes.contains(&mns) {
+        sizes.push(mns);
+    }
+    sizes.sort_unstable();
+    sizes
+}
+
+/// A runtime term: the user's measurement when given, else an estimate with its basis.
+pub fn term(measured: &Option<Measured>, estimate: u64, basis: String) -> (u64, Provenance) {
+    match measured {
+        Some(m) => (m.bytes.0, Provenance::Measured(m.source.clone())),
+        None => (estimate, Provenance::Estimate(basis)),
+    }
+}
+
+/// In use before the init snapshot: CUDA context and cuBLAS handles, plus NCCL communicators
+/// when there is more than one rank. Typical figures, not a measurement.
+pub fn pre_snapshot_estimate(ranks: u32) -> (u64, String) {
+    let context = 512 * MIB;
+    let nccl = if ranks > 1 { 512 * MIB } else { 0 };
+    let basis = if ranks > 1 {
+        "typical CUDA context + cuBLAS handles (0.5 GiB) and NCCL communicators (0.5 GiB)"
+    } else {
+        "typical CUDA context + cuBLAS handles (0.5 GiB)"
+    };
+    (context + nccl, basis.to_string())
+}
+
+/// The profile run's activation peak above the resting allocation: hidden states and the MLP
+/// (or MoE workspace) for `max_num_batched_tokens` tokens, plus fp32 logits for
+/// `min(max_num_seqs, max_num_batched_tokens)` rows on the last stage.
+pub fn activation_estimate(
+    model: &Model,
+    tp: u64,
+    mnbt: u64,
+    mns: u64,
+    last_stage: bool,
+) -> (u64, String) {
+    let act = model.dtype.bytes();
+    let h = model.hidden_size;
+    let inter = match &model.moe {
+        Some(m) => (m.top_k * m.moe_intermediate_size).max(model.intermediate_size),
+        None => model.intermediate_size,
+    };
+    // Residual + normed hidden + attention output (4 x hidden) and the gate/up output
+    // (2 x intermediate / tp) live together at the MLP's peak.
+    let per_token = 4 * h + 2 * inter / tp.max(1);
+    let hidden = mnbt.saturating_mul(per_token).saturating_mul(act);
+    let reqs = mns.min(mnbt);
+    let logits = if last_stage {
+        // compute_logits in fp32 and the sampler's softmax copy.
+        reqs.saturating_mul(model.padded_vocab() / tp.max(1))
+            .saturating_mul(4 * 2)
+    } else {
+        0
+    };
+    (
+        hidden.saturating_add(logits),
+        format!(
+            "{mnbt} batched tokens x (4 x hidden + 2 x intermediate / TP) x {act} B{}",
+            if last_stage {
+                format!(" + {reqs} rows of fp32 logits (x2 for the sampler)")
+            } else {
+                String::new()
+            }
+        ),
+    )
+}
+
+/// Persistent consumption after the snapshot besides weights: runner buffers, attention and
+/// cuBLAS workspaces. The spec's worked examples assume 0.5 GiB.
+pub fn other_consumption_estimate() -> (u64, String) {
+    (
+        512 * MIB,
+        "typical runner buffers and kernel workspaces (0.5 GiB, as in the spec's worked examples)"
+            .into(),
+    )
+}
+
+/// CUDA-graph memory: about 6 MiB per captured graph, PIECEWISE and FULL for each size.
+pub fn cuda_graph_estimate(n_sizes: usize) -> (u64, String) {
+    let graphs = 2 * n_sizes as u64;
+    (
+        graphs * 6 * MIB,
+        format!("{n_sizes} capture sizes x 2 modes x ~6 MiB per graph"),
+    )
+}
+
+/// Formats bytes for a sentence.
+pub fn say(bytes: i128, unit: UnitSystem) -> String {
+    human(bytes, unit)
+}

@@ -1,0 +1,219 @@
+//! The `Scenario`: everything a user can set, under vLLM's own flag names where vLLM has one.
+//! One plain struct; every input adapter (form, URL, CLI, config.json, catalog) produces it.
+
+use super::model::Model;
+use super::units::{Bytes, GIB};
+use super::version::VllmVersion;
+
+/// A GPU as the driver reports it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Gpu {
+    pub id: String,
+    pub name: String,
+    /// `cudaMemGetInfo` total, below the marketing size.
+    pub total: Bytes,
+    /// Whether `total` was confirmed from a driver reading (else reconstructed).
+    pub total_confirmed: bool,
+    /// CPU and GPU share one memory (GB10 / DGX Spark): free memory is the OS's MemAvailable.
+    pub unified_memory: bool,
+    /// Hopper (9.x), Blackwell (10.x) ...: selects backend block sizes and graph ceilings.
+    pub compute_capability: (u32, u32),
+}
+
+/// `--kv-cache-dtype`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KvCacheDtype {
+    /// The model dtype.
+    #[default]
+    Auto,
+    Bfloat16,
+    Float16,
+    /// `fp8`, `fp8_e4m3`, `fp8_e5m2`: one byte per element.
+    Fp8,
+    /// DeepSeek's 656-byte per-token blob for MLA (FlashMLA sparse).
+    Fp8DsMla,
+}
+
+impl KvCacheDtype {
+    pub fn parse(s: &str) -> Result<KvCacheDtype, String> {
+        match s.trim() {
+            "auto" => Ok(KvCacheDtype::Auto),
+            "bfloat16" | "bf16" => Ok(KvCacheDtype::Bfloat16),
+            "float16" | "fp16" | "half" => Ok(KvCacheDtype::Float16),
+            "fp8" | "fp8_e4m3" | "fp8_e5m2" | "fp8_inc" => Ok(KvCacheDtype::Fp8),
+            "fp8_ds_mla" => Ok(KvCacheDtype::Fp8DsMla),
+            other => Err(format!(
+                "kv-cache-dtype {other:?} is not one of auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla"
+            )),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            KvCacheDtype::Auto => "auto",
+            KvCacheDtype::Bfloat16 => "bfloat16",
+            KvCacheDtype::Float16 => "float16",
+            KvCacheDtype::Fp8 => "fp8",
+            KvCacheDtype::Fp8DsMla => "fp8_ds_mla",
+        }
+    }
+}
+
+/// `--max-model-len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum MaxLen {
+    /// Not set: the model's `max_position_embeddings` (derived length).
+    #[default]
+    ModelDefault,
+    Value(u64),
+    /// `auto` / `-1`: vLLM fits the longest length the pool holds (v0.14+).
+    Auto,
+}
+
+/// `--speculative-config` (the parts that cost memory).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Speculative {
+    /// `deepseek_mtp`, `mtp`, `eagle`, `eagle3`, `draft_model`, `ngram`.
+    pub method: String,
+    pub num_speculative_tokens: u32,
+    /// Drafter weights per last-stage rank, when known (measured or from a checkpoint).
+    pub drafter_weights: Option<Measured>,
+}
+
+/// A value the user gave, and where it came from.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Measured {
+    pub bytes: Bytes,
+    /// E.g. "Model loading took 79.29 GiB" or "given with --weights".
+    pub source: String,
+}
+
+impl Measured {
+    pub fn new(bytes: u64, source: impl Into<String>) -> Measured {
+        Measured {
+            bytes: Bytes(bytes),
+            source: source.into(),
+        }
+    }
+}
+
+/// Parallel layout of one engine, and how many engines.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Parallel {
+    /// `--tensor-parallel-size` / `-tp`.
+    pub tp: u32,
+    /// `--pipeline-parallel-size` / `-pp`.
+    pub pp: u32,
+    /// `--data-parallel-size`: each DP rank is its own engine with the same plan.
+    pub dp: u32,
+    /// `VLLM_PP_LAYER_PARTITION`.
+    pub pp_layer_partition: Option<Vec<u32>>,
+    /// `--enable-expert-parallel`.
+    pub expert_parallel: bool,
+}
+
+impl Default for Parallel {
+    fn default() -> Self {
+        Parallel {
+            tp: 1,
+            pp: 1,
+            dp: 1,
+            pp_layer_partition: None,
+            expert_parallel: false,
+        }
+    }
+}
+
+/// vLLM engine flags.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Engine {
+    /// `--gpu-memory-utilization`; `None` is the version's default (0.92, or 0.90 before 0.20).
+    pub gpu_memory_utilization: Option<f64>,
+    /// `--kv-cache-memory-bytes`: pins the pool, ignores the fraction for it.
+    pub kv_cache_memory_bytes: Option<u64>,
+    pub max_model_len: MaxLen,
+    /// `--max-num-seqs`; `None` is vLLM's default by GPU size.
+    pub max_num_seqs: Option<u64>,
+    /// `--max-num-batched-tokens`; `None` is vLLM's default by GPU size.
+    pub max_num_batched_tokens: Option<u64>,
+    pub kv_cache_dtype: KvCacheDtype,
+    /// `--block-size`; `None` lets the attention backend choose.
+    pub block_size: Option<u64>,
+    pub enforce_eager: bool,
+    pub num_gpu_blocks_override: Option<u64>,
+    pub speculative: Option<Speculative>,
+    /// `--disable-hybrid-kv-cache-manager`.
+    pub disable_hybrid_kv_cache_manager: bool,
+}
+
+/// Runtime terms only a GPU can measure. Each is measured when given, else estimated.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Runtime {
+    /// `--weights`: per-rank weights ("Model loading took X GiB").
+    pub weights: Option<Measured>,
+    /// Per-stage weights, when stages were measured separately (an entry overrides `weights`
+    /// for its stage; `None` entries fall back to `weights` or the estimate).
+    pub weights_per_stage: Option<Vec<Option<Measured>>>,
+    /// `--activation-peak`: the profile run's peak above the resting allocation.
+    pub activation_peak: Option<Measured>,
+    /// `--non-torch`: other consumption after the init snapshot.
+    pub non_torch: Option<Measured>,
+    /// `--cuda-graph`: CUDA-graph memory.
+    pub cuda_graph: Option<Measured>,
+    /// `--load-peak`: load-time transient above the weights (an expert repack, say).
+    pub load_peak: Option<Measured>,
+    /// `--free-memory`: free at the init snapshot.
+    pub free_memory: Option<Measured>,
+    /// Memory other processes hold on each GPU (counts before the snapshot).
+    pub other_tenants: Bytes,
+    /// `--available-kv`: vLLM's "Available KV cache memory"; plans the pool from it directly.
+    pub available_kv: Option<Measured>,
+    /// Per-stage "Available KV cache memory", when stages were measured separately.
+    pub available_kv_per_stage: Option<Vec<Option<Measured>>>,
+}
+
+/// The unified-memory start gate of seed 002 (GB10-style boxes).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Unified {
+    /// `--mem-available`: the box's MemAvailable before the start.
+    pub mem_available: Measured,
+    /// `--headroom`: what the gate keeps free (8 GiB in the seed).
+    pub headroom: Bytes,
+    /// Everything a rank holds that is neither weights nor KV (graphs, workspaces, activations).
+    pub overhead: Option<Measured>,
+    /// Extra charge for a prefill budget above the calibration.
+    pub prefill_term: Bytes,
+    /// Extra charge for seats (concurrency) above the calibration.
+    pub seat_term: Bytes,
+    /// The memory guard's threshold during loading.
+    pub guard_threshold: Bytes,
+}
+
+impl Default for Unified {
+    fn default() -> Self {
+        Unified {
+            mem_available: Measured::new(0, "not given"),
+            headroom: Bytes(8 * GIB),
+            overhead: None,
+            prefill_term: Bytes(0),
+            seat_term: Bytes(0),
+            guard_threshold: Bytes(8 * GIB),
+        }
+    }
+}
+
+/// Everything `plan` needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    pub model: Model,
+    pub gpu: Gpu,
+    /// GPUs available; must be at least `tp x pp x dp`.
+    pub gpus: u32,
+    pub parallel: Parallel,
+    pub engine: Engine,
+    pub runtime: Runtime,
+    pub unified: Option<Unified>,
+    pub version: VllmVersion,
+    /// Average request length for the concurrency-at-average figure (`None`: max-model-len / 4).
+    pub average_request_len: Option<u64>,
+}

@@ -1,0 +1,181 @@
+//! Solvers that answer "what setting would make this work": the largest KV pin, the smallest
+//! utilization for N full-length requests, the longest max-model-len, a balanced PP split.
+//! Each runs `plan` (or its pieces) repeatedly; none has arithmetic of its own beyond searching.
+
+use super::plan::{Plan, Term};
+use super::scenario::{MaxLen, Scenario};
+use super::units::MIB;
+use super::{plan, CalcError};
+
+/// vLLM's suggestion log keeps 150 MiB spare (`Worker._compile_or_warm_up_model`).
+pub const SUGGESTION_MARGIN: u64 = 150 * MIB;
+
+/// The largest `--kv-cache-memory-bytes` that still starts.
+///
+/// On unified memory, the start gate decides; otherwise every rank must hold its weights,
+/// drafter, other consumption, activation peak, graphs and the pool in its free memory, less
+/// vLLM's 150 MiB margin (the "to fully utilize gpu memory" suggestion).
+pub fn largest_kv_pin(s: &Scenario) -> Result<u64, CalcError> {
+    let p = plan(s)?;
+    if let (Some(g), Some(u)) = (&p.unified, &s.unified) {
+        let without_kv: i128 = g
+            .lines
+            .iter()
+            .filter(|l| l.term != Term::KvPool)
+            .map(|l| l.bytes)
+            .sum::<i128>()
+            + i128::from(u.prefill_term.0 + u.seat_term.0 + u.headroom.0);
+        return Ok((i128::from(g.mem_available.0) - without_kv).max(0) as u64);
+    }
+    let mut best = i128::MAX;
+    for r in &p.ranks {
+        let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+        let room = get(Term::FreeAtStart)
+            - get(Term::Weights)
+            - get(Term::Drafter)
+            - get(Term::OtherConsumption)
+            - get(Term::Activation)
+            - get(Term::CudaGraphs)
+            - i128::from(SUGGESTION_MARGIN);
+        best = best.min(room);
+    }
+    Ok(best.max(0) as u64)
+}
+
+/// The smallest `--gpu-memory-utilization` (to 4 decimals) at which `n` full-length requests
+/// fit at once, or `None` when even 1.0 does not hold them.
+pub fn smallest_utilization_for(s: &Scenario, n: u64) -> Result<Option<f64>, CalcError> {
+    let holds = |u: u32| -> Result<bool, CalcError> {
+        let mut t = s.clone();
+        t.engine.gpu_memory_utilization = Some(f64::from(u) / 10_000.0);
+        t.engine.kv_cache_memory_bytes = None;
+        let p = plan(&t)?;
+        Ok(p.starts()
+            && p.replica
+                .as_ref()
+                .is_some_and(|r| r.full_length_requests >= n))
+    };
+    if !holds(10_000)? {
+        return Ok(None);
+    }
+    let (mut lo, mut hi) = (1u32, 10_000u32);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if holds(mid)? {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Ok(Some(f64::from(lo) / 10_000.0))
+}
+
+/// The longest `--max-model-len` that starts, up to the model's own limit.
+pub fn longest_max_model_len(s: &Scenario) -> Result<Option<u64>, CalcError> {
+    let upper = s.model.max_position_embeddings.max(1);
+    let starts = |len: u64| -> Result<bool, CalcError> {
+        let mut t = s.clone();
+        t.engine.max_model_len = MaxLen::Value(len);
+        Ok(plan(&t)?.starts())
+    };
+    if !starts(1)? {
+        return Ok(None);
+    }
+    let (mut lo, mut hi) = (1u64, upper);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if starts(mid)? {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    Ok(Some(lo))
+}
+
+/// A PP split that balances weight across stages when the last stage carries extras.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BalancedSplit {
+    /// Extras on the last stage (drafter, head) in layer-equivalents.
+    pub extras_layers: f64,
+    /// `L` in `(pp - 1) L + (L - extras) = layers`.
+    pub per_stage: f64,
+    /// `L - extras`: what the last stage should hold.
+    pub last_stage: f64,
+    /// An integer split: the last stage rounded, the rest spread as vLLM spreads a remainder.
+    pub partition: Vec<u32>,
+    /// The equation with the numbers, for the explanation.
+    pub equation: String,
+}
+
+/// Solves `(pp - 1) L + (L - extras) = layers` (seed 000: `2L + (L - 3.6) = 43`), keeping at
+/// least `pinned_last` layers on the last stage (layers a drafter reads).
+///
+/// ```
+/// use headroom::calc::solve::balanced_partition;
+/// let b = balanced_partition(43, 3, 3.6, 3).unwrap();
+/// assert_eq!(b.partition, vec![15, 16, 12]);
+/// ```
+pub fn balanced_partition(
+    layers: u32,
+    pp: u32,
+    extras_layers: f64,
+    pinned_last: u32,
+) -> Result<BalancedSplit, CalcError> {
+    if pp == 0 || pp > layers {
+        return Err(CalcError::new(
+            "pipeline-parallel-size",
+            format!("pipeline-parallel-size {pp} must be between 1 and the {layers} layers"),
+        ));
+    }
+    if !(extras_layers.is_finite() && extras_layers >= 0.0) {
+        return Err(CalcError::new(
+            "extras",
+            "last-stage extras must be a finite, non-negative number of layers",
+        ));
+    }
+    let per_stage = (f64::from(layers) + extras_layers) / f64::from(pp);
+    let last = per_stage - extras_layers;
+    let last_int = (last.round().max(0.0) as u32)
+        .max(pinned_last)
+        .min(layers - (pp - 1));
+    let rest = layers - last_int;
+    // The remainder goes to the stages nearest the last one, as vLLM's default split does.
+    let mut parts = Vec::with_capacity(pp as usize);
+    if pp > 1 {
+        let n = pp - 1;
+        parts = vec![rest / n; n as usize];
+        for i in 0..(rest % n) as usize {
+            parts[n as usize - 1 - i] += 1;
+        }
+        parts.push(last_int);
+    } else {
+        parts.push(layers);
+    }
+    let equation =
+        format!(
+        "{}L + (L - {extras_layers:.1}) = {layers}  =>  L = {per_stage:.1}, last stage = {last:.1}",
+        if pp == 2 { String::new() } else { (pp - 1).to_string() }
+    );
+    Ok(BalancedSplit {
+        extras_layers,
+        per_stage,
+        last_stage: last,
+        partition: parts,
+        equation,
+    })
+}
+
+/// Figures of a plan swept over one input: (x, y) pairs for charts.
+pub fn sweep<F>(s: &Scenario, xs: &[f64], set: F) -> Vec<(f64, Option<Plan>)>
+where
+    F: Fn(&mut Scenario, f64),
+{
+    xs.iter()
+        .map(|x| {
+            let mut t = s.clone();
+            set(&mut t, *x);
+            (*x, plan(&t).ok())
+        })
+        .collect()
+}

@@ -1,0 +1,294 @@
+//! Byte counts, the two unit systems (GiB = 2^30, GB = 10^9), and the exact number formatting
+//! vLLM's log lines use (Python's `round(x, 2)`, `f"{n:,}"`, `"%.2f"`).
+//!
+//! Every rounding rule lives here in one named helper, with a comment saying whose rule it is.
+
+use std::fmt;
+
+/// 2^30 bytes: vLLM's `GiB_bytes`, the unit of every vLLM log line.
+pub const GIB: u64 = 1 << 30;
+/// 2^20 bytes.
+pub const MIB: u64 = 1 << 20;
+/// 10^9 bytes: the decimal gigabyte marketing sheets and seed 003 use.
+pub const GB: u64 = 1_000_000_000;
+
+/// A byte count. Never `usize`: on wasm32 that is 32 bits and wraps at 4 GiB.
+///
+/// ```
+/// use headroom::calc::units::{Bytes, GIB};
+/// assert_eq!(Bytes(3 * GIB).gib(), 3.0);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Bytes(pub u64);
+
+impl Bytes {
+    pub const ZERO: Bytes = Bytes(0);
+
+    /// The value in GiB, for display only.
+    pub fn gib(self) -> f64 {
+        self.0 as f64 / GIB as f64
+    }
+
+    /// The value in GB (10^9), for display only.
+    pub fn gb(self) -> f64 {
+        self.0 as f64 / GB as f64
+    }
+
+    pub fn checked_add(self, other: Bytes) -> Option<Bytes> {
+        self.0.checked_add(other.0).map(Bytes)
+    }
+
+    pub fn saturating_sub(self, other: Bytes) -> Bytes {
+        Bytes(self.0.saturating_sub(other.0))
+    }
+}
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} B", thousands(self.0 as u128))
+    }
+}
+
+/// `math.ceil(total * fraction)` exactly as vLLM's `request_memory` computes it: the integer
+/// total is converted to a float64, multiplied, then rounded up (vLLM >= 0.14.0).
+///
+/// ```
+/// use headroom::calc::units::ceil_fraction;
+/// assert_eq!(ceil_fraction(85_029_158_912, 0.9), 76_526_243_021);
+/// ```
+pub fn ceil_fraction(total: u64, fraction: f64) -> u64 {
+    let product = total as f64 * fraction;
+    // A float64 above 2^64 cannot occur: fraction <= 1 is validated before this is called.
+    product.ceil() as u64
+}
+
+/// `cdiv(a, b)` from vLLM's `vllm.utils.math_utils`: integer division rounding up.
+pub fn cdiv(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        return 0;
+    }
+    a / b + u64::from(a % b != 0)
+}
+
+/// `f"{n:,}"`: thousands separated by commas.
+pub fn thousands(n: u128) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// Signed variant of [`thousands`] for values that can go negative.
+pub fn thousands_signed(n: i128) -> String {
+    if n < 0 {
+        format!("-{}", thousands(n.unsigned_abs()))
+    } else {
+        thousands(n as u128)
+    }
+}
+
+/// Python's `str(float)`: the shortest repr that round-trips, with `.0` on integral values.
+pub fn py_float_str(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let s = format!("{x}");
+    if s.contains('.') || s.contains('e') {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+/// Python's `round(x, ndigits)` for small `ndigits`: rounds the exact binary value to the nearest
+/// decimal with `ndigits` places (ties to even), returned as the nearest float64.
+pub fn py_round(x: f64, ndigits: usize) -> f64 {
+    // Rust's fixed-precision formatting rounds the exact binary value correctly, which is what
+    // CPython's float_round does through its own correctly rounded dtoa.
+    format!("{x:.ndigits$}").parse().unwrap_or(x)
+}
+
+/// vLLM's `vllm/utils/mem_utils.py::format_gib`: `str(round(b / GiB_bytes, 2))` (v0.14.0+).
+///
+/// ```
+/// use headroom::calc::units::format_gib;
+/// assert_eq!(format_gib(46_812_176_057), "43.6");
+/// assert_eq!(format_gib(0), "0.0");
+/// ```
+pub fn format_gib(bytes: i128) -> String {
+    py_float_str(py_round(bytes as f64 / GIB as f64, 2))
+}
+
+/// Python's `"%.2f" % x` (and `f"{x:.2f}"`).
+pub fn py_fixed(x: f64, places: usize) -> String {
+    format!("{x:.places$}")
+}
+
+/// A human figure in the chosen unit system, e.g. `"36.08 GiB"` or `"38.74 GB"`.
+pub fn human(bytes: i128, unit: UnitSystem) -> String {
+    let (div, name) = match unit {
+        UnitSystem::Binary => (GIB as f64, "GiB"),
+        UnitSystem::Decimal => (GB as f64, "GB"),
+    };
+    format!("{:.2} {name}", bytes as f64 / div)
+}
+
+/// Which unit the user reads figures in. Byte counts are always exact either way.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UnitSystem {
+    /// GiB = 2^30 bytes, the unit of vLLM's logs.
+    #[default]
+    Binary,
+    /// GB = 10^9 bytes, the unit of spec sheets.
+    Decimal,
+}
+
+/// Why a byte string could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseBytesError(pub String);
+
+impl fmt::Display for ParseBytesError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Reads a byte count in every form Headroom accepts:
+/// - plain integers (`1073741824`, `1_073_741_824`, `1,073,741,824`);
+/// - vLLM's `human_readable_int` forms: `9g` = 9 x 10^9, `9G` = 9 x 2^30 (also k/m/t, K/M/T),
+///   and scientific notation such as `10e9`;
+/// - unit suffixes: `79.29GiB`, `46.1GB`, `512MiB`, `1.5 TB`, `2048 B`.
+///
+/// ```
+/// use headroom::calc::units::parse_bytes;
+/// assert_eq!(parse_bytes("9G").unwrap(), 9 << 30);
+/// assert_eq!(parse_bytes("9g").unwrap(), 9_000_000_000);
+/// assert_eq!(parse_bytes("10e9").unwrap(), 10_000_000_000);
+/// assert_eq!(parse_bytes("512MiB").unwrap(), 512 << 20);
+/// ```
+pub fn parse_bytes(input: &str) -> Result<u64, ParseBytesError> {
+    let err = |why: &str| ParseBytesError(format!("{input:?} is not a byte count: {why}"));
+    let s: String = input
+        .trim()
+        .chars()
+        .filter(|c| *c != '_' && *c != ',')
+        .collect();
+    if s.is_empty() {
+        return Err(err("it is empty"));
+    }
+    if s.starts_with('-') {
+        return Err(err("it is negative"));
+    }
+    // Split the number from its unit.
+    let split = s
+        .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let num = num.trim();
+    let unit = unit.trim();
+    let multiplier: u64 = match unit {
+        "" | "B" | "b" => 1,
+        // vLLM's human_readable_int: lower case is decimal, upper case binary.
+        "k" => 1_000,
+        "m" => 1_000_000,
+        "g" => GB,
+        "t" => 1_000_000_000_000,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        "KiB" | "kib" | "KIB" => 1 << 10,
+        "MiB" | "mib" | "MIB" => 1 << 20,
+        "GiB" | "gib" | "GIB" => 1 << 30,
+        "TiB" | "tib" | "TIB" => 1 << 40,
+        "kB" | "KB" | "kb" => 1_000,
+        "MB" | "mb" => 1_000_000,
+        "GB" | "gb" => GB,
+        "TB" | "tb" => 1_000_000_000_000,
+        other => return Err(err(&format!("unknown unit {other:?}"))),
+    };
+    if num.is_empty() {
+        return Err(err("no number before the unit"));
+    }
+    if let Ok(n) = num.parse::<u64>() {
+        return n
+            .checked_mul(multiplier)
+            .ok_or_else(|| err("it is larger than 2^64 bytes"));
+    }
+    // vLLM refuses decimals with binary single-letter suffixes ("Decimals are not allowed with
+    // binary suffixes like G"); keep that rule so a pasted flag means what vLLM would take.
+    if matches!(unit, "K" | "M" | "G" | "T") {
+        return Err(err(&format!(
+            "vLLM does not allow decimals with the binary suffix {unit}; did you mean {num}{}?",
+            unit.to_lowercase()
+        )));
+    }
+    let x: f64 = num
+        .parse()
+        .map_err(|_| err(&format!("{num:?} is not a number")))?;
+    if !x.is_finite() || x < 0.0 {
+        return Err(err("it is not a finite positive number"));
+    }
+    let product = x * multiplier as f64;
+    if product >= 18_446_744_073_709_551_615.0 {
+        return Err(err("it is larger than 2^64 bytes"));
+    }
+    // Python's int(float) truncates toward zero, as vLLM does for `10e9` and `1.5g`.
+    Ok(product as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_gib_matches_python() {
+        assert_eq!(format_gib(38_739_217_613), "36.08");
+        assert_eq!(format_gib(35_278_831_616), "32.86");
+        assert_eq!(format_gib(5_609_399_256), "5.22");
+        assert_eq!(format_gib(80 * GIB as i128), "80.0");
+        assert_eq!(format_gib(-(GIB as i128)), "-1.0");
+    }
+
+    #[test]
+    fn thousands_groups() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(472_880), "472,880");
+        assert_eq!(thousands(1_234_567_890), "1,234,567,890");
+    }
+
+    #[test]
+    fn parse_bytes_forms() {
+        assert_eq!(parse_bytes("1073741824").unwrap(), GIB);
+        assert_eq!(
+            parse_bytes("79.29GiB").unwrap(),
+            (79.29 * GIB as f64) as u64
+        );
+        assert_eq!(parse_bytes("46.1GB").unwrap(), 46_100_000_000);
+        assert_eq!(parse_bytes(" 8e9 ").unwrap(), 8_000_000_000);
+        assert_eq!(parse_bytes("1.5g").unwrap(), 1_500_000_000);
+        assert!(parse_bytes("1.5G").unwrap_err().0.contains("decimals"));
+        assert!(parse_bytes("-5").is_err());
+        assert!(parse_bytes("abc").is_err());
+        assert!(parse_bytes("5 parsecs").is_err());
+        assert!(parse_bytes("99999999999999999999").is_err());
+        assert!(parse_bytes("1e300").is_err());
+        assert!(parse_bytes("").is_err());
+    }
+
+    #[test]
+    fn ceil_fraction_matches_spec() {
+        assert_eq!(ceil_fraction(85_029_158_912, 0.92), 78_226_826_200);
+        assert_eq!(ceil_fraction(150_118_055_936, 0.92), 138_108_611_462);
+    }
+}

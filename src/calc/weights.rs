@@ -1,0 +1,226 @@
+//! Weight bytes per rank, by component, estimated from the architecture the way vLLM shards it:
+//! column/row-parallel linears split by TP, KV projections replicated once TP passes the KV
+//! heads, vocab-parallel embedding and LM head (vocab padded to 64), norms replicated, MLA's
+//! down-projections replicated, experts split by TP or owned whole under expert parallelism.
+//!
+//! Every figure here is an estimate from parameter counts; `plan` labels it so, and a catalog
+//! checkpoint total or a measured "Model loading took" replaces it.
+
+use super::model::{LayerKind, Model, WeightQuant};
+
+/// Weights of one rank, in bytes, by component.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RankWeights {
+    pub embedding: u64,
+    pub layers: u64,
+    pub head: u64,
+    pub drafter: u64,
+}
+
+impl RankWeights {
+    pub fn target(&self) -> u64 {
+        self.embedding + self.layers + self.head
+    }
+}
+
+/// Where a rank sits in the grid, and what it holds.
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    pub tp: u64,
+    pub tp_rank: u64,
+    pub pp: u64,
+    pub layers: (u32, u32),
+    pub first_stage: bool,
+    pub last_stage: bool,
+    pub expert_parallel: bool,
+    /// Drafter layers (MTP) built on this rank.
+    pub drafter_layers: u32,
+}
+
+/// Bytes for `params` weights of a quantized linear.
+fn linear_bytes(params: u64, model: &Model, is_expert: bool) -> u64 {
+    let quant = if model.quant.experts_only() && !is_expert {
+        WeightQuant::None
+    } else {
+        model.quant
+    };
+    let (num, den) = quant.bytes_per_weight(model.dtype);
+    ((params as u128 * num as u128).div_ceil(den as u128)) as u64
+}
+
+/// Bytes of unquantized parameters (norms, embeddings, routers).
+fn plain_bytes(params: u64, model: &Model) -> u64 {
+    params * model.dtype.bytes()
+}
+
+/// One decoder layer's bytes on a rank.
+fn layer_bytes(model: &Model, layer: usize, p: &Placement) -> u64 {
+    let h = model.hidden_size;
+    let tp = p.tp;
+    let norms = plain_bytes(2 * h, model);
+    let kind = model.layers.get(layer).cloned().unwrap_or(LayerKind::Full);
+    let attention = match (&kind, model.mla) {
+        (LayerKind::GatedDeltaNet | LayerKind::Mamba2, _) => {
+            let s = model.linear.unwrap_or(super::model::LinearState {
+                conv_kernel: 4,
+                k_heads: model.n_kv_heads,
+                k_dim: model.head_dim,
+                v_heads: model.n_heads,
+                v_dim: model.head_dim,
+            });
+            let key = s.k_heads * s.k_dim;
+            let value = s.v_heads * s.v_dim;
+            // in_proj_qkvz + in_proj_ba (column-parallel), conv1d, out_proj (row-parallel).
+            let in_proj = h * (2 * key + 2 * value) + h * 2 * s.v_heads;
+            let conv = (2 * key + value) * s.conv_kernel;
+            let out = value * h;
+            linear_bytes((in_proj + out) / tp, model, false)
+                + plain_bytes(conv / tp + 2 * s.v_heads / tp + s.v_dim, model)
+        }
+        (_, Some(mla)) => {
+            let qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+            let heads = model.n_heads;
+            // q_a / kv_a projections are ReplicatedLinear: a full copy on every rank.
+            let replicated = match mla.q_lora_rank {
+                Some(q) => h * q + h * (mla.kv_lora_rank + mla.qk_rope_head_dim),
+                None => h * (mla.kv_lora_rank + mla.qk_rope_head_dim),
+            };
+            let split = match mla.q_lora_rank {
+                Some(q) => q * heads * qk_head,
+                None => h * heads * qk_head,
+            } + mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+                + heads * mla.v_head_dim * h;
+            let norms = mla.q_lora_rank.unwrap_or(0) + mla.kv_lora_rank;
+            linear_bytes(replicated + split / tp, model, false) + plain_bytes(norms, model)
+        }
+        _ => {
+            let q = h * model.n_heads * model.head_dim;
+            let o = model.n_heads * model.head_dim * h;
+            // KV heads per rank: max(1, kv / tp); replicated beyond the KV head count.
+            let kv_heads_rank = (model.n_kv_heads / tp).max(1);
+            let kv = 2 * h * kv_heads_rank * model.head_dim;
+            linear_bytes((q + o) / tp + kv, model, false)
+        }
+    };
+    let mlp = match &model.moe {
+        Some(moe) if !moe.dense_layers.get(layer).copied().unwrap_or(false) => {
+            let per_expert = 3 * h * moe.moe_intermediate_size;
+            let experts = if p.expert_parallel {
+                // determine_expert_map: E // ep, the remainder to the lowest ranks.
+                let ep = tp;
+                let local = moe.n_experts / ep + u64::from(p.tp_rank < moe.n_experts % ep);
+                local * per_expert
+            } else {
+                moe.n_experts * per_expert / tp
+            };
+            let shared_inter = moe
+                .shared_intermediate_size
+                .unwrap_or(moe.n_shared_experts * moe.moe_intermediate_size);
+            let shared = 3 * h * shared_inter / tp;
+            let router = plain_bytes(h * moe.n_experts, model);
+            linear_bytes(experts, model, true) + linear_bytes(shared, model, false) + router
+        }
+        _ => linear_bytes(3 * h * model.intermediate_size / tp, model, false),
+    };
+    norms + attention + mlp
+}
+
+/// The estimated weights of one rank.
+pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
+    let h = model.hidden_size;
+    let rows = model.padded_vocab() / p.tp;
+    let embed = plain_bytes(rows * h, model);
+    let embedding = if p.first_stage { embed } else { 0 };
+    let head = if p.last_stage {
+        // With tied embeddings and one stage the LM head is the embedding tensor; with PP > 1
+        // the last stage materialises its own copy (LlamaForCausalLM.__init__).
+        let lm = if model.tie_word_embeddings && p.first_stage {
+            0
+        } else {
+            embed
+        };
+        lm + plain_bytes(h, model)
+    } else {
+        0
+    };
+    let layers = (p.layers.0..p.layers.1)
+        .map(|i| layer_bytes(model, i as usize, p))
+        .sum();
+    let drafter = if p.drafter_layers > 0 {
+        // An MTP module: its decoder layer(s), eh_proj (2h x h), three norms; with PP > 1 it
+        // loads its own embedding and head (_maybe_share_embeddings).
+        let last = model.n_layers.saturating_sub(1) as usize;
+        let per = layer_bytes(model, last, p)
+            + linear_bytes(2 * h * h, model, false)
+            + plain_bytes(3 * h, model);
+        let own_vocab = if p.pp > 1 { 2 * embed } else { 0 };
+        per * u64::from(p.drafter_layers) + own_vocab
+    } else {
+        0
+    };
+    RankWeights {
+        embedding,
+        layers,
+        head,
+        drafter,
+    }
+}
+
+/// The whole checkpoint's estimated size (TP 1, PP 1, with MTP layers), to calibrate against a
+/// known checkpoint total.
+pub fn checkpoint_estimate(model: &Model) -> u64 {
+    let p = Placement {
+        tp: 1,
+        tp_rank: 0,
+        pp: 1,
+        layers: (0, model.n_layers),
+        first_stage: true,
+        last_stage: true,
+        expert_parallel: false,
+        drafter_layers: model.mtp_layers,
+    };
+    let w = rank_weights(model, &p);
+    w.target() + w.drafter
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn place(tp: u64, layers: u32) -> Placement {
+        Placement {
+            tp,
+            tp_rank: 0,
+            pp: 1,
+            layers: (0, layers),
+            first_stage: true,
+            last_stage: true,
+            expert_parallel: false,
+            drafter_layers: 0,
+        }
+    }
+
+    #[test]
+    fn llama_70b_tp4_matches_spec_example_a() {
+        // Spec §10 example A: 17,639,415,808 parameters x 2 B per rank.
+        let mut m = Model::example_dense();
+        m.n_layers = 80;
+        m.layers = vec![LayerKind::Full; 80];
+        m.hidden_size = 8192;
+        m.n_heads = 64;
+        m.intermediate_size = 28672;
+        let w = rank_weights(&m, &place(4, 80));
+        assert_eq!(w.target(), 35_278_831_616);
+    }
+
+    #[test]
+    fn more_tp_never_raises_weights() {
+        let m = Model::example_dense();
+        let mut last = u64::MAX;
+        for tp in [1, 2, 4, 8, 16, 32] {
+            let w = rank_weights(&m, &place(tp, 32)).target();
+            assert!(w <= last, "tp {tp}: {w} > {last}");
+            last = w;
+        }
+    }
+}

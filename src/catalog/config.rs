@@ -1,0 +1,391 @@
+//! A Hugging Face `config.json` to a `calc::model::Model`: the one parser for catalog rows and
+//! pasted configs. Errors name the config field.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::calc::model::{LayerKind, LinearState, Mla, Model, ModelDtype, Moe, WeightQuant};
+
+/// A config that cannot describe a model, naming the field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ConfigError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            field: field.into(),
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "config.json: {}", self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+/// Parses `config.json` text.
+///
+/// ```
+/// use headroom::catalog::parse_config_json;
+/// let m = parse_config_json(r#"{"num_hidden_layers": 2, "hidden_size": 64,
+///     "num_attention_heads": 4, "vocab_size": 100, "max_position_embeddings": 512}"#).unwrap();
+/// assert_eq!(m.head_dim, 16);
+/// ```
+pub fn parse_config_json(text: &str) -> Result<Model, ConfigError> {
+    if text.len() > 4 << 20 {
+        return Err(ConfigError::new(
+            "config",
+            "config.json is larger than 4 MiB",
+        ));
+    }
+    let v: Value = serde_json::from_str(text)
+        .map_err(|e| ConfigError::new("config", format!("config.json is not valid JSON: {e}")))?;
+    parse_config_value(&v)
+}
+
+struct Fields<'a> {
+    /// The text model's fields (a multimodal wrapper's `text_config`), then the top level.
+    layers: Vec<&'a Map<String, Value>>,
+}
+
+impl<'a> Fields<'a> {
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.layers
+            .iter()
+            .find_map(|m| m.get(key))
+            .filter(|v| !v.is_null())
+    }
+
+    fn uint(&self, key: &str) -> Result<Option<u64>, ConfigError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(v) => v.as_u64().map(Some).ok_or_else(|| {
+                ConfigError::new(
+                    key,
+                    format!("{key} must be a non-negative integer, not {v}"),
+                )
+            }),
+        }
+    }
+
+    fn need(&self, key: &str) -> Result<u64, ConfigError> {
+        self.uint(key)?
+            .ok_or_else(|| ConfigError::new(key, format!("{key} is missing")))
+    }
+
+    fn first(&self, keys: &[&str]) -> Result<Option<u64>, ConfigError> {
+        for k in keys {
+            if let Some(v) = self.uint(k)? {
+                return Ok(Some(v));
+            }
+        }
+        Ok(None)
+    }
+
+    fn boolean(&self, key: &str) -> Option<bool> {
+        self.get(key).and_then(Value::as_bool)
+    }
+
+    fn string(&self, key: &str) -> Option<&'a str> {
+        self.get(key).and_then(Value::as_str)
+    }
+}
+
+fn dtype(f: &Fields) -> Result<ModelDtype, ConfigError> {
+    match f.string("torch_dtype").or_else(|| f.string("dtype")) {
+        None | Some("bfloat16") => Ok(ModelDtype::Bfloat16),
+        Some("float16") | Some("half") => Ok(ModelDtype::Float16),
+        Some("float32") | Some("float") => Ok(ModelDtype::Float32),
+        Some(other) => Err(ConfigError::new(
+            "torch_dtype",
+            format!("torch_dtype {other:?} is not bfloat16, float16 or float32"),
+        )),
+    }
+}
+
+fn quant(f: &Fields) -> (WeightQuant, bool) {
+    let Some(q) = f.get("quantization_config").and_then(Value::as_object) else {
+        return (WeightQuant::None, false);
+    };
+    let kv_fp8 = q.get("kv_cache_scheme").is_some_and(|v| !v.is_null())
+        || q.get("kv_cache_quant_algo").and_then(Value::as_str) == Some("FP8");
+    let method = q
+        .get("quant_method")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let algo = q
+        .get("quant_algo")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_ascii_uppercase();
+    let group = q.get("group_size").and_then(Value::as_u64).unwrap_or(128);
+    let bits = q.get("bits").and_then(Value::as_u64).unwrap_or(4);
+    let w = match method.as_str() {
+        "fp8" => {
+            let block = q
+                .get("weight_block_size")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            WeightQuant::Fp8 { block }
+        }
+        "fbgemm_fp8" | "ptpc_fp8" => WeightQuant::Fp8 { block: 0 },
+        "mxfp4" => WeightQuant::Mxfp4,
+        "awq" | "gptq" | "awq_marlin" | "gptq_marlin" if bits == 4 => WeightQuant::Int4 { group },
+        "awq" | "gptq" | "awq_marlin" | "gptq_marlin" => WeightQuant::Int8,
+        "modelopt" | "modelopt_fp4" if algo.contains("NVFP4") || algo.contains("FP4") => {
+            WeightQuant::Nvfp4
+        }
+        "modelopt" => WeightQuant::Fp8 { block: 0 },
+        "bitsandbytes" => WeightQuant::Int4 { group: 64 },
+        "compressed-tensors" => {
+            let text = Value::Object(q.clone()).to_string().to_ascii_lowercase();
+            if text.contains("nvfp4") || text.contains("\"num_bits\":4") && text.contains("float") {
+                WeightQuant::Nvfp4
+            } else if text.contains("\"num_bits\":4") {
+                WeightQuant::Int4 { group }
+            } else if text.contains("\"type\":\"float\"") {
+                WeightQuant::Fp8 { block: 0 }
+            } else {
+                WeightQuant::Int8
+            }
+        }
+        _ => WeightQuant::None,
+    };
+    (w, kv_fp8)
+}
+
+/// Parses a config already read as JSON.
+pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
+    let top = v
+        .as_object()
+        .ok_or_else(|| ConfigError::new("config", "config.json must be a JSON object"))?;
+    let mut layers = Vec::new();
+    if let Some(t) = top.get("text_config").and_then(Value::as_object) {
+        layers.push(t);
+    }
+    layers.push(top);
+    let f = Fields { layers };
+
+    let n_layers = f.need("num_hidden_layers")?;
+    if n_layers == 0 || n_layers > 10_000 {
+        return Err(ConfigError::new(
+            "num_hidden_layers",
+            format!("num_hidden_layers {n_layers} must be between 1 and 10000"),
+        ));
+    }
+    let n_layers32 = n_layers as u32;
+    let hidden = f.need("hidden_size")?;
+    let heads = f.need("num_attention_heads")?;
+    if heads == 0 {
+        return Err(ConfigError::new(
+            "num_attention_heads",
+            "num_attention_heads must be at least 1",
+        ));
+    }
+    let kv_heads = f.uint("num_key_value_heads")?.unwrap_or(heads);
+    let head_dim = match f.uint("head_dim")? {
+        Some(h) => h,
+        None => hidden / heads,
+    };
+    let vocab = f.need("vocab_size")?;
+    let model_type = f.string("model_type").unwrap_or("");
+    let max_pos = f
+        .first(&[
+            "max_position_embeddings",
+            "max_sequence_length",
+            "seq_length",
+        ])?
+        .ok_or_else(|| {
+            ConfigError::new(
+                "max_position_embeddings",
+                "max_position_embeddings is missing",
+            )
+        })?;
+
+    // MLA: DeepSeek-V2/V3/R1 and Kimi-K2 carry kv_lora_rank.
+    let mla = match f.uint("kv_lora_rank")? {
+        Some(kv_lora_rank) => Some(Mla {
+            kv_lora_rank,
+            qk_rope_head_dim: f.uint("qk_rope_head_dim")?.unwrap_or(64),
+            qk_nope_head_dim: f.uint("qk_nope_head_dim")?.unwrap_or(128),
+            v_head_dim: f.uint("v_head_dim")?.unwrap_or(128),
+            q_lora_rank: f.uint("q_lora_rank")?,
+        }),
+        None => None,
+    };
+
+    let window = if f.boolean("use_sliding_window") == Some(false) {
+        None
+    } else {
+        f.uint("sliding_window")?
+    };
+    let chunk = f.uint("attention_chunk_size")?;
+    let kinds: Vec<LayerKind> = if mla.is_some() {
+        vec![LayerKind::Mla; n_layers as usize]
+    } else if let Some(types) = f.get("layer_types").and_then(Value::as_array) {
+        if types.len() < n_layers as usize {
+            return Err(ConfigError::new(
+                "layer_types",
+                format!(
+                    "layer_types has {} entries for {n_layers} layers",
+                    types.len()
+                ),
+            ));
+        }
+        types
+            .iter()
+            .take(n_layers as usize)
+            .map(|t| match t.as_str() {
+                Some("full_attention") | Some("attention") => Ok(LayerKind::Full),
+                Some("sliding_attention") => Ok(LayerKind::Sliding {
+                    window: window.unwrap_or(4096),
+                }),
+                Some("chunked_attention") => Ok(LayerKind::Chunked {
+                    chunk: chunk.unwrap_or(8192),
+                }),
+                Some("linear_attention") => Ok(LayerKind::GatedDeltaNet),
+                Some("mamba") | Some("mamba2") => Ok(LayerKind::Mamba2),
+                other => Err(ConfigError::new(
+                    "layer_types",
+                    format!("layer_types entry {other:?} is not a known layer kind"),
+                )),
+            })
+            .collect::<Result<_, _>>()?
+    } else if let Some(interval) = f.uint("full_attention_interval")? {
+        // Qwen3-Next: every `interval`-th layer is full attention, the rest gated DeltaNet.
+        let interval = interval.max(1);
+        (0..n_layers)
+            .map(|i| {
+                if (i + 1) % interval == 0 {
+                    LayerKind::Full
+                } else {
+                    LayerKind::GatedDeltaNet
+                }
+            })
+            .collect()
+    } else if model_type == "gemma2" {
+        // Gemma 2 alternates: even layers slide (`not bool(layer_idx % 2)`).
+        let w = window.unwrap_or(4096);
+        (0..n_layers)
+            .map(|i| {
+                if i % 2 == 0 {
+                    LayerKind::Sliding { window: w }
+                } else {
+                    LayerKind::Full
+                }
+            })
+            .collect()
+    } else if let Some(pattern) = f.uint("sliding_window_pattern")? {
+        // Gemma 3: every `pattern`-th layer is global, the rest slide.
+        let w = window.unwrap_or(1024);
+        let pattern = pattern.max(1);
+        (0..n_layers)
+            .map(|i| {
+                if (i + 1) % pattern == 0 {
+                    LayerKind::Full
+                } else {
+                    LayerKind::Sliding { window: w }
+                }
+            })
+            .collect()
+    } else if let Some(w) = window {
+        vec![LayerKind::Sliding { window: w }; n_layers as usize]
+    } else {
+        vec![LayerKind::Full; n_layers as usize]
+    };
+
+    let experts = f.first(&["num_experts", "num_local_experts", "n_routed_experts"])?;
+    let moe = match experts {
+        Some(e) if e > 1 => {
+            let dense_first = f.uint("first_k_dense_replace")?.unwrap_or(0);
+            let mlp_only: Vec<u64> = f
+                .get("mlp_only_layers")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_u64).collect())
+                .unwrap_or_default();
+            Some(Moe {
+                n_experts: e,
+                top_k: f
+                    .first(&["num_experts_per_tok", "experts_per_token"])?
+                    .unwrap_or(2),
+                moe_intermediate_size: f
+                    .first(&["moe_intermediate_size", "intermediate_size"])?
+                    .unwrap_or(0),
+                n_shared_experts: f.uint("n_shared_experts")?.unwrap_or(0),
+                shared_intermediate_size: f.uint("shared_expert_intermediate_size")?,
+                dense_layers: (0..n_layers)
+                    .map(|i| i < dense_first || mlp_only.contains(&i))
+                    .collect(),
+            })
+        }
+        _ => None,
+    };
+
+    let linear = if kinds
+        .iter()
+        .any(|k| matches!(k, LayerKind::GatedDeltaNet | LayerKind::Mamba2))
+    {
+        Some(LinearState {
+            conv_kernel: f
+                .first(&["linear_conv_kernel_dim", "conv_kernel", "mamba_d_conv"])?
+                .unwrap_or(4),
+            k_heads: f
+                .first(&["linear_num_key_heads", "n_groups", "mamba_n_groups"])?
+                .unwrap_or(1),
+            k_dim: f
+                .first(&["linear_key_head_dim", "state_size", "mamba_d_state"])?
+                .unwrap_or(128),
+            v_heads: f
+                .first(&["linear_num_value_heads", "mamba_n_heads"])?
+                .unwrap_or(heads),
+            v_dim: f
+                .first(&["linear_value_head_dim", "mamba_d_head"])?
+                .unwrap_or(head_dim),
+        })
+    } else {
+        None
+    };
+
+    let (quant, kv_fp8) = quant(&f);
+    let model = Model {
+        name: f.string("_name_or_path").unwrap_or(model_type).to_string(),
+        n_layers: n_layers32,
+        hidden_size: hidden,
+        n_heads: heads,
+        n_kv_heads: kv_heads,
+        head_dim,
+        head_dim_v: f
+            .uint("v_head_dim")?
+            .filter(|_| mla.is_none())
+            .unwrap_or(head_dim),
+        intermediate_size: f.uint("intermediate_size")?.unwrap_or(4 * hidden),
+        vocab_size: vocab,
+        tie_word_embeddings: f.boolean("tie_word_embeddings").unwrap_or(false),
+        layers: kinds,
+        mla,
+        moe,
+        linear,
+        mtp_layers: f.uint("num_nextn_predict_layers")?.unwrap_or(0) as u32,
+        dtype: dtype(&f)?,
+        quant,
+        kv_fp8_from_checkpoint: kv_fp8,
+        max_position_embeddings: max_pos,
+        checkpoint_bytes: None,
+        measured_kv: None,
+    };
+    model
+        .validate()
+        .map_err(|(field, msg)| ConfigError::new(field, msg))?;
+    Ok(model)
+}

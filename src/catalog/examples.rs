@@ -1,0 +1,215 @@
+//! The three seed systems as loadable scenarios (`../shared/reference/seed-cases.md`): each
+//! figure the articles state comes out of `calc::plan` on these inputs.
+
+use crate::calc::model::{LayerKind, Model};
+use crate::calc::scenario::{Gpu, MaxLen, Measured, Parallel, Speculative, Unified};
+use crate::calc::units::{Bytes, GB, GIB};
+use crate::calc::Scenario;
+
+/// One example system.
+#[derive(Clone, Debug)]
+pub struct Example {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+    /// The article it comes from.
+    pub article: &'static str,
+    pub scenario: Scenario,
+}
+
+fn gib_f(x: f64) -> u64 {
+    (x * GIB as f64).round() as u64
+}
+
+fn gb_f(x: f64) -> u64 {
+    (x * GB as f64).round() as u64
+}
+
+/// DeepSeek-V4-Flash from the catalog, or a shape with the seeds' layer count when the row is
+/// missing (it never is in a release build; the catalog tests check it).
+fn dsv4() -> Model {
+    super::model("deepseek-v4-flash")
+        .map(|r| r.model.clone())
+        .unwrap_or_else(|| {
+            let mut m = Model::example_dense();
+            m.name = "DeepSeek-V4-Flash (shape)".into();
+            m.n_layers = 43;
+            m.layers = vec![LayerKind::Full; 43];
+            m
+        })
+}
+
+/// S1 (seed 000): DeepSeek-V4-Flash on three 63.5 GiB cards, PP=3, with the MTP drafter on the
+/// last stage, at vLLM's default split 14, 15, 14 and utilization 0.90. The heaviest stage's
+/// weights are the article's 53.3 GiB; the load transient is the 4 GiB expert repack.
+pub fn s1_three_cards() -> Scenario {
+    let mut model = dsv4();
+    // The article's max context for these cards is in the hundreds of thousands; vLLM's log
+    // line reported 959,488, which needs the model's 1M context.
+    model.max_position_embeddings = model.max_position_embeddings.max(1_048_576);
+    let gpu = Gpu {
+        id: "mining-64gb".into(),
+        name: "64 GB card (63.5 GiB usable)".into(),
+        total: Bytes(gib_f(63.5)),
+        total_confirmed: true,
+        unified_memory: false,
+        compute_capability: (9, 0),
+    };
+    let mut s = Scenario::new(model, gpu);
+    s.gpus = 3;
+    s.parallel = Parallel {
+        pp: 3,
+        ..Parallel::default()
+    };
+    s.engine.gpu_memory_utilization = Some(0.90);
+    s.engine.speculative = Some(Speculative {
+        method: "deepseek_mtp".into(),
+        num_speculative_tokens: 1,
+        drafter_weights: Some(Measured::new(
+            12 * GIB,
+            "seed 000: the draft module is about 12 GiB",
+        )),
+    });
+    let w = |x: f64| Measured::new(gib_f(x), "seed 000: stated weights of the stage");
+    // Only the heaviest stage's weights are stated; the other stages are estimated from the
+    // catalog row (labelled estimates).
+    s.runtime.weights_per_stage = Some(vec![None, Some(w(53.3)), None]);
+    s.runtime.load_peak = Some(Measured::new(
+        4 * GIB,
+        "seed 000: expert repack holds 2 GiB in and 2 GiB out at its heaviest",
+    ));
+    s.runtime.free_memory = Some(Measured::new(
+        gib_f(63.5),
+        "seed 000: free memory is close to 63.5 GiB before loading",
+    ));
+    s
+}
+
+/// S2 (seed 002): DeepSeek-V4-Flash NVFP4, TP=2 over two GB10 boxes, KV pinned at 10e9 B,
+/// gated by the operator's start gate against ~114.5 GiB MemAvailable.
+pub fn s2_unified_gate() -> Scenario {
+    let model = dsv4();
+    let gpu = super::gpu("gb10-128gb")
+        .map(|r| r.gpu.clone())
+        .unwrap_or(Gpu {
+            id: "gb10-128gb".into(),
+            name: "NVIDIA GB10 (DGX Spark)".into(),
+            total: Bytes(gib_f(121.69)),
+            total_confirmed: false,
+            unified_memory: true,
+            compute_capability: (12, 1),
+        });
+    let mut s = Scenario::new(model, gpu);
+    s.gpus = 2;
+    s.parallel = Parallel {
+        tp: 2,
+        ..Parallel::default()
+    };
+    s.engine.kv_cache_memory_bytes = Some(10_000_000_000);
+    s.engine.max_num_batched_tokens = Some(8_192);
+    s.engine.max_num_seqs = Some(8);
+    s.runtime.weights = Some(Measured::new(
+        gib_f(79.29),
+        "seed 002: vLLM \"Model loading took 79.29 GiB\"",
+    ));
+    s.runtime.free_memory = Some(Measured::new(
+        gib_f(117.2),
+        "seed 002: 117.2 GiB available before the start",
+    ));
+    s.unified = Some(Unified {
+        mem_available: Measured::new(gib_f(114.5), "seed 002: ~114.5 GiB free at Start"),
+        headroom: Bytes(8 * GIB),
+        overhead: Some(Measured::new(
+            gib_f(13.4),
+            "seed 002: 102.0 - 79.29 - 9.31, a remainder (graphs, workspaces, activations)",
+        )),
+        prefill_term: Bytes(0),
+        seat_term: Bytes(0),
+        guard_threshold: Bytes(8 * GIB),
+    });
+    s
+}
+
+/// The S2 drafter (DSpark MTP): 10.12 GiB in the shard headers, split over two ranks.
+pub fn s2_drafter() -> Speculative {
+    Speculative {
+        method: "deepseek_mtp".into(),
+        num_speculative_tokens: 1,
+        drafter_weights: Some(Measured::new(
+            gib_f(5.06),
+            "seed 002: shard headers, 10.12 / 2 (not measured: the drafter has not loaded yet)",
+        )),
+    }
+}
+
+/// S3 (seed 003): a synthetic 70 GB checkpoint over four 80 GB devices, TP=4, utilization
+/// 0.92, an assumed 10 GB of other budgeted use; 80 full-attention layers, 8 KV heads of 128,
+/// BF16 KV. Decimal GB throughout.
+pub fn s3_synthetic_tp4() -> Scenario {
+    let mut model = Model::example_dense();
+    model.name = "Synthetic 80-layer GQA (seed 003)".into();
+    model.n_layers = 80;
+    model.layers = vec![LayerKind::Full; 80];
+    model.hidden_size = 8192;
+    model.n_heads = 64;
+    model.intermediate_size = 28672;
+    let gpu = Gpu {
+        id: "synthetic-80gb".into(),
+        name: "80 GB device (decimal)".into(),
+        total: Bytes(80 * GB),
+        total_confirmed: true,
+        unified_memory: false,
+        compute_capability: (9, 0),
+    };
+    let mut s = Scenario::new(model, gpu);
+    s.gpus = 4;
+    s.parallel = Parallel {
+        tp: 4,
+        ..Parallel::default()
+    };
+    s.engine.gpu_memory_utilization = Some(0.92);
+    s.engine.max_model_len = MaxLen::Value(131_072);
+    s.engine.max_num_seqs = Some(256);
+    let given = |b: u64, what: &str| Measured::new(b, format!("seed 003: {what}"));
+    s.runtime.weights = Some(given(gb_f(17.5), "70 GB checkpoint / 4 ranks"));
+    s.runtime.non_torch = Some(given(
+        10 * GB,
+        "assumed 10 GB for all non-weight, non-KV use in the budget",
+    ));
+    s.runtime.activation_peak = Some(given(0, "included in the 10 GB allowance"));
+    s.runtime.cuda_graph = Some(given(0, "included in the 10 GB allowance"));
+    s.runtime.free_memory = Some(given(80 * GB, "a synthetic, otherwise empty device"));
+    s
+}
+
+/// All three, in article order.
+pub fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            id: "s1-three-cards",
+            title: "Three cards, pipeline parallel (DeepSeek-V4-Flash, PP=3)",
+            summary: "gpu-memory-utilization acts at the init check and KV sizing, not while loading; the drafter on the last stage shifts the balanced split.",
+            article: "000: why two configs crashing on the same line mean VRAM is not the cause",
+            scenario: s1_three_cards(),
+        },
+        Example {
+            id: "s2-unified-gate",
+            title: "A start gate on unified memory (2x GB10, TP=2)",
+            summary: "On unified memory the fraction misfires; the pool is pinned in bytes and the start is gated on MemAvailable.",
+            article: "002: memory budget, what one start must fit",
+            scenario: s2_unified_gate(),
+        },
+        Example {
+            id: "s3-synthetic-tp4",
+            title: "A synthetic TP=4 worker (80 GB devices, decimal GB)",
+            summary: "The pool is preallocated from the budget; max-num-seqs x max-model-len is demand, not a reservation.",
+            article: "003: vLLM crashes with out of memory during startup; debug it",
+            scenario: s3_synthetic_tp4(),
+        },
+    ]
+}
+
+/// The example with this id.
+pub fn example(id: &str) -> Option<Example> {
+    examples().into_iter().find(|e| e.id == id)
+}
