@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Installs what Headroom's web build and browser tests need, from the registries only, and skips
+# every step whose tool is already present at the right version (a re-run takes about a second).
+#
+#   bash scripts/setup.sh            # wasm32 target, trunk, wasm-bindgen-cli, npm tools, crates
+#   bash scripts/setup.sh --browser  # the same, plus Debian's chromium for the browser tests
+#
+# Versions: trunk 0.21.14 is the newest release that builds on rustc 1.95; wasm-bindgen-cli must
+# equal the `wasm-bindgen` that Cargo.lock resolves (Trunk downloads a mismatched one, which
+# fails here); wasm-opt is npm's binaryen 132 (Debian's 108 cannot read wasm-bindgen 0.2.130
+# output). See /work/shared/reference/toolchain.md for the measurements behind each choice.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+export PATH="$HOME/.cargo/bin:$PATH"
+
+TRUNK_VERSION=0.21.14
+want_browser=0
+for arg in "$@"; do
+  case "$arg" in
+    --browser) want_browser=1 ;;
+    *) echo "setup.sh: unknown argument $arg" >&2; exit 2 ;;
+  esac
+done
+
+step() { printf '[setup] %s\n' "$*"; }
+
+# The wasm-bindgen version Cargo.lock resolves; Cargo.toml pins it with `=` as a fallback.
+wasm_bindgen_version() {
+  local v=""
+  if [[ -f Cargo.lock ]]; then
+    v=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+  fi
+  if [[ -z "$v" ]]; then
+    v=$(sed -n 's/^wasm-bindgen = {[^}]*version = "=\([0-9.]*\)".*/\1/p' Cargo.toml | head -n1)
+  fi
+  [[ -n "$v" ]] || { echo "setup.sh: cannot find the wasm-bindgen version in Cargo.lock or Cargo.toml" >&2; exit 1; }
+  echo "$v"
+}
+
+# 1. The wasm target.
+if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+  step "wasm32-unknown-unknown: present"
+else
+  step "installing the wasm32-unknown-unknown target"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# 2. Trunk (about 15 minutes to compile on a fresh machine).
+if [[ "$(trunk --version 2>/dev/null || true)" == "trunk $TRUNK_VERSION" ]]; then
+  step "trunk $TRUNK_VERSION: present"
+else
+  step "installing trunk $TRUNK_VERSION (cargo install, about 15 min)"
+  cargo install --locked trunk --version "$TRUNK_VERSION"
+fi
+
+# 3. wasm-bindgen-cli at exactly the library's version. No --locked: its lock file names a
+#    webpki-roots release the registry does not have.
+WBG=$(wasm_bindgen_version)
+if [[ "$(wasm-bindgen --version 2>/dev/null || true)" == "wasm-bindgen $WBG" ]]; then
+  step "wasm-bindgen-cli $WBG: present"
+else
+  step "installing wasm-bindgen-cli $WBG (cargo install, about 4 min)"
+  cargo install wasm-bindgen-cli --version "$WBG"
+fi
+
+# 4. npm tools: binaryen (wasm-opt) and playwright-core, exactly as package-lock.json says.
+npm_ok=1
+[[ "$(node_modules/.bin/wasm-opt --version 2>/dev/null || true)" == *"(version_132)"* ]] || npm_ok=0
+[[ -f node_modules/playwright-core/package.json ]] || npm_ok=0
+if [[ -f node_modules/.package-lock.json && package-lock.json -nt node_modules/.package-lock.json ]]; then
+  npm_ok=0
+fi
+if [[ $npm_ok == 1 ]]; then
+  step "node_modules (binaryen 132, playwright-core): present"
+else
+  step "installing node_modules with npm ci"
+  npm ci --no-audit --no-fund
+fi
+
+# 5. Debian's chromium, only for the browser tests.
+if [[ $want_browser == 1 ]]; then
+  if [[ -x /usr/bin/chromium ]]; then
+    step "chromium: present"
+  else
+    step "installing Debian chromium (apt-get, about 1.5 min)"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    apt-get install -y --no-install-recommends chromium fonts-dejavu-core
+  fi
+fi
+
+# 6. Crates, so that Trunk's offline build (which passes --offline to cargo) finds them.
+step "cargo fetch"
+cargo fetch --quiet
+step "done"

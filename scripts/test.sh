@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Headroom's whole test suite, the one command for humans and CI (.ci/run calls it):
+#   1. setup (tools from the registries, chromium included);
+#   2. native Rust tests: `cargo test --all-targets` (everyone's unit, integration and golden tests);
+#   3. `cargo test --no-default-features --lib --tests`: calc and catalog build and pass without
+#      the web feature;
+#   4. Trunk's release build into dist/;
+#   5. the browser tests (node's test runner + playwright-core + Debian chromium) against dist/
+#      served on 127.0.0.1 by a small static server this script starts and stops.
+# Exits non-zero on the first failure; each runner prints its own summary lines.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+bash scripts/setup.sh --browser
+
+export PATH="$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+export TRUNK_SKIP_VERSION_CHECK=true TRUNK_OFFLINE=true
+export CARGO_TERM_COLOR=never
+# Chromium leaves scoped profile directories in TMPDIR; keep them inside the project.
+mkdir -p "$ROOT/.tmp"
+export TMPDIR="$ROOT/.tmp"
+
+echo "== cargo test --all-targets"
+cargo test --all-targets
+
+echo "== cargo test --no-default-features --lib --tests"
+cargo test --no-default-features --lib --tests
+
+echo "== trunk build --release"
+trunk build --release --offline
+
+echo "== browser tests"
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
+python3 -m http.server --bind 127.0.0.1 "$PORT" --directory "$ROOT/dist" >"$ROOT/.tmp/http.log" 2>&1 &
+SERVER_PID=$!
+trap 'kill "$SERVER_PID" 2>/dev/null || true' EXIT
+for _ in $(seq 1 50); do
+  if python3 -c "import urllib.request,sys; urllib.request.urlopen('http://127.0.0.1:$PORT/', timeout=1)" 2>/dev/null; then
+    break
+  fi
+  sleep 0.2
+done
+
+BASE_URL="http://127.0.0.1:$PORT" node --test --test-concurrency=1 tests/browser/

@@ -1,0 +1,1358 @@
+//! URL state: the form's inputs as a readable query string, and back.
+//!
+//! The state is the text of every input the user set, keyed by [`Field`]; an input not in the
+//! state takes its default (vLLM's, or the loaded example's). Only valid texts enter a
+//! [`UrlState`]: [`decode`] checks each parameter with the same rules the form uses and returns
+//! the ones it ignored with a reason, so a malformed or hostile URL never fails the page.
+//! [`scenario`] turns a state into the `calc::Scenario` the page plans.
+//!
+//! Keys are vLLM's flag names, shortened where the flag is long (`tp`, `util`, `kv-bytes`); `v` is
+//! the format version. A custom model's pasted config.json travels base64url-encoded in `config`.
+//!
+//! ```
+//! use headroom::io::url::{decode, encode, Field};
+//! let d = decode("?v=1&tp=4&util=0.92&tp=8&bogus=1");
+//! assert_eq!(d.state.get(Field::Tp), Some("4"));
+//! assert_eq!(d.ignored.len(), 2); // the repeated tp and the unknown key
+//! assert_eq!(encode(&d.state), "v=1&tp=4&util=0.92");
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use crate::calc::scenario::{KvCacheDtype, MaxLen, Measured, Scenario, Speculative, Unified};
+use crate::calc::units::{parse_bytes, Bytes, UnitSystem};
+use crate::calc::version::VllmVersion;
+use crate::catalog;
+
+/// The format version this code writes as `v=`.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Longest value accepted for any parameter but `config` (characters after percent-decoding).
+const MAX_VALUE_LEN: usize = 4096;
+/// Longest pasted config.json accepted in `config` (bytes, after base64url decoding).
+const MAX_CONFIG_LEN: usize = 256 * 1024;
+/// A notice lists at most this many ignored parameters; a summary line stands for the rest.
+const MAX_NOTICES: usize = 20;
+
+/// One input that lives in the URL. A closed set: a new input is a new variant, its key, its
+/// flag and its validation rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Field {
+    /// A seed example as the base scenario (`s1`, `s2`, `s3`).
+    Example,
+    /// A catalog model id.
+    Model,
+    /// A custom model: the text of a pasted HF config.json (overrides `model`).
+    Config,
+    /// A catalog GPU id.
+    Gpu,
+    /// GPUs available (default: exactly `tp x pp x dp`).
+    Gpus,
+    Tp,
+    Pp,
+    Dp,
+    /// `VLLM_PP_LAYER_PARTITION`: layers per stage, comma-separated.
+    PpPartition,
+    /// `--enable-expert-parallel`.
+    Ep,
+    /// `--gpu-memory-utilization`.
+    Util,
+    /// `--kv-cache-memory-bytes`.
+    KvBytes,
+    MaxModelLen,
+    MaxNumSeqs,
+    MaxNumBatchedTokens,
+    KvDtype,
+    BlockSize,
+    /// `--enforce-eager`.
+    Eager,
+    NumGpuBlocksOverride,
+    /// `--speculative-config` method, or `none`.
+    Spec,
+    /// `num_speculative_tokens` of the speculative config.
+    SpecTokens,
+    /// Drafter weights per last-stage rank (measured).
+    Drafter,
+    /// `--disable-hybrid-kv-cache-manager`.
+    NoHybrid,
+    /// The vLLM release whose rules apply.
+    Vllm,
+    /// Measured weights per rank ("Model loading took"); one value, or one per stage.
+    Weights,
+    /// Measured activation peak of the profile run.
+    Activation,
+    /// Measured non-torch / other consumption after the snapshot.
+    NonTorch,
+    /// Measured CUDA-graph memory.
+    CudaGraph,
+    /// Measured load-time transient above the weights.
+    LoadPeak,
+    /// Measured free memory at the init snapshot.
+    Free,
+    /// Measured "Available KV cache memory"; one value, or one per stage.
+    AvailableKv,
+    /// Memory other processes hold on each GPU.
+    Tenants,
+    /// Unified memory: MemAvailable before the start.
+    MemAvailable,
+    /// Unified memory: what the start gate keeps free.
+    Headroom,
+    /// Unified memory: a rank's overhead besides weights and KV.
+    Overhead,
+    /// Average request length for the concurrency-at-average figure.
+    AvgLen,
+    /// The unit figures are shown in: `gib` or `gb`.
+    Unit,
+}
+
+/// The value rule of a field: what text it accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rule {
+    /// An integer in `[min, max]`; vLLM's human forms (`128k`, `10e9`) are accepted.
+    Count {
+        min: u64,
+        max: u64,
+    },
+    /// A byte count in any form `calc::units::parse_bytes` reads.
+    Bytes,
+    /// One byte count, or one per stage, comma-separated.
+    BytesList,
+    /// Layer counts per stage, comma-separated.
+    Partition,
+    /// `--gpu-memory-utilization`: a fraction in (0, 1].
+    Fraction,
+    /// `true`/`false` (also 1/0, yes/no, on/off).
+    Bool,
+    /// `--max-model-len`: a count or `auto` / `-1`.
+    MaxLen,
+    KvDtype,
+    Version,
+    Unit,
+    /// A speculative method name, or `none`.
+    Method,
+    /// A catalog model id.
+    ModelId,
+    /// A catalog GPU id.
+    GpuId,
+    /// A seed example id.
+    ExampleId,
+    /// A config.json text the catalog parser accepts.
+    Config,
+}
+
+impl Field {
+    /// Every field, in the order the query string lists them.
+    pub const ALL: [Field; 37] = [
+        Field::Example,
+        Field::Model,
+        Field::Config,
+        Field::Gpu,
+        Field::Gpus,
+        Field::Tp,
+        Field::Pp,
+        Field::Dp,
+        Field::PpPartition,
+        Field::Ep,
+        Field::Util,
+        Field::KvBytes,
+        Field::MaxModelLen,
+        Field::MaxNumSeqs,
+        Field::MaxNumBatchedTokens,
+        Field::KvDtype,
+        Field::BlockSize,
+        Field::Eager,
+        Field::NumGpuBlocksOverride,
+        Field::Spec,
+        Field::SpecTokens,
+        Field::Drafter,
+        Field::NoHybrid,
+        Field::Vllm,
+        Field::Weights,
+        Field::Activation,
+        Field::NonTorch,
+        Field::CudaGraph,
+        Field::LoadPeak,
+        Field::Free,
+        Field::AvailableKv,
+        Field::Tenants,
+        Field::MemAvailable,
+        Field::Headroom,
+        Field::Overhead,
+        Field::AvgLen,
+        Field::Unit,
+    ];
+
+    /// The query-string key.
+    pub fn key(self) -> &'static str {
+        match self {
+            Field::Example => "example",
+            Field::Model => "model",
+            Field::Config => "config",
+            Field::Gpu => "gpu",
+            Field::Gpus => "gpus",
+            Field::Tp => "tp",
+            Field::Pp => "pp",
+            Field::Dp => "dp",
+            Field::PpPartition => "pp-partition",
+            Field::Ep => "ep",
+            Field::Util => "util",
+            Field::KvBytes => "kv-bytes",
+            Field::MaxModelLen => "max-model-len",
+            Field::MaxNumSeqs => "max-num-seqs",
+            Field::MaxNumBatchedTokens => "max-num-batched-tokens",
+            Field::KvDtype => "kv-dtype",
+            Field::BlockSize => "block-size",
+            Field::Eager => "eager",
+            Field::NumGpuBlocksOverride => "num-gpu-blocks-override",
+            Field::Spec => "spec",
+            Field::SpecTokens => "spec-tokens",
+            Field::Drafter => "drafter",
+            Field::NoHybrid => "no-hybrid",
+            Field::Vllm => "vllm",
+            Field::Weights => "weights",
+            Field::Activation => "activation",
+            Field::NonTorch => "non-torch",
+            Field::CudaGraph => "cuda-graph",
+            Field::LoadPeak => "load-peak",
+            Field::Free => "free",
+            Field::AvailableKv => "available-kv",
+            Field::Tenants => "tenants",
+            Field::MemAvailable => "mem-available",
+            Field::Headroom => "headroom",
+            Field::Overhead => "overhead",
+            Field::AvgLen => "avg-len",
+            Field::Unit => "unit",
+        }
+    }
+
+    /// The flag name: vLLM's where it has one, else Headroom's CLI flag. It is also the input's
+    /// `data-testid` and what `CalcError::field()` returns for it.
+    pub fn flag(self) -> &'static str {
+        match self {
+            Field::Example => "example",
+            Field::Model => "model",
+            Field::Config => "config",
+            Field::Gpu => "gpu",
+            Field::Gpus => "gpus",
+            Field::Tp => "tensor-parallel-size",
+            Field::Pp => "pipeline-parallel-size",
+            Field::Dp => "data-parallel-size",
+            Field::PpPartition => "pp-layer-partition",
+            Field::Ep => "enable-expert-parallel",
+            Field::Util => "gpu-memory-utilization",
+            Field::KvBytes => "kv-cache-memory-bytes",
+            Field::MaxModelLen => "max-model-len",
+            Field::MaxNumSeqs => "max-num-seqs",
+            Field::MaxNumBatchedTokens => "max-num-batched-tokens",
+            Field::KvDtype => "kv-cache-dtype",
+            Field::BlockSize => "block-size",
+            Field::Eager => "enforce-eager",
+            Field::NumGpuBlocksOverride => "num-gpu-blocks-override",
+            Field::Spec => "speculative-config",
+            Field::SpecTokens => "num-speculative-tokens",
+            Field::Drafter => "drafter-weights",
+            Field::NoHybrid => "disable-hybrid-kv-cache-manager",
+            Field::Vllm => "vllm-version",
+            Field::Weights => "weights",
+            Field::Activation => "activation-peak",
+            Field::NonTorch => "non-torch",
+            Field::CudaGraph => "cuda-graph",
+            Field::LoadPeak => "load-peak",
+            Field::Free => "free-memory",
+            Field::AvailableKv => "available-kv",
+            Field::Tenants => "other-tenants",
+            Field::MemAvailable => "mem-available",
+            Field::Headroom => "headroom",
+            Field::Overhead => "overhead",
+            Field::AvgLen => "average-request-len",
+            Field::Unit => "unit",
+        }
+    }
+
+    /// The field a query key names.
+    pub fn from_key(key: &str) -> Option<Field> {
+        Field::ALL.iter().copied().find(|f| f.key() == key)
+    }
+
+    /// The field an error's flag names (`CalcError::field()`), with the spellings the core and
+    /// vLLM use for the same input.
+    pub fn from_flag(flag: &str) -> Option<Field> {
+        let flag = flag.trim_start_matches('-');
+        let alias = match flag {
+            "VLLM_PP_LAYER_PARTITION" | "pp-partition" | "pp_layer_partition" => {
+                Some(Field::PpPartition)
+            }
+            "tp" | "tensor_parallel_size" => Some(Field::Tp),
+            "pp" | "pipeline_parallel_size" => Some(Field::Pp),
+            "dp" | "data_parallel_size" => Some(Field::Dp),
+            "gpu_memory_utilization" => Some(Field::Util),
+            "kv_cache_memory_bytes" | "kv-cache-memory" => Some(Field::KvBytes),
+            "max_model_len" => Some(Field::MaxModelLen),
+            "max_num_seqs" => Some(Field::MaxNumSeqs),
+            "max_num_batched_tokens" => Some(Field::MaxNumBatchedTokens),
+            "kv_cache_dtype" => Some(Field::KvDtype),
+            "block_size" => Some(Field::BlockSize),
+            "num_gpu_blocks_override" => Some(Field::NumGpuBlocksOverride),
+            "num_speculative_tokens" => Some(Field::SpecTokens),
+            "drafter" => Some(Field::Drafter),
+            _ => None,
+        };
+        alias.or_else(|| {
+            Field::ALL
+                .iter()
+                .copied()
+                .find(|f| f.flag() == flag || f.key() == flag)
+        })
+    }
+
+    fn rule(self) -> Rule {
+        match self {
+            Field::Example => Rule::ExampleId,
+            Field::Model => Rule::ModelId,
+            Field::Config => Rule::Config,
+            Field::Gpu => Rule::GpuId,
+            Field::Gpus => Rule::Count {
+                min: 1,
+                max: 65_536,
+            },
+            Field::Tp | Field::Pp => Rule::Count { min: 1, max: 1_024 },
+            Field::Dp => Rule::Count { min: 1, max: 4_096 },
+            Field::PpPartition => Rule::Partition,
+            Field::Ep | Field::Eager | Field::NoHybrid => Rule::Bool,
+            Field::Util => Rule::Fraction,
+            Field::KvBytes
+            | Field::Drafter
+            | Field::Activation
+            | Field::NonTorch
+            | Field::CudaGraph
+            | Field::LoadPeak
+            | Field::Free
+            | Field::Tenants
+            | Field::MemAvailable
+            | Field::Headroom
+            | Field::Overhead => Rule::Bytes,
+            Field::Weights | Field::AvailableKv => Rule::BytesList,
+            Field::MaxModelLen => Rule::MaxLen,
+            Field::MaxNumSeqs => Rule::Count {
+                min: 1,
+                max: 1 << 20,
+            },
+            Field::MaxNumBatchedTokens | Field::AvgLen => Rule::Count {
+                min: 1,
+                max: 1 << 31,
+            },
+            Field::KvDtype => Rule::KvDtype,
+            Field::BlockSize => Rule::Count {
+                min: 1,
+                max: 1 << 20,
+            },
+            Field::NumGpuBlocksOverride => Rule::Count {
+                min: 1,
+                max: 1 << 40,
+            },
+            Field::Spec => Rule::Method,
+            Field::SpecTokens => Rule::Count { min: 1, max: 64 },
+            Field::Vllm => Rule::Version,
+            Field::Unit => Rule::Unit,
+        }
+    }
+
+    /// Checks a text for this field with the rule the form and the URL share; the error says
+    /// what is wrong, naming the flag.
+    pub fn validate(self, text: &str) -> Result<(), String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Ok(());
+        }
+        let limit = if self == Field::Config {
+            MAX_CONFIG_LEN
+        } else {
+            MAX_VALUE_LEN
+        };
+        if t.len() > limit {
+            return Err(format!(
+                "{}: the value is longer than {limit} characters",
+                self.flag()
+            ));
+        }
+        let flag = self.flag();
+        match self.rule() {
+            Rule::Count { min, max } => parse_count(t, min, max).map(drop),
+            Rule::Bytes => parse_bytes(t).map(drop).map_err(|e| format!("{flag}: {e}")),
+            Rule::BytesList => parse_bytes_list(t)
+                .map(drop)
+                .map_err(|e| format!("{flag}: {e}")),
+            Rule::Partition => parse_partition(t).map(drop),
+            Rule::Fraction => parse_fraction(t).map(drop),
+            Rule::Bool => parse_bool(t).map(drop),
+            Rule::MaxLen => parse_max_len(t).map(drop),
+            Rule::KvDtype => KvCacheDtype::parse(t).map(drop),
+            Rule::Version => VllmVersion::parse(t).map(drop),
+            Rule::Unit => parse_unit(t).map(drop),
+            Rule::Method => parse_method(t).map(drop),
+            Rule::ModelId => catalog::model(t)
+                .map(drop)
+                .ok_or_else(|| format!("model {t:?} is not in the catalog")),
+            Rule::GpuId => catalog::gpu(t)
+                .map(drop)
+                .ok_or_else(|| format!("gpu {t:?} is not in the catalog")),
+            Rule::ExampleId => catalog::examples::examples()
+                .iter()
+                .any(|e| e.id == t)
+                .then_some(())
+                .ok_or_else(|| format!("example {t:?} is not one of the seed examples")),
+            Rule::Config => catalog::parse_config_json(t)
+                .map(drop)
+                .map_err(|e| format!("config.json: {e}")),
+        }
+        .map_err(|e| {
+            // Name the flag once, whoever wrote the message.
+            if e.starts_with(flag) || e.contains(flag) {
+                e
+            } else {
+                format!("{flag}: {e}")
+            }
+        })
+    }
+}
+
+impl fmt::Display for Field {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.flag())
+    }
+}
+
+/// The inputs the user set, as the texts they typed. Only valid, non-empty texts are stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UrlState {
+    texts: BTreeMap<Field, String>,
+}
+
+impl UrlState {
+    /// The text of a field the user set.
+    pub fn get(&self, field: Field) -> Option<&str> {
+        self.texts.get(&field).map(String::as_str)
+    }
+
+    /// Sets a field after checking it; an empty text clears it. A rejected text leaves the
+    /// state unchanged.
+    pub fn set(&mut self, field: Field, text: &str) -> Result<(), String> {
+        let t = trim_text(field, text);
+        if t.is_empty() {
+            self.texts.remove(&field);
+            return Ok(());
+        }
+        field.validate(t)?;
+        self.texts.insert(field, t.to_string());
+        Ok(())
+    }
+
+    /// The fields set, in query order.
+    pub fn iter(&self) -> impl Iterator<Item = (Field, &str)> {
+        self.texts.iter().map(|(f, t)| (*f, t.as_str()))
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+
+    /// The unit figures are shown in (`unit=`), binary GiB when unset.
+    pub fn unit(&self) -> UnitSystem {
+        self.get(Field::Unit)
+            .and_then(|t| parse_unit(t).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// Config text keeps its inner whitespace; every other field is trimmed.
+fn trim_text(field: Field, text: &str) -> &str {
+    if field == Field::Config {
+        if text.trim().is_empty() {
+            ""
+        } else {
+            text
+        }
+    } else {
+        text.trim()
+    }
+}
+
+/// A parameter `decode` did not use, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ignored {
+    /// The key as given, shortened and with control characters removed (safe to show).
+    pub key: String,
+    pub reason: String,
+}
+
+/// What `decode` found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Decoded {
+    pub state: UrlState,
+    /// The format version given in `v`, if any.
+    pub version: Option<u32>,
+    /// Parameters left out, in the order met.
+    pub ignored: Vec<Ignored>,
+}
+
+/// Writes a state as a query string (without the leading `?`): `v` first, then the fields in
+/// [`Field::ALL`] order. `config` is base64url-encoded; other values are percent-encoded where
+/// needed and otherwise stay readable.
+pub fn encode(state: &UrlState) -> String {
+    let mut out = format!("v={FORMAT_VERSION}");
+    for (field, text) in state.iter() {
+        out.push('&');
+        out.push_str(field.key());
+        out.push('=');
+        if field == Field::Config {
+            out.push_str(&base64url_encode(text.as_bytes()));
+        } else {
+            percent_encode_into(text, &mut out);
+        }
+    }
+    out
+}
+
+/// Reads a query string (with or without the leading `?`, or a whole URL). Never fails: every
+/// parameter it cannot use is listed in `ignored` with the reason.
+pub fn decode(query: &str) -> Decoded {
+    let mut d = Decoded::default();
+    let mut q = query.trim();
+    if let Some(i) = q.find('?') {
+        q = &q[i + 1..];
+    }
+    if let Some(i) = q.find('#') {
+        q = &q[..i];
+    }
+    let mut seen: Vec<Field> = Vec::new();
+    let mut seen_v = false;
+    let mut dropped = 0usize;
+    let mut ignore = |d: &mut Decoded, key: &str, reason: String| {
+        if d.ignored.len() < MAX_NOTICES {
+            d.ignored.push(Ignored {
+                key: safe_key(key),
+                reason,
+            });
+        } else {
+            dropped += 1;
+        }
+    };
+    for part in q.split('&') {
+        if part.is_empty() {
+            continue;
+        }
+        let (raw_key, raw_value) = part.split_once('=').unwrap_or((part, ""));
+        let key = match percent_decode(raw_key) {
+            Ok(k) => k,
+            Err(why) => {
+                ignore(&mut d, raw_key, format!("the key is malformed: {why}"));
+                continue;
+            }
+        };
+        if key == "v" {
+            if seen_v {
+                ignore(&mut d, &key, "repeated; the first value is used".into());
+                continue;
+            }
+            seen_v = true;
+            match raw_value.parse::<u32>() {
+                Ok(v) if v == FORMAT_VERSION => d.version = Some(v),
+                Ok(v) => {
+                    d.version = Some(v);
+                    ignore(
+                        &mut d,
+                        "v",
+                        format!(
+                            "format version {v} is not this page's version {FORMAT_VERSION}; \
+                             the parameters were read as version {FORMAT_VERSION}"
+                        ),
+                    );
+                }
+                Err(_) => ignore(
+                    &mut d,
+                    "v",
+                    format!(
+                        "the format version must be a number (this page writes {FORMAT_VERSION})"
+                    ),
+                ),
+            }
+            continue;
+        }
+        let Some(field) = Field::from_key(&key) else {
+            ignore(&mut d, &key, "unknown parameter".into());
+            continue;
+        };
+        if seen.contains(&field) {
+            ignore(&mut d, &key, "repeated; the first value is used".into());
+            continue;
+        }
+        seen.push(field);
+        let value = if field == Field::Config {
+            decode_config(raw_value)
+        } else {
+            percent_decode(raw_value).map_err(|why| format!("the value is malformed: {why}"))
+        };
+        let value = match value {
+            Ok(v) => v,
+            Err(why) => {
+                ignore(&mut d, &key, why);
+                continue;
+            }
+        };
+        if trim_text(field, &value).is_empty() {
+            ignore(&mut d, &key, "empty value; the default is used".into());
+            continue;
+        }
+        if let Err(why) = d.state.set(field, &value) {
+            ignore(&mut d, &key, why);
+        }
+    }
+    if dropped > 0 {
+        d.ignored.push(Ignored {
+            key: "…".into(),
+            reason: format!("and {dropped} more parameters"),
+        });
+    }
+    d
+}
+
+/// A key made safe to show: control characters dropped, at most 40 characters.
+fn safe_key(key: &str) -> String {
+    let cleaned: String = key.chars().filter(|c| !c.is_control()).collect();
+    if cleaned.chars().count() > 40 {
+        let mut s: String = cleaned.chars().take(39).collect();
+        s.push('…');
+        s
+    } else if cleaned.is_empty() {
+        "(empty key)".into()
+    } else {
+        cleaned
+    }
+}
+
+/// `config=`: base64url (the form `encode` writes), or a percent-encoded JSON text.
+fn decode_config(raw: &str) -> Result<String, String> {
+    if raw.len() > MAX_CONFIG_LEN * 2 {
+        return Err(format!("the config is longer than {MAX_CONFIG_LEN} bytes"));
+    }
+    if let Some(bytes) = base64url_decode(raw) {
+        return String::from_utf8(bytes).map_err(|_| "the config is not UTF-8 text".to_string());
+    }
+    let text = percent_decode(raw).map_err(|why| format!("the value is malformed: {why}"))?;
+    if text.trim_start().starts_with('{') {
+        Ok(text)
+    } else {
+        Err("the config is neither base64url nor a JSON object".into())
+    }
+}
+
+/// Characters left as they are in a value: RFC 3986 unreserved plus a few that read well and
+/// mean nothing special inside a query value.
+fn is_plain(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b',' | b':')
+}
+
+fn percent_encode_into(text: &str, out: &mut String) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    for &b in text.as_bytes() {
+        if is_plain(b) {
+            out.push(b as char);
+        } else {
+            out.push('%');
+            out.push(HEX[usize::from(b >> 4)] as char);
+            out.push(HEX[usize::from(b & 15)] as char);
+        }
+    }
+}
+
+/// Percent-decoding as `application/x-www-form-urlencoded` does it (`+` is a space), but strict:
+/// a `%` not followed by two hex digits, or bytes that are not UTF-8, are errors.
+fn percent_decode(s: &str) -> Result<String, String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = |b: u8| (b as char).to_digit(16);
+                let (Some(h), Some(l)) = (
+                    bytes.get(i + 1).copied().and_then(hex),
+                    bytes.get(i + 2).copied().and_then(hex),
+                ) else {
+                    return Err("a % is not followed by two hex digits".into());
+                };
+                out.push((h * 16 + l) as u8);
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).map_err(|_| "it is not UTF-8 text".to_string())
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Base64url without padding (RFC 4648 §5).
+pub fn base64url_encode(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
+        let chars = chunk.len() + 1;
+        for i in 0..chars {
+            out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+    }
+    out
+}
+
+/// Reads base64url, padded or not; `None` for any other character or a bad length.
+pub fn base64url_decode(s: &str) -> Option<Vec<u8>> {
+    let s = s.trim_end_matches('=');
+    if s.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    for chunk in s.as_bytes().chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            let v = B64.iter().position(|&b| b == c)? as u32;
+            n |= v << (18 - 6 * i);
+        }
+        for i in 0..chunk.len() - 1 {
+            out.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// An integer count: digits (with `_` or `,` separators), or vLLM's `human_readable_int` forms
+/// (`128k` = 128,000, `128K` = 131,072, `10e9`), in `[min, max]`.
+pub fn parse_count(text: &str, min: u64, max: u64) -> Result<u64, String> {
+    let t = text.trim();
+    if t.contains(['B', 'b', 'i']) {
+        return Err(format!("{t:?} is not a count (no byte units here)"));
+    }
+    let n = parse_bytes(t).map_err(|e| e.0.replace("byte count", "count"))?;
+    if n < min || n > max {
+        return Err(format!("{n} is outside {min}..={max}"));
+    }
+    Ok(n)
+}
+
+/// One byte count, or one per stage; `-` for a stage that keeps its estimate.
+///
+/// Commas also separate thousands (`1,073,741,824`), so a comma splits the list only when every
+/// piece carries a unit or exponent (`51.64GiB,53.76GiB`) or is `-`; `;` and `/` always split.
+pub fn parse_bytes_list(text: &str) -> Result<Vec<Option<u64>>, String> {
+    let is_piece = |p: &str| p.trim() == "-" || p.trim().chars().any(|c| c.is_ascii_alphabetic());
+    let pieces: Vec<&str> = if text.contains([';', '/']) {
+        text.split([';', '/']).collect()
+    } else if text.contains(',') && text.split(',').all(is_piece) {
+        text.split(',').collect()
+    } else {
+        vec![text]
+    };
+    if pieces.len() > 1_024 {
+        return Err("more than 1,024 values".into());
+    }
+    let values: Vec<Option<u64>> = pieces
+        .iter()
+        .map(|p| match p.trim() {
+            "-" => Ok(None),
+            t => parse_bytes(t).map(Some).map_err(|e| e.0),
+        })
+        .collect::<Result<_, _>>()?;
+    if values.iter().all(Option::is_none) {
+        return Err("no value given (- keeps a stage's estimate)".into());
+    }
+    Ok(values)
+}
+
+/// `VLLM_PP_LAYER_PARTITION`: comma-separated layer counts.
+pub fn parse_partition(text: &str) -> Result<Vec<u32>, String> {
+    let parts: Vec<&str> = text.split(',').collect();
+    if parts.len() > 1_024 {
+        return Err("more than 1,024 stages".into());
+    }
+    parts
+        .iter()
+        .map(|p| {
+            p.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=100_000).contains(n))
+                .ok_or_else(|| {
+                    format!(
+                        "{:?} is not a layer count (1..=100000); write e.g. 14,15,14",
+                        p.trim()
+                    )
+                })
+        })
+        .collect()
+}
+
+/// `--gpu-memory-utilization`: a fraction in (0, 1].
+pub fn parse_fraction(text: &str) -> Result<f64, String> {
+    let x: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{:?} is not a number like 0.92", text.trim()))?;
+    if !(x > 0.0 && x <= 1.0) {
+        return Err(format!("{} must be in (0, 1]", text.trim()));
+    }
+    Ok(x)
+}
+
+pub fn parse_bool(text: &str) -> Result<bool, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        other => Err(format!("{other:?} is not true or false")),
+    }
+}
+
+/// `--max-model-len`: a count, or `auto` / `-1` (vLLM fits the longest length the pool holds).
+pub fn parse_max_len(text: &str) -> Result<MaxLen, String> {
+    match text.trim() {
+        "auto" | "-1" => Ok(MaxLen::Auto),
+        t => parse_count(t, 1, 1 << 31).map(MaxLen::Value),
+    }
+}
+
+pub fn parse_unit(text: &str) -> Result<UnitSystem, String> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "gib" => Ok(UnitSystem::Binary),
+        "gb" => Ok(UnitSystem::Decimal),
+        other => Err(format!("unit {other:?} is not gib or gb")),
+    }
+}
+
+/// The `unit=` text for a unit system.
+pub fn unit_text(unit: UnitSystem) -> &'static str {
+    match unit {
+        UnitSystem::Binary => "gib",
+        UnitSystem::Decimal => "gb",
+    }
+}
+
+/// The speculative methods vLLM knows whose memory Headroom plans, and `none`.
+pub const SPEC_METHODS: [&str; 7] = [
+    "none",
+    "mtp",
+    "deepseek_mtp",
+    "eagle",
+    "eagle3",
+    "draft_model",
+    "ngram",
+];
+
+/// A speculative method: `None` for `none`.
+pub fn parse_method(text: &str) -> Result<Option<String>, String> {
+    let t = text.trim();
+    match SPEC_METHODS.iter().find(|m| **m == t) {
+        Some(&"none") => Ok(None),
+        Some(m) => Ok(Some((*m).to_string())),
+        None => Err(format!("{t:?} is not one of {}", SPEC_METHODS.join(", "))),
+    }
+}
+
+/// Why a state could not become a scenario: the field to flag and the message to show there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InputError {
+    pub field: Field,
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The catalog model a page without state starts from.
+pub const DEFAULT_MODEL: &str = "llama-3.1-8b-instruct";
+/// The catalog GPU a page without state starts from.
+pub const DEFAULT_GPU: &str = "h100-sxm-80gb";
+
+/// The base scenario of a state: the example's, else the chosen (or default) model on the
+/// chosen (or default) GPU with vLLM's defaults.
+fn base(state: &UrlState) -> Result<Scenario, InputError> {
+    if let Some(id) = state.get(Field::Example) {
+        if let Some(e) = catalog::examples::examples()
+            .into_iter()
+            .find(|e| e.id == id)
+        {
+            return Ok(e.scenario);
+        }
+        return Err(InputError {
+            field: Field::Example,
+            message: format!("example {id:?} is not one of the seed examples"),
+        });
+    }
+    let model = catalog::model(DEFAULT_MODEL)
+        .or_else(|| catalog::models().first())
+        .map(|r| r.model.clone());
+    let gpu = catalog::gpu(DEFAULT_GPU)
+        .or_else(|| catalog::gpus().first())
+        .map(|r| r.gpu.clone());
+    match (model, gpu) {
+        (Some(m), Some(g)) => Ok(Scenario::new(m, g)),
+        _ => Err(InputError {
+            field: Field::Model,
+            message: "the catalog is empty".into(),
+        }),
+    }
+}
+
+/// The scenario a state describes: the base scenario with every field the user set applied.
+/// Texts in a `UrlState` are already valid, so the errors here are the ones only the
+/// combination shows (an unknown id from a hand-built state, a bad config).
+pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
+    let mut s = base(state)?;
+    let fail = |field: Field, message: String| InputError { field, message };
+    let measured = |field: Field, text: &str| -> Result<Measured, InputError> {
+        let bytes = parse_bytes(text).map_err(|e| fail(field, format!("{}: {e}", field.flag())))?;
+        Ok(Measured::new(
+            bytes,
+            format!("given: --{} {text}", field.flag()),
+        ))
+    };
+    for (field, text) in state.iter() {
+        let err = |m: String| fail(field, m);
+        match field {
+            Field::Example | Field::Unit => {}
+            Field::Model => {
+                let row = catalog::model(text)
+                    .ok_or_else(|| err(format!("model {text:?} is not in the catalog")))?;
+                s.model = row.model.clone();
+            }
+            Field::Config => {
+                s.model = catalog::parse_config_json(text)
+                    .map_err(|e| err(format!("config.json: {e}")))?;
+            }
+            Field::Gpu => {
+                let row = catalog::gpu(text)
+                    .ok_or_else(|| err(format!("gpu {text:?} is not in the catalog")))?;
+                s.gpu = row.gpu.clone();
+            }
+            Field::Gpus => s.gpus = count(field, text)? as u32,
+            Field::Tp => s.parallel.tp = count(field, text)? as u32,
+            Field::Pp => s.parallel.pp = count(field, text)? as u32,
+            Field::Dp => s.parallel.dp = count(field, text)? as u32,
+            Field::PpPartition => {
+                s.parallel.pp_layer_partition = Some(parse_partition(text).map_err(err)?)
+            }
+            Field::Ep => s.parallel.expert_parallel = parse_bool(text).map_err(err)?,
+            Field::Util => {
+                s.engine.gpu_memory_utilization = Some(parse_fraction(text).map_err(err)?)
+            }
+            Field::KvBytes => {
+                s.engine.kv_cache_memory_bytes = Some(parse_bytes(text).map_err(|e| err(e.0))?)
+            }
+            Field::MaxModelLen => s.engine.max_model_len = parse_max_len(text).map_err(err)?,
+            Field::MaxNumSeqs => s.engine.max_num_seqs = Some(count(field, text)?),
+            Field::MaxNumBatchedTokens => {
+                s.engine.max_num_batched_tokens = Some(count(field, text)?)
+            }
+            Field::KvDtype => s.engine.kv_cache_dtype = KvCacheDtype::parse(text).map_err(err)?,
+            Field::BlockSize => s.engine.block_size = Some(count(field, text)?),
+            Field::Eager => s.engine.enforce_eager = parse_bool(text).map_err(err)?,
+            Field::NumGpuBlocksOverride => {
+                s.engine.num_gpu_blocks_override = Some(count(field, text)?)
+            }
+            Field::Spec => match parse_method(text).map_err(err)? {
+                None => s.engine.speculative = None,
+                Some(method) => {
+                    let old = s.engine.speculative.take();
+                    s.engine.speculative = Some(Speculative {
+                        method,
+                        num_speculative_tokens: old
+                            .as_ref()
+                            .map_or(1, |o| o.num_speculative_tokens),
+                        drafter_weights: old.and_then(|o| o.drafter_weights),
+                    });
+                }
+            },
+            // Applied after the loop, once the method is known.
+            Field::SpecTokens | Field::Drafter => {}
+            Field::NoHybrid => {
+                s.engine.disable_hybrid_kv_cache_manager = parse_bool(text).map_err(err)?
+            }
+            Field::Vllm => s.version = VllmVersion::parse(text).map_err(err)?,
+            Field::Weights => {
+                let list = measured_list(field, text)?;
+                if list.len() == 1 {
+                    s.runtime.weights = list.into_iter().next().flatten();
+                    s.runtime.weights_per_stage = None;
+                } else {
+                    s.runtime.weights_per_stage = Some(list);
+                }
+            }
+            Field::Activation => s.runtime.activation_peak = Some(measured(field, text)?),
+            Field::NonTorch => s.runtime.non_torch = Some(measured(field, text)?),
+            Field::CudaGraph => s.runtime.cuda_graph = Some(measured(field, text)?),
+            Field::LoadPeak => s.runtime.load_peak = Some(measured(field, text)?),
+            Field::Free => s.runtime.free_memory = Some(measured(field, text)?),
+            Field::AvailableKv => {
+                let list = measured_list(field, text)?;
+                if list.len() == 1 {
+                    s.runtime.available_kv = list.into_iter().next().flatten();
+                    s.runtime.available_kv_per_stage = None;
+                } else {
+                    s.runtime.available_kv_per_stage = Some(list);
+                }
+            }
+            Field::Tenants => {
+                s.runtime.other_tenants = Bytes(parse_bytes(text).map_err(|e| err(e.0))?)
+            }
+            Field::MemAvailable => {
+                s.unified.get_or_insert_with(Unified::default).mem_available =
+                    measured(field, text)?
+            }
+            Field::Headroom => {
+                s.unified.get_or_insert_with(Unified::default).headroom =
+                    Bytes(parse_bytes(text).map_err(|e| err(e.0))?)
+            }
+            Field::Overhead => {
+                s.unified.get_or_insert_with(Unified::default).overhead =
+                    Some(measured(field, text)?)
+            }
+            Field::AvgLen => s.average_request_len = Some(count(field, text)?),
+        }
+    }
+    if let Some(text) = state.get(Field::SpecTokens) {
+        let n = count(Field::SpecTokens, text)? as u32;
+        if let Some(spec) = s.engine.speculative.as_mut() {
+            spec.num_speculative_tokens = n;
+        }
+    }
+    if let Some(text) = state.get(Field::Drafter) {
+        let m = measured(Field::Drafter, text)?;
+        if let Some(spec) = s.engine.speculative.as_mut() {
+            spec.drafter_weights = Some(m);
+        }
+    }
+    // Without `gpus`, the deployment has exactly the GPUs its layout uses.
+    if state.get(Field::Gpus).is_none() && state.get(Field::Example).is_none() {
+        s.gpus = s
+            .parallel
+            .tp
+            .saturating_mul(s.parallel.pp)
+            .saturating_mul(s.parallel.dp);
+    }
+    Ok(s)
+}
+
+fn count(field: Field, text: &str) -> Result<u64, InputError> {
+    let Rule::Count { min, max } = field.rule() else {
+        unreachable!("count() is only called for count fields")
+    };
+    parse_count(text, min, max).map_err(|e| InputError {
+        field,
+        message: format!("{}: {e}", field.flag()),
+    })
+}
+
+fn measured_list(field: Field, text: &str) -> Result<Vec<Option<Measured>>, InputError> {
+    let values = parse_bytes_list(text).map_err(|e| InputError {
+        field,
+        message: format!("{}: {e}", field.flag()),
+    })?;
+    Ok(values
+        .into_iter()
+        .map(|b| b.map(|b| Measured::new(b, format!("given: --{} {text}", field.flag()))))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tiny deterministic generator (xorshift64*), so the round-trip test needs no crate.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+            xs[self.below(xs.len() as u64) as usize]
+        }
+    }
+
+    /// A valid text for a field that needs no catalog.
+    fn sample(field: Field, r: &mut Rng) -> Option<String> {
+        let bytes = [
+            "79.29GiB",
+            "10e9",
+            "46.1GB",
+            "17500000000",
+            "8G",
+            "512MiB",
+            "1_073_741_824",
+        ];
+        Some(match field.rule() {
+            Rule::Count { min, max } => {
+                let n = min + r.below((max - min).min(1 << 20) + 1);
+                match r.below(3) {
+                    0 => n.to_string(),
+                    1 if n >= 1000 && n % 1000 == 0 => format!("{}k", n / 1000),
+                    _ => n.to_string(),
+                }
+            }
+            Rule::Bytes => r.pick(&bytes).to_string(),
+            Rule::BytesList => {
+                if r.below(2) == 0 {
+                    r.pick(&bytes).to_string()
+                } else {
+                    "51.64GiB,53.76GiB,52.86GiB".to_string()
+                }
+            }
+            Rule::Partition => r.pick(&["14,15,14", "15,16,12", "80", "31,30"]).to_string(),
+            Rule::Fraction => r.pick(&["0.92", "0.9", "0.85", "1", "0.5"]).to_string(),
+            Rule::Bool => r.pick(&["true", "false", "1", "0"]).to_string(),
+            Rule::MaxLen => r.pick(&["auto", "131072", "-1", "8k", "4096"]).to_string(),
+            Rule::KvDtype => r.pick(&["auto", "fp8", "bfloat16", "fp8_e5m2"]).to_string(),
+            Rule::Version => r.pick(&["0.33", "0.19.1", "0.14", "v0.20.0"]).to_string(),
+            Rule::Unit => r.pick(&["gib", "gb"]).to_string(),
+            Rule::Method => r.pick(&SPEC_METHODS).to_string(),
+            Rule::ModelId | Rule::GpuId | Rule::ExampleId | Rule::Config => return None,
+        })
+    }
+
+    #[test]
+    fn decode_of_encode_is_identity_over_many_states() {
+        let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+        for _ in 0..2_000 {
+            let mut s = UrlState::default();
+            for f in Field::ALL {
+                if r.below(3) == 0 {
+                    if let Some(t) = sample(f, &mut r) {
+                        s.set(f, &t).unwrap_or_else(|e| panic!("{f:?} {t:?}: {e}"));
+                    }
+                }
+            }
+            let q = encode(&s);
+            let d = decode(&q);
+            assert_eq!(d.ignored, vec![], "query {q}");
+            assert_eq!(d.state, s, "query {q}");
+            assert_eq!(d.version, Some(FORMAT_VERSION));
+            assert_eq!(encode(&d.state), q);
+        }
+    }
+
+    #[test]
+    fn keys_are_readable_and_unique() {
+        let q = {
+            let mut s = UrlState::default();
+            s.set(Field::Tp, "4").unwrap();
+            s.set(Field::Util, "0.92").unwrap();
+            s.set(Field::Weights, "79.29GiB").unwrap();
+            s.set(Field::MaxModelLen, "auto").unwrap();
+            s.set(Field::PpPartition, "15,16,12").unwrap();
+            encode(&s)
+        };
+        assert_eq!(
+            q,
+            "v=1&tp=4&pp-partition=15,16,12&util=0.92&max-model-len=auto&weights=79.29GiB"
+        );
+        for (i, a) in Field::ALL.iter().enumerate() {
+            for b in &Field::ALL[i + 1..] {
+                assert_ne!(a.key(), b.key());
+                assert_ne!(a.flag(), b.flag());
+            }
+            assert_eq!(Field::from_key(a.key()), Some(*a));
+            assert_eq!(Field::from_flag(a.flag()), Some(*a));
+        }
+        // ALL is sorted the way BTreeMap orders fields, so `encode` lists them in ALL order.
+        let mut sorted = Field::ALL;
+        sorted.sort();
+        assert_eq!(sorted, Field::ALL);
+    }
+
+    #[test]
+    fn hostile_inputs_are_ignored_with_reasons() {
+        let cases = [
+            "tp=99999999999999999999999",
+            "tp=0",
+            "tp=-3",
+            "util=1.5",
+            "util=NaN",
+            "util=inf",
+            "kv-bytes=1e400",
+            "kv-bytes=184467440737095516160",
+            "weights=%ZZ",
+            "weights=%E2%82",
+            "max-model-len=%3Cscript%3Ealert(1)%3C/script%3E",
+            "model=%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+            "%3Cscript%3E=1",
+            "unit=parsecs",
+            "kv-dtype=int3",
+            "vllm=0.9",
+            "vllm=99.0",
+            "spec=rm%20-rf",
+            "config=!!!notbase64",
+            "config=e30",
+            "pp-partition=1,,2",
+            "block-size=ünïcødé",
+            "gpus=1e12",
+        ];
+        for q in cases {
+            let d = decode(q);
+            assert!(d.state.is_empty(), "{q}: {:?}", d.state);
+            assert_eq!(d.ignored.len(), 1, "{q}: {:?}", d.ignored);
+            assert!(!d.ignored[0].reason.is_empty());
+        }
+        let d = decode("?tp=2&tp=4&&=&x&v=7&v=1#frag");
+        assert_eq!(d.state.get(Field::Tp), Some("2"));
+        let keys: Vec<&str> = d.ignored.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(keys, ["tp", "(empty key)", "x", "v", "v"]);
+        assert_eq!(d.version, Some(7));
+    }
+
+    #[test]
+    fn garbage_never_panics_and_notices_stay_bounded() {
+        let mut r = Rng(42);
+        let alphabet: Vec<char> = "=&%?#+ ,.-_~:;/aZ09éあ\u{0}\u{7f}<>\"'".chars().collect();
+        for _ in 0..5_000 {
+            let len = r.below(80) as usize;
+            let q: String = (0..len)
+                .map(|_| alphabet[r.below(alphabet.len() as u64) as usize])
+                .collect();
+            let d = decode(&q);
+            assert!(d.ignored.len() <= MAX_NOTICES + 1);
+            for i in &d.ignored {
+                assert!(i.key.chars().count() <= 40);
+                assert!(!i.key.chars().any(char::is_control));
+            }
+            // Whatever survived is valid and survives again.
+            assert_eq!(decode(&encode(&d.state)).state, d.state);
+        }
+        let many: String = (0..500).map(|i| format!("k{i}=1&")).collect();
+        let d = decode(&many);
+        assert_eq!(d.ignored.len(), MAX_NOTICES + 1);
+        assert!(d.ignored.last().unwrap().reason.contains("480 more"));
+        let huge = format!("tp={}", "9".repeat(100_000));
+        assert_eq!(decode(&huge).ignored.len(), 1);
+    }
+
+    #[test]
+    fn base64url_round_trips() {
+        for len in 0..70 {
+            let data: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+            let e = base64url_encode(&data);
+            assert!(!e.contains(['+', '/', '=']));
+            assert_eq!(base64url_decode(&e).unwrap(), data);
+        }
+        assert_eq!(base64url_encode(b"{}"), "e30");
+        assert_eq!(base64url_decode("e30=").unwrap(), b"{}");
+        assert!(base64url_decode("e").is_none());
+        assert!(base64url_decode("e3$0").is_none());
+    }
+
+    #[test]
+    fn parsers_accept_vllm_forms() {
+        assert_eq!(parse_count("128k", 1, 1 << 31), Ok(128_000));
+        assert_eq!(parse_count("128K", 1, 1 << 31), Ok(131_072));
+        assert_eq!(parse_count("131,072", 1, 1 << 31), Ok(131_072));
+        assert!(parse_count("8GiB", 1, 1 << 40).is_err());
+        assert_eq!(parse_max_len("-1"), Ok(MaxLen::Auto));
+        assert_eq!(
+            parse_bytes_list("51.64GiB,53.76GiB, 52.86GiB")
+                .unwrap()
+                .len(),
+            3
+        );
+        assert_eq!(
+            parse_bytes_list("1,073,741,824").unwrap(),
+            vec![Some(1 << 30)]
+        );
+        assert_eq!(
+            parse_bytes_list("10e9; 8e9").unwrap(),
+            vec![Some(10_000_000_000), Some(8_000_000_000)]
+        );
+        assert_eq!(
+            parse_bytes_list("-,53.76GiB,-").unwrap(),
+            vec![None, Some((53.76 * (1u64 << 30) as f64) as u64), None]
+        );
+        assert!(parse_bytes_list("-").is_err());
+        assert_eq!(parse_partition("14, 15,14").unwrap(), vec![14, 15, 14]);
+        assert!(parse_fraction("0").is_err());
+        assert_eq!(parse_method("none"), Ok(None));
+        assert_eq!(Field::Tp.validate("3"), Ok(()));
+        assert!(Field::Tp
+            .validate("0")
+            .unwrap_err()
+            .starts_with("tensor-parallel-size"));
+    }
+
+    #[test]
+    fn states_become_scenarios() {
+        let mut st = UrlState::default();
+        st.set(Field::Tp, "2").unwrap();
+        st.set(Field::Util, "0.85").unwrap();
+        st.set(Field::Weights, "51.64GiB,53.76GiB,52.86GiB")
+            .unwrap();
+        st.set(Field::KvBytes, "10e9").unwrap();
+        st.set(Field::MaxModelLen, "8k").unwrap();
+        st.set(Field::Spec, "mtp").unwrap();
+        st.set(Field::SpecTokens, "2").unwrap();
+        st.set(Field::Drafter, "5.06GiB").unwrap();
+        st.set(Field::MemAvailable, "114.5GiB").unwrap();
+        let s = scenario(&st).expect("catalog default model and gpu");
+        assert_eq!(s.parallel.tp, 2);
+        assert_eq!(s.gpus, 2);
+        assert_eq!(s.engine.gpu_memory_utilization, Some(0.85));
+        assert_eq!(s.engine.kv_cache_memory_bytes, Some(10_000_000_000));
+        assert_eq!(s.engine.max_model_len, MaxLen::Value(8_000));
+        assert_eq!(s.runtime.weights_per_stage.as_ref().map(Vec::len), Some(3));
+        let spec = s.engine.speculative.as_ref().unwrap();
+        assert_eq!(
+            (spec.method.as_str(), spec.num_speculative_tokens),
+            ("mtp", 2)
+        );
+        assert!(spec.drafter_weights.is_some());
+        assert!(s.unified.is_some());
+    }
+
+    #[test]
+    fn every_example_is_a_url() {
+        for e in catalog::examples::examples() {
+            let mut st = UrlState::default();
+            st.set(Field::Example, e.id).unwrap();
+            assert_eq!(encode(&st), format!("v=1&example={}", e.id));
+            assert_eq!(scenario(&decode(&encode(&st)).state).unwrap(), e.scenario);
+        }
+    }
+
+    #[test]
+    fn custom_config_travels_in_the_url() {
+        let config = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"intermediate_size":14336,"num_attention_heads":32,"num_hidden_layers":32,"num_key_value_heads":8,"vocab_size":128256,"max_position_embeddings":131072,"torch_dtype":"bfloat16","tie_word_embeddings":false,"model_type":"llama"}"#;
+        let mut st = UrlState::default();
+        st.set(Field::Config, config).unwrap();
+        st.set(Field::Model, &catalog::models()[0].id).unwrap();
+        let q = encode(&st);
+        assert!(q.contains("config=eyJ"));
+        let d = decode(&q);
+        assert_eq!(d.state, st);
+        assert_eq!(d.ignored, vec![]);
+        // The config names the model; the catalog id beside it is only remembered.
+        assert_eq!(scenario(&d.state).unwrap().model.n_layers, 32);
+    }
+}
