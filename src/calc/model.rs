@@ -3,7 +3,6 @@
 //!
 //! `catalog` builds this from a Hugging Face `config.json`; nothing here parses text.
 
-use super::units::GIB;
 
 /// The model's compute dtype (`torch_dtype`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -274,11 +273,6 @@ impl Model {
     /// Padded vocab: vLLM pads embedding rows to a multiple of 64 (`DEFAULT_VOCAB_PADDING_SIZE`).
     pub fn padded_vocab(&self) -> u64 {
         self.vocab_size.div_ceil(64) * 64
-    }
-
-    /// The layers that can be pinned to the last stage by a drafter reading their outputs.
-    pub fn approx_layer_gib(&self, bytes_per_layer: u64) -> f64 {
-        bytes_per_layer as f64 / GIB as f64
     }
 }
 

@@ -5,7 +5,7 @@
 use super::model::Model;
 use super::plan::Provenance;
 use super::scenario::{KvCacheDtype, Measured, Scenario};
-use super::units::{human, UnitSystem, GIB, MIB};
+use super::units::{GIB, MIB};
 use super::version::VllmVersion;
 
 /// `max_num_batched_tokens` and `max_num_seqs` defaults for `vllm serve`
@@ -203,9 +203,4 @@ pub fn cuda_graph_estimate(n_sizes: usize) -> (u64, String) {
         graphs * 6 * MIB,
         format!("{n_sizes} capture sizes x 2 modes x ~6 MiB per graph"),
     )
-}
-
-/// Formats bytes for a sentence.
-pub fn say(bytes: i128, unit: UnitSystem) -> String {
-    human(bytes, unit)
 }
