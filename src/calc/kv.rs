@@ -433,6 +433,19 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     };
     let null_block = settings.version.at_least(0, 29);
     let mut available: Vec<i128> = workers.iter().map(|w| w.available).collect();
+    // Each rank's own block count from its measured memory, before any override (what vLLM's
+    // "Overriding num_gpu_blocks=N" line prints).
+    let own_raw: Vec<u64> = available
+        .iter()
+        .zip(&worker_bpb)
+        .map(|(a, bpb)| {
+            if *bpb == 0 {
+                0
+            } else {
+                (*a / i128::from(*bpb)).max(0) as u64
+            }
+        })
+        .collect();
     if let Some(n) = settings.num_gpu_blocks_override {
         for (a, bpb) in available.iter_mut().zip(&worker_bpb) {
             *a = i128::from(n) * i128::from(*bpb);
@@ -547,11 +560,13 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             available: available[w],
             check_memory: check_memory[w],
             needed: needed_for(w, max_model_len),
-            num_blocks_own: if own[w] == u64::MAX { 0 } else { own[w] },
+            num_blocks_own: own_raw[w],
+            // vLLM's estimate searches up to the configured length (the model's own limit under
+            // auto-fit, not the fitted result).
             max_len_estimate: if worker_bpb[w] == 0 {
                 0
             } else {
-                estimate(w, max_model_len)
+                estimate(w, auto_upper.unwrap_or(max_model_len))
             },
             page_size: wk
                 .layers
@@ -603,4 +618,33 @@ fn capacity(
         num_blocks / groups.len().max(1) as u64 * min_bs
     };
     (concurrency, tokens)
+}
+
+/// `Platform._align_hybrid_block_size`: for attention + Mamba/linear-attention hybrids, the
+/// attention block grows until one attention page holds a state page, in multiples of the
+/// kernel alignment (`max(16, block_size)`, at least 128 for MLA hybrids), then rounded to the
+/// backends' smallest common kernel block (16). A smaller requested block is raised; a larger
+/// one stays. Returns the block size vLLM settles on.
+///
+/// ```
+/// use headroom::calc::kv::align_hybrid_block_size;
+/// // Qwen3-Next at TP 1: 2 KV heads x (256 + 256) x 2 B per token, a 1,097,728-byte state.
+/// assert_eq!(align_hybrid_block_size(16, 2048, 1_097_728, false), 544);
+/// ```
+pub fn align_hybrid_block_size(
+    requested: u64,
+    attn_page_per_token: u64,
+    mamba_page: u64,
+    mla: bool,
+) -> u64 {
+    if mamba_page == 0 || attn_page_per_token == 0 {
+        return requested;
+    }
+    let mut align = requested.max(16);
+    if mla {
+        align = align.max(128);
+    }
+    let block = align * cdiv(mamba_page, align * attn_page_per_token);
+    let block = 16 * cdiv(block, 16);
+    requested.max(block)
 }

@@ -3,7 +3,6 @@
 //!
 //! `catalog` builds this from a Hugging Face `config.json`; nothing here parses text.
 
-
 /// The model's compute dtype (`torch_dtype`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum ModelDtype {

@@ -122,12 +122,7 @@ fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, Stri
             layer_spec(s, i as u32, k, tp, 0).filter(|l| !matches!(l.kind, LayerKv::Mamba { .. }))
         })
         .map(|l| l.bytes_per_token())?;
-    let mut align = 16u64.max(requested);
-    if m.mla.is_some() {
-        align = align.max(128);
-    }
-    let block = align * cdiv(mamba_page, align * attn_1);
-    let block = 16 * cdiv(block, 16);
+    let block = kv::align_hybrid_block_size(requested, attn_1, mamba_page, m.mla.is_some());
     if block > requested {
         Some((
             block,
@@ -769,6 +764,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 num_blocks_own: 0,
                 kv_pool: Bytes(0),
                 free_after_start: 0,
+                load_need: Bytes(load_need),
+                load_headroom: i128::from(free0) - i128::from(load_need),
             });
         }
     }
@@ -1150,6 +1147,7 @@ fn demand(s: &Scenario, ranks: &[RankPlan], replica: &ReplicaPlan, mns: u64, mnb
         per_request_bytes: per_request,
         all_seqs_bytes: u128::from(mns) * len * u128::from(lim.kv_bytes_per_token),
         all_seqs_bytes_replica: u128::from(mns) * len * per_token_all,
+        kv_bytes_per_token_replica: per_token_all,
         pool_bytes: lim.kv_pool.0,
         average_len: avg,
         concurrency_at_average: conc_avg,
@@ -1282,6 +1280,7 @@ fn measured_kv_plan(
             * u128::from(max_len)
             * u128::from(per_token)
             * ranks.len() as u128,
+        kv_bytes_per_token_replica: u128::from(per_token) * ranks.len() as u128,
         pool_bytes: ranks[lim_idx].kv_pool.0,
         average_len: s.average_request_len.unwrap_or(max_len / 4).max(1),
         concurrency_at_average: tokens as f64
@@ -1363,7 +1362,8 @@ fn unified_gate(
     }
     let extras =
         i128::from(u.prefill_term.0) + i128::from(u.seat_term.0) + i128::from(u.headroom.0);
-    let needs: i128 = lines.iter().map(|l| l.bytes).sum::<i128>() + extras;
+    let held: i128 = lines.iter().map(|l| l.bytes).sum::<i128>();
+    let needs: i128 = held + extras;
     let needs = needs.max(0) as u64;
     let ok = needs <= u.mem_available.bytes.0;
     let util = s
@@ -1380,6 +1380,7 @@ fn unified_gate(
     notes.push(note.clone());
     UnifiedGate {
         lines,
+        total: Bytes(held.max(0) as u64),
         needs: Bytes(needs),
         mem_available: u.mem_available.bytes,
         ok,
