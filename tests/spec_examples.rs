@@ -233,3 +233,52 @@ fn example_c_at_32k_context() {
     assert_eq!(r.blocks_per_request, 3_081);
     assert_eq!(r.kv_cache_tokens, 101_143);
 }
+
+fn example_c_version(v: &str) -> Plan {
+    let mut s = Scenario::new(gpt_oss_120b(), gpu(H100, 9));
+    s.version = headroom::calc::version::VllmVersion::parse(v).unwrap();
+    s.engine.gpu_memory_utilization = Some(0.92);
+    s.engine.max_model_len = MaxLen::Value(131_072);
+    s.runtime.free_memory = given(83_955_417_088);
+    s.runtime.weights = given(69_127_766_016);
+    s.runtime.non_torch = given(536_870_912);
+    s.runtime.activation_peak = given(2_147_483_648);
+    s.runtime.cuda_graph = given(805_306_368);
+    plan(&s).unwrap()
+}
+
+#[test]
+fn example_c_under_older_rules() {
+    // Spec §10 C step 8: before 0.26 the sliding bound used max_num_batched_tokens alone.
+    let p = example_c_version("0.25");
+    let r = p.replica.as_ref().unwrap();
+    assert_eq!(r.blocks_per_request, 8_713);
+    assert_eq!(r.kv_cache_tokens, 143_061);
+    // Before 0.28 the capacity log was two lines.
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| l == "GPU KV cache size: 143,061 tokens"));
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| l == "Maximum concurrency for 131,072 tokens per request: 1.09x"));
+    // Before 0.21 the token figure was num_blocks // groups x block_size.
+    let p = example_c_version("0.20");
+    assert_eq!(p.replica.as_ref().unwrap().kv_cache_tokens, 76_080);
+}
+
+#[test]
+fn graphs_move_outside_the_budget_before_0_20() {
+    let now = example_c_version("0.33");
+    let old = example_c_version("0.19");
+    // The same graph memory no longer comes out of the KV pool.
+    assert_eq!(
+        old.ranks[0].available_kv - now.ranks[0].available_kv,
+        805_306_368
+    );
+    // And the default utilization was 0.90.
+    let mut s = Scenario::new(gpt_oss_120b(), gpu(H100, 9));
+    s.version = headroom::calc::version::VllmVersion::parse("0.19").unwrap();
+    assert_eq!(plan(&s).unwrap().gpu_memory_utilization, 0.90);
+}
