@@ -178,6 +178,11 @@ pub struct RankPlan {
     pub kv_pool: Bytes,
     /// Free memory once started (negative: the start fails for lack of memory).
     pub free_after_start: i128,
+    /// What loading needs at its peak: weights + drafter + the load-time transient. The
+    /// utilization fraction does not cap this phase; physical free memory does.
+    pub load_need: Bytes,
+    /// Free at the init snapshot minus `load_need` (negative: loading runs out of memory).
+    pub load_headroom: i128,
 }
 
 impl RankPlan {
@@ -273,6 +278,9 @@ pub struct Demand {
     pub all_seqs_bytes: u128,
     /// The same across every rank of the replica.
     pub all_seqs_bytes_replica: u128,
+    /// KV bytes per token summed over every rank of the replica (the whole model's KV per
+    /// position when each rank holds its share of the heads).
+    pub kv_bytes_per_token_replica: u128,
     /// The pool on the limiting rank.
     pub pool_bytes: u64,
     /// Concurrent requests at an average length (given or max-model-len / 4).
@@ -284,6 +292,9 @@ pub struct Demand {
 #[derive(Clone, Debug, PartialEq)]
 pub struct UnifiedGate {
     pub lines: Vec<LedgerLine>,
+    /// What one rank holds: the sum of `lines` (weights + drafter + KV pin + overhead).
+    pub total: Bytes,
+    /// `total` + prefill and seat terms + the start headroom.
     pub needs: Bytes,
     pub mem_available: Bytes,
     pub ok: bool,

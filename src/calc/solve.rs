@@ -4,7 +4,7 @@
 
 use super::plan::{Plan, Term};
 use super::scenario::{MaxLen, Scenario};
-use super::units::MIB;
+use super::units::{Bytes, MIB};
 use super::{plan, CalcError};
 
 /// vLLM's suggestion log keeps 150 MiB spare (`Worker._compile_or_warm_up_model`).
@@ -106,6 +106,26 @@ pub struct BalancedSplit {
     pub partition: Vec<u32>,
     /// The equation with the numbers, for the explanation.
     pub equation: String,
+}
+
+/// Something that lives only on the last stage (a drafter, the LM head), counted in decoder
+/// layers: `extra / per_layer` (seed 000: 12 GiB / 3.33 GiB = 3.6 layers). The input to
+/// [`balanced_partition`].
+///
+/// ```
+/// use headroom::calc::solve::layer_equivalents;
+/// use headroom::calc::units::{Bytes, GIB};
+/// let x = layer_equivalents(Bytes(12 * GIB), Bytes(3 * GIB)).unwrap();
+/// assert_eq!(x, 4.0);
+/// ```
+pub fn layer_equivalents(extra: Bytes, per_layer: Bytes) -> Result<f64, CalcError> {
+    if per_layer.0 == 0 {
+        return Err(CalcError::new(
+            "per-layer weights",
+            "a decoder layer of 0 bytes cannot measure anything in layers",
+        ));
+    }
+    Ok(extra.0 as f64 / per_layer.0 as f64)
 }
 
 /// Solves `(pp - 1) L + (L - extras) = layers` (seed 000: `2L + (L - 3.6) = 43`), keeping at
