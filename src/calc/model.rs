@@ -260,11 +260,81 @@ impl Model {
                 return Err(("head_dim", "head_dim must be at least 1".into()));
             }
         }
-        if self.n_layers > 100_000 || self.hidden_size > 1 << 24 || self.vocab_size > 1 << 26 {
-            return Err((
-                "config",
-                "the model is far larger than any real model (layers, hidden size or vocab)".into(),
-            ));
+        // Upper bounds far above any real model (the largest have hidden 16-25k, 128 heads of
+        // at most 512, 512 experts), chosen so that the weight and KV arithmetic on one layer
+        // cannot overflow 64 bits whatever the other fields are.
+        let mut bounds: Vec<(&'static str, u64, u64)> = vec![
+            ("num_hidden_layers", u64::from(self.n_layers), 10_000),
+            ("hidden_size", self.hidden_size, 1 << 18),
+            ("num_attention_heads", self.n_heads, 1 << 12),
+            ("num_key_value_heads", self.n_kv_heads, 1 << 12),
+            ("head_dim", self.head_dim, 1 << 12),
+            ("v_head_dim", self.head_dim_v, 1 << 12),
+            ("intermediate_size", self.intermediate_size, 1 << 20),
+            ("vocab_size", self.vocab_size, 1 << 26),
+            ("max_position_embeddings", self.max_position_embeddings, 1 << 32),
+            ("num_nextn_predict_layers", u64::from(self.mtp_layers), 64),
+            ("checkpoint.total_bytes", self.checkpoint_bytes.unwrap_or(0), 1 << 56),
+        ];
+        for l in &self.layers {
+            match l {
+                LayerKind::Sliding { window } => bounds.push(("sliding_window", *window, 1 << 32)),
+                LayerKind::Chunked { chunk } => {
+                    bounds.push(("attention_chunk_size", *chunk, 1 << 32))
+                }
+                LayerKind::Full
+                | LayerKind::Mla
+                | LayerKind::GatedDeltaNet
+                | LayerKind::Mamba2
+                | LayerKind::SharedKv => {}
+            }
+        }
+        if let Some(m) = &self.mla {
+            bounds.extend([
+                ("kv_lora_rank", m.kv_lora_rank, 1 << 14),
+                ("qk_rope_head_dim", m.qk_rope_head_dim, 1 << 12),
+                ("qk_nope_head_dim", m.qk_nope_head_dim, 1 << 12),
+                ("v_head_dim", m.v_head_dim, 1 << 12),
+                ("q_lora_rank", m.q_lora_rank.unwrap_or(0), 1 << 16),
+            ]);
+        }
+        if let Some(m) = &self.moe {
+            bounds.extend([
+                ("num_experts", m.n_experts, 1 << 12),
+                ("num_experts_per_tok", m.top_k, 1 << 12),
+                ("moe_intermediate_size", m.moe_intermediate_size, 1 << 20),
+                ("n_shared_experts", m.n_shared_experts, 1 << 8),
+                (
+                    "shared_expert_intermediate_size",
+                    m.shared_intermediate_size.unwrap_or(0),
+                    1 << 24,
+                ),
+            ]);
+        }
+        if let Some(l) = &self.linear {
+            bounds.extend([
+                ("linear_conv_kernel_dim", l.conv_kernel, 1 << 10),
+                ("linear_num_key_heads", l.k_heads, 1 << 12),
+                ("linear_key_head_dim", l.k_dim, 1 << 12),
+                ("linear_num_value_heads", l.v_heads, 1 << 12),
+                ("linear_value_head_dim", l.v_dim, 1 << 12),
+            ]);
+        }
+        match self.quant {
+            WeightQuant::Fp8 { block } => bounds.push(("weight_block_size", block, 1 << 12)),
+            WeightQuant::Int4 { group } => bounds.push(("group_size", group, 1 << 20)),
+            WeightQuant::None
+            | WeightQuant::Int8
+            | WeightQuant::Nvfp4
+            | WeightQuant::Mxfp4 => {}
+        }
+        for (field, value, max) in bounds {
+            if value > max {
+                return Err((
+                    field,
+                    format!("{field} {value} is far beyond any real model (at most {max})"),
+                ));
+            }
         }
         Ok(())
     }

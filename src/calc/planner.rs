@@ -13,6 +13,7 @@ use super::plan::*;
 use super::runtime;
 use super::scenario::{KvCacheDtype, MaxLen, Scenario};
 use super::units::{cdiv, ceil_fraction, format_gib, py_fixed, thousands, Bytes, GIB};
+use super::version::VllmVersion;
 use super::weights::{self, Placement};
 use super::{pp_partition, CalcError};
 
@@ -181,6 +182,17 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
     s.model
         .validate()
         .map_err(|(field, msg)| CalcError::new(field, msg))?;
+    // Each dimension is bounded; their product can still describe an impossible model.
+    let est = weights::checkpoint_estimate(&s.model);
+    if est > 1 << 56 {
+        return Err(CalcError::new(
+            "config",
+            format!(
+                "the model's weights would be about {} bytes, beyond any deployment",
+                thousands(u128::from(est))
+            ),
+        ));
+    }
     let heads = s.model.n_heads;
     if heads % u64::from(p.tp) != 0 {
         return Err(CalcError::new(
@@ -221,6 +233,92 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             "gpu-memory",
             "a GPU with more than 1 PiB is not a real GPU",
         ));
+    }
+    if !(s.version >= VllmVersion::OLDEST && s.version <= VllmVersion::CURRENT) {
+        return Err(CalcError::new(
+            "vllm-version",
+            format!(
+                "vllm-version {} is outside the releases Headroom models ({} to {})",
+                s.version,
+                VllmVersion::OLDEST,
+                VllmVersion::CURRENT
+            ),
+        ));
+    }
+    // Byte figures the user gives: each at most 1 PiB, like the GPU, so that sums of them
+    // (weights + drafter + transient, the gate's needs) cannot overflow.
+    let r = &s.runtime;
+    let mut given: Vec<(&'static str, u64)> = vec![("other-tenants", r.other_tenants.0)];
+    let opt = |field: &'static str, m: &Option<super::scenario::Measured>| {
+        m.as_ref().map(|m| (field, m.bytes.0))
+    };
+    given.extend(opt("weights", &r.weights));
+    given.extend(opt("activation-peak", &r.activation_peak));
+    given.extend(opt("non-torch", &r.non_torch));
+    given.extend(opt("cuda-graph", &r.cuda_graph));
+    given.extend(opt("load-peak", &r.load_peak));
+    given.extend(opt("free-memory", &r.free_memory));
+    given.extend(opt("available-kv", &r.available_kv));
+    for m in r.weights_per_stage.iter().flatten() {
+        given.extend(opt("weights", m));
+    }
+    for m in r.available_kv_per_stage.iter().flatten() {
+        given.extend(opt("available-kv", m));
+    }
+    if let Some(sp) = &s.engine.speculative {
+        given.extend(opt("speculative-config", &sp.drafter_weights));
+    }
+    given.extend(s.engine.kv_cache_memory_bytes.map(|k| ("kv-cache-memory-bytes", k)));
+    if let Some(u) = &s.unified {
+        given.extend([
+            ("mem-available", u.mem_available.bytes.0),
+            ("headroom", u.headroom.0),
+            ("prefill-term", u.prefill_term.0),
+            ("seat-term", u.seat_term.0),
+            ("guard-threshold", u.guard_threshold.0),
+        ]);
+        given.extend(opt("overhead", &u.overhead));
+    }
+    if let Some(mk) = &s.model.measured_kv {
+        given.push(("measured.kv_pool_bytes", mk.pool_bytes));
+        if mk.tokens == 0 || mk.tokens > 1 << 40 {
+            return Err(CalcError::new(
+                "measured.kv_tokens",
+                format!("measured.kv_tokens {} must be between 1 and 2^40", mk.tokens),
+            ));
+        }
+    }
+    for (field, b) in given {
+        if b > 1 << 50 {
+            return Err(CalcError::new(
+                field,
+                format!(
+                    "{field} {} is more than 1 PiB, beyond any GPU",
+                    thousands(u128::from(b))
+                ),
+            ));
+        }
+    }
+    // Counts the user gives: far above any real setting, low enough that products of them
+    // (in-flight tokens, capture sizes, demand) stay within 64 bits.
+    let counts = [
+        ("max-num-seqs", s.engine.max_num_seqs),
+        ("max-num-batched-tokens", s.engine.max_num_batched_tokens),
+        ("num-gpu-blocks-override", s.engine.num_gpu_blocks_override),
+        ("average-request-len", s.average_request_len),
+    ];
+    for (field, v) in counts {
+        if let Some(v) = v {
+            if v > 1 << 32 {
+                return Err(CalcError::new(
+                    field,
+                    format!(
+                        "{field} {} is beyond any deployment (at most 2^32)",
+                        thousands(u128::from(v))
+                    ),
+                ));
+            }
+        }
     }
     if let Some(u) = s.engine.gpu_memory_utilization {
         if !(u > 0.0 && u <= 1.0) {

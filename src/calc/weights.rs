@@ -18,8 +18,11 @@ pub struct RankWeights {
 }
 
 impl RankWeights {
+    /// Saturating: an absurd model reaches `u64::MAX` instead of wrapping (plan refuses it).
     pub fn target(&self) -> u64 {
-        self.embedding + self.layers + self.head
+        self.embedding
+            .saturating_add(self.layers)
+            .saturating_add(self.head)
     }
 }
 
@@ -145,7 +148,7 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
     };
     let layers = (p.layers.0..p.layers.1)
         .map(|i| layer_bytes(model, i as usize, p))
-        .sum();
+        .fold(0u64, u64::saturating_add);
     let drafter = if p.drafter_layers > 0 {
         // An MTP module: its decoder layer(s), eh_proj (2h x h), three norms; with PP > 1 it
         // loads its own embedding and head (_maybe_share_embeddings).
@@ -154,7 +157,8 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
             + linear_bytes(2 * h * h, model, false)
             + plain_bytes(3 * h, model);
         let own_vocab = if p.pp > 1 { 2 * embed } else { 0 };
-        per * u64::from(p.drafter_layers) + own_vocab
+        per.saturating_mul(u64::from(p.drafter_layers))
+            .saturating_add(own_vocab)
     } else {
         0
     };
@@ -180,7 +184,7 @@ pub fn checkpoint_estimate(model: &Model) -> u64 {
         drafter_layers: model.mtp_layers,
     };
     let w = rank_weights(model, &p);
-    w.target() + w.drafter
+    w.target().saturating_add(w.drafter)
 }
 
 #[cfg(test)]
