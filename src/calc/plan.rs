@@ -38,11 +38,20 @@ impl Provenance {
 
     /// Exact only when every input is exact; otherwise the first non-exact input's kind.
     pub fn combine(parts: &[&Provenance]) -> Provenance {
+        // A basis that is already "derived from ..." is kept as is, so chains of derived
+        // figures do not stack the prefix.
+        let derived = |prefix: &str, basis: &str| {
+            if basis.starts_with("derived from") {
+                basis.to_string()
+            } else {
+                format!("{prefix}{basis}")
+            }
+        };
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Estimate(_))) {
-            return Provenance::Estimate(format!("derived from an estimate: {}", m.basis()));
+            return Provenance::Estimate(derived("derived from an estimate: ", m.basis()));
         }
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Measured(_))) {
-            return Provenance::Measured(format!("derived from a measured value: {}", m.basis()));
+            return Provenance::Measured(derived("derived from a measured value: ", m.basis()));
         }
         Provenance::Exact
     }

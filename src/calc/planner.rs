@@ -582,7 +582,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     "total - free at snapshot = {}",
                     thousands((total - free0.min(total)) as u128)
                 ),
-                free_prov.clone(),
+                Provenance::combine(&[&ledger[0].provenance, &free_prov]),
             ));
             ledger.push(line(
                 Term::FreeAtStart,
@@ -1127,6 +1127,13 @@ fn fill_ranks(
     block_size: u64,
     graphs_outside: bool,
 ) -> ReplicaPlan {
+    // num_blocks is the minimum over every rank, so every rank's available figure is an input
+    // of every rank's pool.
+    let avail_provs: Vec<Provenance> = ranks
+        .iter()
+        .map(|r| line_prov(r, Term::AvailableKv))
+        .collect();
+    let pool_prov = Provenance::combine(&avail_provs.iter().collect::<Vec<_>>());
     for (r, w) in ranks.iter_mut().zip(&kvp.workers) {
         r.kv_bytes_per_token = w.bytes_per_token;
         r.page_size = w.page_size;
@@ -1149,17 +1156,14 @@ fn fill_ranks(
                 },
                 thousands(u128::from(w.page_size))
             ),
-            Provenance::combine(&[&r
-                .line(Term::AvailableKv)
-                .map(|l| l.provenance.clone())
-                .unwrap_or(Provenance::Exact)]),
+            pool_prov.clone(),
         ));
         let slack = r.available_kv - i128::from(pool);
         r.ledger.push(line(
             Term::KvRoundingSlack,
             slack,
             "available - pool: block rounding and the minimum across ranks".into(),
-            Provenance::Exact,
+            Provenance::combine(&[&line_prov(r, Term::AvailableKv), &pool_prov]),
         ));
         let get = |t: Term| r.ledger.iter().find(|l| l.term == t).map_or(0, |l| l.bytes);
         let total = get(Term::Total);
@@ -1182,22 +1186,18 @@ fn fill_ranks(
                     ""
                 }
             ),
-            Provenance::Exact,
+            Provenance::combine(&[&line_prov(r, Term::Total), &line_prov(r, Term::Budget)]),
         ));
         let free_after = free0 - used;
         r.free_after_start = free_after;
+        let after_prov = free_after_provenance(r);
         r.ledger.push(line(
             Term::FreeAfterStart,
             free_after,
             "free at start - (weights + drafter + other + graphs + KV pool); the activation peak is transient".into(),
-            Provenance::combine(&[&r.line(Term::FreeAtStart).map(|l| l.provenance.clone()).unwrap_or(Provenance::Exact), &r.line(Term::Weights).map(|l| l.provenance.clone()).unwrap_or(Provenance::Exact)]),
+            after_prov,
         ));
     }
-    let lim = &ranks[kvp.limiting_worker];
-    let prov = lim
-        .line(Term::AvailableKv)
-        .map(|l| l.provenance.clone())
-        .unwrap_or(Provenance::Exact);
     let usable = kvp.num_blocks.saturating_sub(1);
     ReplicaPlan {
         num_blocks: kvp.num_blocks,
@@ -1209,9 +1209,34 @@ fn fill_ranks(
         kv_cache_tokens: kvp.kv_cache_tokens,
         max_concurrency: kvp.max_concurrency,
         full_length_requests: usable.checked_div(kvp.blocks_per_request).unwrap_or(0),
-        provenance: Provenance::combine(&[&prov]),
+        provenance: pool_prov,
         data_parallel: s.parallel.dp,
     }
+}
+
+/// The provenance of a rank's line for `term`; exact when the rank has no such line (a term
+/// that is absent contributes 0 bytes, exactly).
+fn line_prov(r: &RankPlan, term: Term) -> Provenance {
+    r.line(term)
+        .map(|l| l.provenance.clone())
+        .unwrap_or(Provenance::Exact)
+}
+
+/// `free at start - (weights + drafter + other + graphs + KV pool)` is as uncertain as the
+/// most uncertain of those six lines.
+fn free_after_provenance(r: &RankPlan) -> Provenance {
+    let parts: Vec<Provenance> = [
+        Term::FreeAtStart,
+        Term::Weights,
+        Term::Drafter,
+        Term::OtherConsumption,
+        Term::CudaGraphs,
+        Term::KvPool,
+    ]
+    .into_iter()
+    .map(|t| line_prov(r, t))
+    .collect();
+    Provenance::combine(&parts.iter().collect::<Vec<_>>())
 }
 
 fn demand(s: &Scenario, ranks: &[RankPlan], replica: &ReplicaPlan, mns: u64, mnbt: u64) -> Demand {
@@ -1312,6 +1337,14 @@ fn measured_kv_plan(
         not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
     });
     let conc = tokens as f64 / max_len.max(1) as f64;
+    // The token figure is the minimum over ranks of each rank's available memory through the
+    // measured ratio: every rank's available figure and the ratio are its inputs.
+    let mut inputs: Vec<Provenance> = ranks
+        .iter()
+        .map(|r| line_prov(r, Term::AvailableKv))
+        .collect();
+    inputs.push(prov.clone());
+    let prov = Provenance::combine(&inputs.iter().collect::<Vec<_>>());
     for r in ranks.iter_mut() {
         let pool = r.available_kv.max(0);
         r.kv_pool = Bytes(pool as u64);
@@ -1334,13 +1367,14 @@ fn measured_kv_plan(
             Term::OutsideBudget,
             outside,
             "total - budget".into(),
-            Provenance::Exact,
+            Provenance::combine(&[&line_prov(r, Term::Total), &line_prov(r, Term::Budget)]),
         ));
+        let after_prov = free_after_provenance(r);
         r.ledger.push(line(
             Term::FreeAfterStart,
             free_after,
             "free at start - (weights + drafter + other + graphs + KV pool)".into(),
-            Provenance::Estimate("measured KV ratio and estimated terms".into()),
+            after_prov,
         ));
     }
     if ok {
