@@ -299,6 +299,15 @@ fn s2_what_one_rank_holds() {
     let pd = planned(&s2_with(10_000_000_000, true));
     shown("drafter per rank", gib(line(&pd.ranks[0], Term::Drafter)), "5.06");
     assert!(pd.ranks.iter().all(|r| r.holds_drafter), "PP=1: every rank is the last stage");
+    // vLLM loads the drafter inside the same memory profiler as the target, so its log line
+    // counts both: 79.29 + 5.06.
+    assert!(
+        pd.log_lines
+            .iter()
+            .any(|l| l == "(rank 0) Model loading took 84.35 GiB memory and T seconds"),
+        "{:#?}",
+        pd.log_lines
+    );
 }
 
 #[test]

@@ -74,7 +74,8 @@ pub enum Term {
     WeightsLayers,
     /// Weights: final norm and LM head.
     WeightsHead,
-    /// Weights in total on this rank (what "Model loading took" prints).
+    /// The target model's weights on this rank: what "Model loading took" prints, except on a
+    /// last stage with a drafter, where vLLM's figure also counts the drafter.
     Weights,
     /// The speculative drafter's weights (last stage only).
     Drafter,

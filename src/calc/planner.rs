@@ -681,6 +681,16 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 ));
             }
             let weights_all = w_total + drafter.0;
+            if drafter.0 > 0 {
+                // Both model runners load the drafter inside the same DeviceMemoryProfiler as
+                // the target (GPUModelRunner.load_model), so vLLM's figure counts both.
+                if let Some(l) = ledger.iter_mut().find(|l| l.term == Term::Weights) {
+                    l.formula = format!(
+                        "target model only; vLLM's \"Model loading took {} GiB\" on this rank also counts the drafter",
+                        format_gib(i128::from(weights_all))
+                    );
+                }
+            }
 
             // Load phase: weights plus a transient against physical free memory.
             let (load_peak, load_prov) = runtime::term(
@@ -912,10 +922,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
     });
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
+        // The consumed memory of load_model: the target and, on the last stage, the drafter.
+        let loaded = i128::from(r.weights.0) + r.line(Term::Drafter).map_or(0, |l| l.bytes);
         log_lines.push(format!(
             "(rank {}) Model loading took {} GiB memory and T seconds",
             r.rank,
-            format_gib(i128::from(r.weights.0))
+            format_gib(loaded)
         ));
     }
     if load_fail.is_some() {

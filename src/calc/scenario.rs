@@ -149,7 +149,9 @@ pub struct Engine {
 /// Runtime terms only a GPU can measure. Each is measured when given, else estimated.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Runtime {
-    /// `--weights`: per-rank weights ("Model loading took X GiB").
+    /// `--weights`: per-rank weights of the target model ("Model loading took X GiB"). On the
+    /// last stage of a speculative run vLLM's figure includes the drafter, which Headroom adds
+    /// as its own line: give that stage the figure minus the drafter (or the drafter as 0).
     pub weights: Option<Measured>,
     /// Per-stage weights, when stages were measured separately (an entry overrides `weights`
     /// for its stage; `None` entries fall back to `weights` or the estimate).
