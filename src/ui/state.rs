@@ -1,0 +1,284 @@
+//! The page's state: one text signal per input (keyed by `io::url::Field`), and the memos every
+//! panel reads: the checked inputs, the `Scenario`, the `Plan`, and the two sweeps.
+//!
+//! Effects only touch the outside world: the URL (`history.replaceState`), local storage and
+//! the document title. Nothing here computes a figure; the plan and the sweeps come from
+//! `calc::plan`.
+
+use std::sync::Arc;
+
+use leptos::prelude::*;
+
+use crate::calc::scenario::{MaxLen, Scenario};
+use crate::calc::units::UnitSystem;
+use crate::calc::{self, Plan};
+use crate::io::url::{self, Field, Ignored, UrlState};
+
+/// Where the last state is kept when the page is opened without one in its URL.
+const STORAGE_KEY: &str = "headroom:last-query";
+
+/// Why the page cannot show a plan for the current inputs: the field to flag and the message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    /// The input at fault, when the message names one the form has.
+    pub field: Option<Field>,
+    /// The flag as the core named it (`tensor-parallel-size`).
+    pub flag: String,
+    pub message: String,
+}
+
+/// One point of the concurrency sweep: max-model-len and the plan's maximum concurrency.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LenPoint {
+    pub max_model_len: u64,
+    pub max_concurrency: f64,
+    pub starts: bool,
+}
+
+/// One point of the pool sweep: utilization and the limiting rank's KV pool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolPoint {
+    pub utilization: f64,
+    pub kv_pool: u64,
+    pub starts: bool,
+}
+
+/// The inputs and everything derived from them. `Copy`: every handle is a signal or memo.
+#[derive(Clone, Copy)]
+pub struct AppState {
+    texts: [RwSignal<String>; Field::ALL.len()],
+    /// Parameters the URL carried that were not used; cleared when dismissed.
+    pub notices: RwSignal<Vec<Ignored>>,
+    /// The checked inputs and, per field, the message of a text that failed its check.
+    pub checked: Memo<(UrlState, Vec<(Field, String)>)>,
+    pub scenario: Memo<Result<Scenario, Problem>>,
+    pub plan: Memo<Result<Arc<Plan>, Problem>>,
+    /// The last plan that could be computed: panels keep showing it, dimmed, while an input
+    /// is in error.
+    pub shown: Memo<Option<Arc<Plan>>>,
+    pub unit: Memo<UnitSystem>,
+    pub len_sweep: Memo<Vec<LenPoint>>,
+    pub pool_sweep: Memo<Vec<PoolPoint>>,
+}
+
+impl AppState {
+    /// Builds the signals from a decoded URL (or the stored last state) and the memos on them.
+    pub fn new(initial: &UrlState, notices: Vec<Ignored>) -> AppState {
+        let texts: [RwSignal<String>; Field::ALL.len()] = std::array::from_fn(|i| {
+            RwSignal::new(initial.get(Field::ALL[i]).unwrap_or("").to_string())
+        });
+        let checked = Memo::new(move |_| {
+            let mut state = UrlState::default();
+            let mut errors = Vec::new();
+            for (i, f) in Field::ALL.iter().enumerate() {
+                let text = texts[i].get();
+                if let Err(e) = state.set(*f, &text) {
+                    errors.push((*f, e));
+                }
+            }
+            (state, errors)
+        });
+        let scenario = Memo::new(move |_| {
+            checked.with(|(state, _)| {
+                url::scenario(state).map_err(|e| Problem {
+                    field: Some(e.field),
+                    flag: e.field.flag().to_string(),
+                    message: e.message,
+                })
+            })
+        });
+        let plan = Memo::new(move |_| {
+            scenario.with(|s| match s {
+                Err(p) => Err(p.clone()),
+                Ok(s) => calc::plan(s).map(Arc::new).map_err(|e| Problem {
+                    field: Field::from_flag(e.field()),
+                    flag: e.field().to_string(),
+                    message: e.to_string(),
+                }),
+            })
+        });
+        let shown = Memo::new(move |prev: Option<&Option<Arc<Plan>>>| {
+            plan.with(|p| match p {
+                Ok(p) => Some(p.clone()),
+                Err(_) => prev.cloned().flatten(),
+            })
+        });
+        let unit = Memo::new(move |_| checked.with(|(s, _)| s.unit()));
+        let len_sweep =
+            Memo::new(move |_| scenario.with(|s| s.as_ref().map(len_sweep).unwrap_or_default()));
+        let pool_sweep =
+            Memo::new(move |_| scenario.with(|s| s.as_ref().map(pool_sweep).unwrap_or_default()));
+        AppState {
+            texts,
+            notices: RwSignal::new(notices),
+            checked,
+            scenario,
+            plan,
+            shown,
+            unit,
+            len_sweep,
+            pool_sweep,
+        }
+    }
+
+    /// The text signal of one input.
+    pub fn text(&self, field: Field) -> RwSignal<String> {
+        let i = Field::ALL
+            .iter()
+            .position(|f| *f == field)
+            .expect("every field has a signal");
+        self.texts[i]
+    }
+
+    /// The message for a field whose text failed its check, or that the core named.
+    pub fn error(&self, field: Field) -> Option<String> {
+        let own = self.checked.with(|(_, errs)| {
+            errs.iter()
+                .find(|(f, _)| *f == field)
+                .map(|(_, m)| m.clone())
+        });
+        own.or_else(|| {
+            self.plan.with(|p| match p {
+                Err(pr) if pr.field == Some(field) => Some(pr.message.clone()),
+                _ => None,
+            })
+        })
+    }
+
+    /// Replaces every input at once (an example, a URL): fields not in `state` are cleared.
+    pub fn load(&self, state: &UrlState) {
+        for (i, f) in Field::ALL.iter().enumerate() {
+            let t = state.get(*f).unwrap_or("").to_string();
+            if self.texts[i].get_untracked() != t {
+                self.texts[i].set(t);
+            }
+        }
+    }
+
+    /// Starts the effects that mirror the state into the URL, local storage and the title.
+    pub fn mirror_to_browser(&self) {
+        let checked = self.checked;
+        Effect::new(move |_| {
+            let query = checked.with(|(s, _)| url::encode(s));
+            let href = format!("?{query}");
+            let w = window();
+            if let Ok(h) = w.history() {
+                let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&href));
+            }
+            if let Ok(Some(ls)) = w.local_storage() {
+                let _ = ls.set_item(STORAGE_KEY, &query);
+            }
+        });
+        let plan = self.plan;
+        Effect::new(move |_| {
+            let title = plan.with(|p| match p {
+                Ok(p) if p.starts() => "starts".to_string(),
+                Ok(p) => p
+                    .first_failure()
+                    .map_or("fails".into(), |c| format!("fails at {}", c.phase.label())),
+                Err(e) => format!("{} is invalid", e.flag),
+            });
+            document().set_title(&format!("Headroom: {title}"));
+        });
+    }
+}
+
+/// The state the page opens with: the URL's, else the last one kept in local storage.
+pub fn initial_state() -> (UrlState, Vec<Ignored>) {
+    let search = window().location().search().unwrap_or_default();
+    if search.trim_start_matches('?').is_empty() {
+        let stored = window()
+            .local_storage()
+            .ok()
+            .flatten()
+            .and_then(|ls| ls.get_item(STORAGE_KEY).ok().flatten());
+        if let Some(q) = stored {
+            // A stored state was written by this page; anything it no longer accepts is
+            // dropped quietly rather than reported as a URL problem.
+            return (url::decode(&q).state, Vec::new());
+        }
+        return (UrlState::default(), Vec::new());
+    }
+    let d = url::decode(&search);
+    (d.state, d.ignored)
+}
+
+/// Lengths the concurrency sweep plans: powers of two from 1,024 up to the model's limit, and
+/// the current max-model-len.
+fn sweep_lengths(s: &Scenario, current: u64) -> Vec<u64> {
+    let limit = s.model.max_position_embeddings.max(current).max(1_024);
+    let mut lens: Vec<u64> = (10..=40)
+        .map(|p| 1u64 << p)
+        .take_while(|l| *l <= limit)
+        .collect();
+    if !lens.contains(&limit) {
+        lens.push(limit);
+    }
+    if !lens.contains(&current) {
+        lens.push(current);
+    }
+    lens.sort_unstable();
+    lens
+}
+
+/// Maximum concurrency against max-model-len: `calc::plan` at each length.
+pub fn len_sweep(s: &Scenario) -> Vec<LenPoint> {
+    let current = match s.engine.max_model_len {
+        MaxLen::Value(v) => v,
+        MaxLen::ModelDefault | MaxLen::Auto => s.model.max_position_embeddings,
+    };
+    let mut probe = s.clone();
+    sweep_lengths(s, current)
+        .into_iter()
+        .filter_map(|len| {
+            probe.engine.max_model_len = MaxLen::Value(len);
+            let p = calc::plan(&probe).ok()?;
+            let r = p.replica.as_ref()?;
+            Some(LenPoint {
+                max_model_len: len,
+                max_concurrency: r.max_concurrency,
+                starts: p.starts(),
+            })
+        })
+        .collect()
+}
+
+/// The utilization the scenario runs at: the flag, else the release's default.
+pub fn current_utilization(s: &Scenario) -> f64 {
+    s.engine
+        .gpu_memory_utilization
+        .unwrap_or_else(|| s.version.default_utilization())
+}
+
+/// Utilizations the pool sweep plans: 0.50 to 0.98 in steps of 0.04, and the current one.
+const SWEEP_UTILS: [f64; 13] = [
+    0.50, 0.54, 0.58, 0.62, 0.66, 0.70, 0.74, 0.78, 0.82, 0.86, 0.90, 0.94, 0.98,
+];
+
+/// The limiting rank's KV pool against gpu-memory-utilization: `calc::plan` at each fraction.
+pub fn pool_sweep(s: &Scenario) -> Vec<PoolPoint> {
+    let mut probe = s.clone();
+    let current = current_utilization(s);
+    let mut utils: Vec<f64> = SWEEP_UTILS.to_vec();
+    if !utils.iter().any(|u| (u - current).abs() < 1e-9) {
+        utils.push(current);
+        utils.sort_by(f64::total_cmp);
+    }
+    utils
+        .into_iter()
+        .filter_map(|u| {
+            probe.engine.gpu_memory_utilization = Some(u);
+            let p = calc::plan(&probe).ok()?;
+            let pool = p
+                .replica
+                .as_ref()
+                .and_then(|r| p.ranks.get(r.limiting_rank as usize))
+                .map_or(0, |r| r.kv_pool.0);
+            Some(PoolPoint {
+                utilization: u,
+                kv_pool: pool,
+                starts: p.starts(),
+            })
+        })
+        .collect()
+}
