@@ -46,6 +46,9 @@ pub enum WeightQuant {
     Nvfp4,
     /// MXFP4: 4-bit floats with an e8m0 scale per 32 weights (gpt-oss: experts only).
     Mxfp4,
+    /// FP8 linears with `block` x `block` scales and 4-bit float experts with one scale byte per
+    /// 32 weights (DeepSeek-V4: `quant_method: fp8` with `expert_dtype: fp4`).
+    Fp8Fp4Experts { block: u64 },
 }
 
 impl WeightQuant {
@@ -54,8 +57,12 @@ impl WeightQuant {
         match self {
             WeightQuant::None => (dtype.bytes(), 1),
             // 1 byte + 4 bytes per block^2 weights.
-            WeightQuant::Fp8 { block } if block > 0 => (block * block + 4, block * block),
-            WeightQuant::Fp8 { .. } | WeightQuant::Int8 => (1, 1),
+            WeightQuant::Fp8 { block } | WeightQuant::Fp8Fp4Experts { block } if block > 0 => {
+                (block * block + 4, block * block)
+            }
+            WeightQuant::Fp8 { .. } | WeightQuant::Fp8Fp4Experts { .. } | WeightQuant::Int8 => {
+                (1, 1)
+            }
             // Half a byte + (2-byte scale + half-byte zero) per group.
             WeightQuant::Int4 { group } => (group + 5, 2 * group.max(1)),
             // Half a byte + one fp8 scale per 16.
@@ -76,12 +83,33 @@ impl WeightQuant {
             WeightQuant::Int4 { group } => format!("INT4 (group {group})"),
             WeightQuant::Nvfp4 => "NVFP4".into(),
             WeightQuant::Mxfp4 => "MXFP4 (experts)".into(),
+            WeightQuant::Fp8Fp4Experts { block } => {
+                format!("FP8 ({block}x{block} block scales), FP4 experts")
+            }
         }
     }
 
     /// MXFP4 checkpoints (gpt-oss) quantize only the experts.
     pub fn experts_only(self) -> bool {
         matches!(self, WeightQuant::Mxfp4)
+    }
+
+    /// The format of one linear: experts and the other linears differ in mixed checkpoints.
+    ///
+    /// ```
+    /// use headroom::calc::model::WeightQuant;
+    /// let q = WeightQuant::Fp8Fp4Experts { block: 128 };
+    /// assert_eq!(q.for_linear(true), WeightQuant::Mxfp4);
+    /// assert_eq!(q.for_linear(false), WeightQuant::Fp8 { block: 128 });
+    /// assert_eq!(WeightQuant::Mxfp4.for_linear(false), WeightQuant::None);
+    /// ```
+    pub fn for_linear(self, is_expert: bool) -> WeightQuant {
+        match self {
+            WeightQuant::Mxfp4 if !is_expert => WeightQuant::None,
+            WeightQuant::Fp8Fp4Experts { .. } if is_expert => WeightQuant::Mxfp4,
+            WeightQuant::Fp8Fp4Experts { block } => WeightQuant::Fp8 { block },
+            other => other,
+        }
     }
 }
 
@@ -321,7 +349,9 @@ impl Model {
             ]);
         }
         match self.quant {
-            WeightQuant::Fp8 { block } => bounds.push(("weight_block_size", block, 1 << 12)),
+            WeightQuant::Fp8 { block } | WeightQuant::Fp8Fp4Experts { block } => {
+                bounds.push(("weight_block_size", block, 1 << 12))
+            }
             WeightQuant::Int4 { group } => bounds.push(("group_size", group, 1 << 20)),
             WeightQuant::None
             | WeightQuant::Int8

@@ -6,7 +6,7 @@
 //! Every figure here is an estimate from parameter counts; `plan` labels it so, and a catalog
 //! checkpoint total or a measured "Model loading took" replaces it.
 
-use super::model::{LayerKind, Model, WeightQuant};
+use super::model::{LayerKind, Model};
 
 /// Weights of one rank, in bytes, by component.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,12 +42,7 @@ pub struct Placement {
 
 /// Bytes for `params` weights of a quantized linear.
 fn linear_bytes(params: u64, model: &Model, is_expert: bool) -> u64 {
-    let quant = if model.quant.experts_only() && !is_expert {
-        WeightQuant::None
-    } else {
-        model.quant
-    };
-    let (num, den) = quant.bytes_per_weight(model.dtype);
+    let (num, den) = model.quant.for_linear(is_expert).bytes_per_weight(model.dtype);
     ((params as u128 * num as u128).div_ceil(den as u128)) as u64
 }
 

@@ -137,7 +137,13 @@ fn quant(f: &Fields) -> (WeightQuant, bool) {
                 .and_then(|a| a.first())
                 .and_then(Value::as_u64)
                 .unwrap_or(0);
-            WeightQuant::Fp8 { block }
+            // DeepSeek-V4 stores its experts in 4-bit floats next to FP8 block-scaled linears; the
+            // config says so outside quantization_config.
+            if f.string("expert_dtype") == Some("fp4") {
+                WeightQuant::Fp8Fp4Experts { block }
+            } else {
+                WeightQuant::Fp8 { block }
+            }
         }
         "fbgemm_fp8" | "ptpc_fp8" => WeightQuant::Fp8 { block: 0 },
         "mxfp4" => WeightQuant::Mxfp4,
