@@ -377,7 +377,13 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
             .unwrap_or(head_dim),
         intermediate_size: f.uint("intermediate_size")?.unwrap_or(4 * hidden),
         vocab_size: vocab,
-        tie_word_embeddings: f.boolean("tie_word_embeddings").unwrap_or(false),
+        // Absent from the file, the config class's default applies: transformers' Gemma,
+        // Gemma 2 and Gemma 3 configs tie (tie_word_embeddings=True); the Llama, Mistral,
+        // Mixtral, Qwen and DeepSeek configs do not.
+        tie_word_embeddings: f.boolean("tie_word_embeddings").unwrap_or(matches!(
+            model_type,
+            "gemma" | "gemma2" | "gemma3" | "gemma3_text"
+        )),
         layers: kinds,
         mla,
         moe,
