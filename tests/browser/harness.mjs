@@ -1,0 +1,102 @@
+// Shared set-up for the browser tests: Debian's chromium through playwright-core, against the
+// release build served on localhost (BASE_URL, set by scripts/test.sh). Every request is routed
+// through a check that it stays on the page's own origin, and console errors are collected.
+import { chromium } from 'playwright-core';
+import assert from 'node:assert/strict';
+
+export const BASE_URL = process.env.BASE_URL ?? 'http://127.0.0.1:8080';
+const ORIGIN = new URL(BASE_URL).origin;
+
+export const CHROMIUM_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export async function launch() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
+}
+
+/** A fresh context and page; `problems` collects console errors and foreign requests. */
+export async function open(browser, path = '/', options = {}) {
+  const context = await browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    serviceWorkers: options.serviceWorkers ?? 'block',
+    ...options.context,
+  });
+  const problems = { console: [], foreign: [], requests: [] };
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    problems.requests.push(url);
+    if (new URL(url).origin !== ORIGIN) {
+      problems.foreign.push(url);
+      return route.abort();
+    }
+    return route.continue();
+  });
+  const page = await context.newPage();
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.console.push(m.text());
+  });
+  page.on('pageerror', (e) => problems.console.push(`pageerror: ${e.message}`));
+  page.on('dialog', (d) => {
+    problems.console.push(`dialog: ${d.message()}`);
+    d.dismiss();
+  });
+  if (path !== null) await goto(page, path);
+  return { context, page, problems };
+}
+
+/** Navigates and waits for the first verdict. */
+export async function goto(page, path) {
+  await page.goto(new URL(path, BASE_URL).href);
+  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)', { timeout: 20_000 });
+}
+
+/** The page is clean: no console errors, nothing requested off the origin. */
+export function assertClean(problems) {
+  assert.deepEqual(problems.foreign, [], 'requests left the origin');
+  assert.deepEqual(problems.console, [], 'console errors');
+  assert.ok(problems.requests.length > 0, 'the route check saw the page load');
+}
+
+export const text = (page, id) => page.locator(`[data-testid="${id}"]`).first().innerText();
+
+/** The number at the start of a figure such as "46.10 GB" or "4.29x" or "181,777". */
+export async function number(page, id) {
+  const t = await text(page, id);
+  const m = t.replace(/,/g, '').match(/-?\d+(\.\d+)?/);
+  assert.ok(m, `${id} shows a number, got ${JSON.stringify(t)}`);
+  return Number(m[0]);
+}
+
+/** Waits until a figure's text differs from `before`. */
+export async function changed(page, id, before) {
+  await page.waitForFunction(
+    ([sel, b]) => document.querySelector(sel)?.innerText !== b,
+    [`[data-testid="${id}"]`, before],
+    { timeout: 10_000 },
+  );
+}
+
+/** Sets an input by its flag name, as a user typing would. */
+export async function setInput(page, flag, value) {
+  await page.fill(`[data-testid="${flag}"]`, value);
+}
+
+/** Figures agree with an article's, which states them to its own precision. */
+export function near(actual, expected, tolerance, what) {
+  assert.ok(
+    Math.abs(actual - expected) <= tolerance + 1e-9,
+    `${what}: ${actual} is not within ${tolerance} of ${expected}`,
+  );
+}

@@ -1,0 +1,163 @@
+// The page: verdict and chart on first load, inputs that change the plan, URL state that
+// survives a reload, hostile URLs, and a page that never leaves its origin.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, goto, assertClean, text, number, changed, setInput } from './harness.mjs';
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+test('the default page renders a verdict and a per-rank chart', async () => {
+  const { context, page, problems } = await open(browser, '/');
+  const verdict = await text(page, 'verdict');
+  assert.match(verdict, /^(Starts|Fails at)/);
+  assert.equal(await page.locator('[data-testid="rank-chart"] .svg > svg').count(), 1);
+  assert.equal(await page.locator('[data-testid="rank-bar-0"]').count(), 1);
+  assert.ok((await page.locator('[data-testid="rank-bar-0"] rect.hit').count()) >= 3);
+  assert.ok((await number(page, 'kv-cache-tokens')) > 0);
+  assert.ok((await number(page, 'max-concurrency')) > 0);
+  for (const id of ['ledger', 'vllm-log', 'copy-link', 'len-sweep', 'pool-sweep', 'examples', 'demand', 'full-length-requests']) {
+    assert.equal(await page.locator(`[data-testid="${id}"]`).count(), 1, id);
+  }
+  assert.match(await text(page, 'vllm-log'), /Model loading took/);
+  // Every input is labelled.
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll('input, select, textarea')]
+      .filter((el) => !(el.labels && el.labels.length) && !el.closest('label'))
+      .map((el) => el.dataset.testid || el.name),
+  );
+  assert.deepEqual(unlabelled, []);
+  assertClean(problems);
+  await context.close();
+});
+
+test('changing TP changes the per-rank figures and the chart', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct');
+  const weights0 = await text(page, 'rank-0-weights');
+  const pool0 = await text(page, 'kv-pool');
+  assert.equal(await page.locator('[data-testid^="rank-bar-"]').count(), 1);
+  await setInput(page, 'tensor-parallel-size', '4');
+  await changed(page, 'rank-0-weights', weights0);
+  assert.equal(await page.locator('[data-testid^="rank-bar-"]').count(), 4);
+  assert.notEqual(await text(page, 'kv-pool'), pool0);
+  const w4 = await number(page, 'rank-0-weights');
+  assert.ok(w4 < Number(weights0.match(/[\d.]+/)[0]), 'TP=4 holds less per rank');
+  assert.match(page.url(), /[?&]tp=4(&|$)/);
+  assertClean(problems);
+  await context.close();
+});
+
+test('a value the core rejects is flagged at its field; the rest keeps working', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-8b-instruct');
+  await setInput(page, 'tensor-parallel-size', '3');
+  const err = page.locator('#tensor-parallel-size-err');
+  await err.filter({ hasText: /\S/ }).waitFor({ timeout: 10_000 });
+  assert.match(await err.innerText(), /tensor-parallel-size|attention heads|divide/i);
+  assert.match(await text(page, 'verdict'), /Cannot plan/);
+  assert.equal(await page.locator('[data-testid="rank-chart"] .svg > svg').count(), 1);
+  // A text that is not a number is flagged too, and the page still plans with the default.
+  await setInput(page, 'tensor-parallel-size', 'four');
+  await page.locator('#tensor-parallel-size-err').filter({ hasText: /not a count|four/ }).waitFor();
+  await setInput(page, 'gpu-memory-utilization', '0.8');
+  await page.waitForFunction(() => /Starts|Fails at/.test(document.querySelector('[data-testid=verdict-headline]').innerText));
+  await setInput(page, 'tensor-parallel-size', '2');
+  await page.locator('#tensor-parallel-size-err:empty').waitFor({ state: 'attached' });
+  assertClean(problems);
+  await context.close();
+});
+
+test('inputs live in the URL: reload restores the same state', async () => {
+  const { context, page, problems } = await open(browser, '/');
+  await setInput(page, 'model', 'qwen3-32b');
+  await setInput(page, 'tensor-parallel-size', '2');
+  await setInput(page, 'gpu-memory-utilization', '0.85');
+  await setInput(page, 'max-model-len', '32k');
+  await page.selectOption('[data-testid="kv-cache-dtype"]', 'fp8');
+  await page.check('[data-testid="enforce-eager"]');
+  await page.check('[data-testid="unit-gb"]');
+  await page.waitForFunction(() => location.search.includes('unit=gb') && location.search.includes('eager=true'));
+  const url = page.url();
+  assert.match(url, /v=1/);
+  assert.match(url, /max-model-len=32k/);
+  const figures = {};
+  for (const id of ['verdict', 'kv-cache-tokens', 'max-concurrency', 'kv-pool', 'demand', 'rank-1-weights']) {
+    figures[id] = await text(page, id);
+  }
+  assert.match(figures['kv-pool'], / GB$/);
+  await page.reload();
+  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  assert.equal(page.url(), url);
+  for (const [id, v] of Object.entries(figures)) assert.equal(await text(page, id), v, id);
+  assert.equal(await page.inputValue('[data-testid="tensor-parallel-size"]'), '2');
+  assert.equal(await page.inputValue('[data-testid="max-model-len"]'), '32k');
+  assert.equal(await page.inputValue('[data-testid="kv-cache-dtype"]'), 'fp8');
+  assert.ok(await page.isChecked('[data-testid="enforce-eager"]'));
+  // Without URL state, the last state comes back from local storage.
+  await goto(page, '/');
+  assert.equal(await page.inputValue('[data-testid="tensor-parallel-size"]'), '2');
+  assert.equal(await text(page, 'kv-cache-tokens'), figures['kv-cache-tokens']);
+  assertClean(problems);
+  await context.close();
+});
+
+test('a malformed or hostile URL gives a dismissible notice and a working page', async () => {
+  const hostile =
+    '/?v=9&tp=abc&util=2&%3Cscript%3Ealert(1)%3C%2Fscript%3E=1&kv-bytes=%ZZ' +
+    '&model=%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E&tp=2&max-model-len=99999999999999999999999' +
+    '&config=!!!&pp=2';
+  const { context, page, problems } = await open(browser, hostile);
+  const notice = page.locator('[data-testid="url-notice"]');
+  await notice.waitFor();
+  const items = await notice.locator('li').allInnerTexts();
+  assert.ok(items.length >= 7, items.join('\n'));
+  assert.ok(items.some((i) => i.startsWith('<script>')), 'the hostile key is shown as text');
+  assert.equal(await page.locator('img[src=x], script:not([src])').count(), 0, 'nothing hostile was parsed as HTML');
+  assert.match(await text(page, 'verdict'), /^(Starts|Fails at)/);
+  assert.equal(await page.inputValue('[data-testid="pipeline-parallel-size"]'), '2');
+  assert.equal(await page.locator('[data-testid="rank-chart"] .svg > svg').count(), 1);
+  await page.click('[data-testid="dismiss-notice"]');
+  assert.equal(await notice.count(), 0);
+  // The URL now holds only what was used.
+  await page.waitForFunction(() => !location.search.includes('script'));
+  assert.match(page.url(), /\?v=1&pp=2$/);
+  assertClean(problems);
+  await context.close();
+});
+
+test('chart segments explain themselves on focus, and a table stands in for screen readers', async () => {
+  const { context, page, problems } = await open(browser, '/');
+  await page.focus('[data-testid="rank-bar-0"] rect.hit[data-term="weights"]');
+  const info = await text(page, 'chart-info');
+  assert.match(info, /Weights/);
+  assert.match(info, /\d{1,3}(,\d{3})+ B\)/, 'exact bytes');
+  assert.match(info, /\[(exact|estimate|measured)/, 'provenance');
+  assert.equal(await page.locator('[data-testid="rank-table"] tbody tr').count(), 1);
+  // Keyboard: Tab reaches the chart.
+  const title = await page.locator('[data-testid="rank-bar-0"] rect.hit title').first().textContent();
+  assert.ok(title.length > 10);
+  assertClean(problems);
+  await context.close();
+});
+
+test('the ledger can be copied as Markdown and the link copied', async () => {
+  const { context, page, problems } = await open(browser, '/', {
+    context: { permissions: ['clipboard-read', 'clipboard-write'] },
+  });
+  await page.click('[data-testid="copy-markdown"]');
+  await page.locator('[data-testid="ledger"] [role=status]').filter({ hasText: /Copied|refused/ }).waitFor();
+  const md = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
+  if (md) {
+    assert.match(md, /^# Headroom ledger/);
+    assert.match(md, /\| Weights \(Model loading took\) \|/);
+  }
+  await page.click('[data-testid="copy-link"]');
+  const link = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
+  if (link) assert.equal(link, page.url());
+  assertClean(problems);
+  await context.close();
+});
