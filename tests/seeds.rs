@@ -184,6 +184,14 @@ fn s1_load_phase_fits_and_utilization_does_not_act_there() {
     let init = check(&at85, Phase::Init);
     assert!(init.knobs.contains(&"gpu-memory-utilization"));
     assert!(at85.ranks[0].available_kv < at95.ranks[0].available_kv);
+    // "What the knob really controls is the KV pool: 63.5 x 0.85 = 54.0 GiB minus roughly 53
+    // GiB of weights leaves about 1 GiB for KV, and three cards won't start." With 54 GiB on
+    // each card the engine loads, then stops at KV sizing; at 0.95 it gets past it.
+    let stop = at85.first_failure().expect("0.85 does not start");
+    assert_eq!(stop.phase, Phase::KvSizing, "{}", stop.message);
+    assert!(stop.knobs.contains(&"gpu-memory-utilization"));
+    assert!(stop.vllm_error.as_deref().unwrap().starts_with("No available memory for the cache blocks"));
+    assert!(check(&at95, Phase::KvSizing).ok);
 }
 
 #[test]
@@ -308,6 +316,28 @@ fn s2_what_one_rank_holds() {
         "{:#?}",
         pd.log_lines
     );
+}
+
+#[test]
+fn s2_auto_max_model_len_fits_the_pinned_pool() {
+    // The article does not state --max-model-len. At the model's own 1,048,576 the 10e9 pin
+    // cannot hold one request and vLLM would refuse to start; with `auto` the longest length
+    // the pool holds is the pool's 181,777 tokens, and the start the article serves passes
+    // every check.
+    let mut s = example("s2-unified-gate");
+    s.engine.max_model_len = MaxLen::Value(1_048_576);
+    let full = planned(&s);
+    assert_eq!(full.first_failure().unwrap().phase, Phase::Capacity);
+    s.engine.max_model_len = MaxLen::Auto;
+    let auto = planned(&s);
+    assert!(auto.starts(), "{:?}", auto.first_failure());
+    let replica = auto.replica.as_ref().unwrap();
+    assert_eq!(replica.max_model_len, 181_777);
+    assert_eq!(replica.kv_cache_tokens, 181_777);
+    assert_eq!(replica.full_length_requests, 1);
+    assert!(auto.log_lines.iter().any(|l| l.starts_with(
+        "Auto-fit max_model_len: reduced from 1048576 to 181777"
+    )), "{:#?}", auto.log_lines);
 }
 
 #[test]

@@ -1326,6 +1326,64 @@ fn measured_kv_plan(
         .min_by_key(|(_, t)| *t)
         .unwrap_or((0, 0));
     let tokens = u64::try_from(tokens).unwrap_or(u64::MAX);
+    // Nothing left for the cache on some rank: vLLM stops at KV sizing, as on the block path.
+    let auto = matches!(s.engine.max_model_len, MaxLen::Auto);
+    let starved = ranks
+        .iter()
+        .find(|r| r.available_kv <= 0)
+        .map(|r| {
+            let why = format!(
+                "rank {}: nothing is left for the KV cache ({} available)",
+                r.rank,
+                gib(r.available_kv)
+            );
+            (r, KvError::NoMemory { worker: r.rank as usize }, why)
+        })
+        .or_else(|| {
+            (auto && tokens == 0).then(|| {
+                let r = &ranks[lim_idx];
+                let why = format!(
+                    "rank {}: {} of KV does not hold one token at the measured ratio",
+                    r.rank,
+                    gib(r.available_kv)
+                );
+                (r, KvError::AutoFit { worker: r.rank as usize }, why)
+            })
+        });
+    if let Some((r, e, why)) = starved {
+        checks.push(Check {
+            phase: Phase::KvSizing,
+            ok: false,
+            rank: Some(r.rank),
+            message: why,
+            vllm_error: Some(e.vllm_message(s.version)),
+            knobs: kv_knobs(Phase::KvSizing),
+            not_knobs: vec!["max-model-len"],
+        });
+        log_lines.push(format!("ValueError: {}", e.vllm_message(s.version)));
+        return finish(
+            s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
+        );
+    }
+    // --max-model-len auto: the longest length the smallest pool holds, capped at the model's.
+    let max_len = if auto {
+        let fit = tokens.min(max_len);
+        let lim = &ranks[lim_idx];
+        if fit < max_len {
+            log_lines.push(format!(
+                "Auto-fit max_model_len: reduced from {max_len} to {fit} to fit in available KV cache memory ({} GiB GPU) (measured ratio)",
+                format_gib(lim.available_kv)
+            ));
+        } else {
+            log_lines.push(format!(
+                "Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({} GiB GPU) (measured ratio)",
+                format_gib(lim.available_kv)
+            ));
+        }
+        fit.max(1)
+    } else {
+        max_len
+    };
     let lim = &ranks[lim_idx];
     let stage_layers = u128::from(lim.layers.1 - lim.layers.0).max(1);
     let needed = u128::from(max_len) * u128::from(mk.pool_bytes) * stage_layers
