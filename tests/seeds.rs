@@ -285,6 +285,8 @@ fn gate_line(p: &Plan, t: Term) -> i128 {
 fn s2_what_one_rank_holds() {
     let p = planned(&example("s2-unified-gate"));
     assert_eq!((p.tp, p.pp), (2, 1));
+    // The start the article serves: the gate passes and so does every vLLM check.
+    assert!(p.starts(), "{:?}", p.first_failure());
     let r = &p.ranks[0];
     shown("weights (Model loading took)", gib(r.weights.0), "79.29");
     assert_eq!(r.line(Term::Weights).unwrap().provenance.label(), "measured");

@@ -106,6 +106,10 @@ pub fn s2_unified_gate() -> Scenario {
         ..Parallel::default()
     };
     s.engine.kv_cache_memory_bytes = Some(10_000_000_000);
+    // The article does not state --max-model-len; at the model's own 1,048,576 tokens the
+    // 10e9 pin cannot hold one request and vLLM would refuse the start the article serves.
+    // `auto` lets the plan fit the longest length the pinned pool holds.
+    s.engine.max_model_len = MaxLen::Auto;
     s.engine.max_num_batched_tokens = Some(8_192);
     s.engine.max_num_seqs = Some(8);
     s.runtime.weights = Some(Measured::new(
