@@ -444,16 +444,24 @@ fn check_provenance(s: &Scenario, p: &Plan, case: u64) {
                 Term::OutsideBudget,
                 combined([prov(r, Term::Total), prov(r, Term::Budget)]),
             ));
+            // On a unified box with a measured overhead, that figure replaces other + graphs.
+            let measured = Provenance::Measured(String::new());
+            let held = match s.unified.as_ref().and_then(|u| u.overhead.as_ref()) {
+                Some(_) => [Some(&measured), None],
+                None => [prov(r, Term::OtherConsumption), prov(r, Term::CudaGraphs)],
+            };
             derived.push((
                 Term::FreeAfterStart,
-                combined([
-                    prov(r, Term::FreeAtStart),
-                    prov(r, Term::Weights),
-                    prov(r, Term::Drafter),
-                    prov(r, Term::OtherConsumption),
-                    prov(r, Term::CudaGraphs),
-                    prov(r, Term::KvPool),
-                ]),
+                combined(
+                    [
+                        prov(r, Term::FreeAtStart),
+                        prov(r, Term::Weights),
+                        prov(r, Term::Drafter),
+                        prov(r, Term::KvPool),
+                    ]
+                    .into_iter()
+                    .chain(held),
+                ),
             ));
         }
         for (t, want) in derived {

@@ -303,6 +303,9 @@ fn s2_what_one_rank_holds() {
     shown("held", gib(g.total.0), "102.0");
     shown("available before", gib(line(r, Term::FreeAtStart)), "117.2");
     shown("available after", gib(line(r, Term::FreeAtStart) - i128::from(g.total.0)), "15.2");
+    // The rank's own ledger agrees: free after start uses the measured overhead.
+    shown("free after start", gib(r.free_after_start), "15.2");
+    assert_eq!(line(r, Term::FreeAfterStart), r.free_after_start);
     // The start headroom: needs - total.
     shown("start headroom", gib(g.needs.0) - gib(g.total.0), "8.0");
     // The drafter per rank: 10.12 / 2 = 5.06 GiB, an estimate from shard headers.

@@ -1181,11 +1181,8 @@ fn fill_ranks(
         let total = get(Term::Total);
         let budget = get(Term::Budget);
         let free0 = get(Term::FreeAtStart);
-        let used = get(Term::Weights)
-            + get(Term::Drafter)
-            + get(Term::OtherConsumption)
-            + get(Term::CudaGraphs)
-            + i128::from(pool);
+        let (held, held_prov, held_what) = held_besides(s, r);
+        let used = get(Term::Weights) + get(Term::Drafter) + held + i128::from(pool);
         let outside = total - budget;
         r.ledger.push(line(
             Term::OutsideBudget,
@@ -1202,11 +1199,11 @@ fn fill_ranks(
         ));
         let free_after = free0 - used;
         r.free_after_start = free_after;
-        let after_prov = free_after_provenance(r);
+        let after_prov = free_after_provenance(r, &held_prov);
         r.ledger.push(line(
             Term::FreeAfterStart,
             free_after,
-            "free at start - (weights + drafter + other + graphs + KV pool); the activation peak is transient".into(),
+            held_what.into(),
             after_prov,
         ));
     }
@@ -1234,20 +1231,39 @@ fn line_prov(r: &RankPlan, term: Term) -> Provenance {
         .unwrap_or(Provenance::Exact)
 }
 
-/// `free at start - (weights + drafter + other + graphs + KV pool)` is as uncertain as the
-/// most uncertain of those six lines.
-fn free_after_provenance(r: &RankPlan) -> Provenance {
-    let parts: Vec<Provenance> = [
-        Term::FreeAtStart,
-        Term::Weights,
-        Term::Drafter,
-        Term::OtherConsumption,
-        Term::CudaGraphs,
-        Term::KvPool,
-    ]
-    .into_iter()
-    .map(|t| line_prov(r, t))
-    .collect();
+/// What a rank holds once started besides weights, drafter and the pool. On a unified-memory
+/// box with a measured overhead (seed 002: graphs, kernel workspaces and activations at the
+/// prefill budget, a remainder of what the box lost), that figure; otherwise the persistent
+/// other consumption and CUDA graphs (the activation peak is transient).
+fn held_besides(s: &Scenario, r: &RankPlan) -> (i128, Provenance, &'static str) {
+    if let Some(o) = s.unified.as_ref().and_then(|u| u.overhead.as_ref()) {
+        return (
+            i128::from(o.bytes.0),
+            Provenance::Measured(o.source.clone()),
+            "free at start - (weights + drafter + the measured overhead + KV pool)",
+        );
+    }
+    let other = r.line(Term::OtherConsumption).map_or(0, |l| l.bytes);
+    let graphs = r.line(Term::CudaGraphs).map_or(0, |l| l.bytes);
+    let prov = Provenance::combine(&[
+        &line_prov(r, Term::OtherConsumption),
+        &line_prov(r, Term::CudaGraphs),
+    ]);
+    (
+        other + graphs,
+        prov,
+        "free at start - (weights + drafter + other + graphs + KV pool); the activation peak is transient",
+    )
+}
+
+/// `free at start - (weights + drafter + held + KV pool)` is as uncertain as the most
+/// uncertain of its terms.
+fn free_after_provenance(r: &RankPlan, held: &Provenance) -> Provenance {
+    let mut parts: Vec<Provenance> = [Term::FreeAtStart, Term::Weights, Term::Drafter, Term::KvPool]
+        .into_iter()
+        .map(|t| line_prov(r, t))
+        .collect();
+    parts.push(held.clone());
     Provenance::combine(&parts.iter().collect::<Vec<_>>())
 }
 
@@ -1426,12 +1442,9 @@ fn measured_kv_plan(
         ));
         let get = |t: Term| r.ledger.iter().find(|l| l.term == t).map_or(0, |l| l.bytes);
         let outside = get(Term::Total) - get(Term::Budget);
-        let free_after = get(Term::FreeAtStart)
-            - get(Term::Weights)
-            - get(Term::Drafter)
-            - get(Term::OtherConsumption)
-            - get(Term::CudaGraphs)
-            - pool;
+        let (held, held_prov, held_what) = held_besides(s, r);
+        let free_after =
+            get(Term::FreeAtStart) - get(Term::Weights) - get(Term::Drafter) - held - pool;
         r.free_after_start = free_after;
         r.ledger.push(line(
             Term::OutsideBudget,
@@ -1439,11 +1452,11 @@ fn measured_kv_plan(
             "total - budget".into(),
             Provenance::combine(&[&line_prov(r, Term::Total), &line_prov(r, Term::Budget)]),
         ));
-        let after_prov = free_after_provenance(r);
+        let after_prov = free_after_provenance(r, &held_prov);
         r.ledger.push(line(
             Term::FreeAfterStart,
             free_after,
-            "free at start - (weights + drafter + other + graphs + KV pool)".into(),
+            held_what.into(),
             after_prov,
         ));
     }
