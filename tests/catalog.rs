@@ -42,16 +42,30 @@ fn every_model_file_is_listed_and_parses() {
     let listed: BTreeSet<&str> = MODEL_FILES.iter().map(|(id, _)| *id).collect();
     let on_disk: BTreeSet<String> = model_paths().iter().map(|p| stem(p)).collect();
     for id in &on_disk {
-        assert!(listed.contains(id.as_str()), "catalog/models/{id}.json is not in MODEL_FILES");
+        assert!(
+            listed.contains(id.as_str()),
+            "catalog/models/{id}.json is not in MODEL_FILES"
+        );
     }
     for id in &listed {
-        assert!(on_disk.contains(*id), "MODEL_FILES lists {id} but catalog/models/{id}.json is missing");
+        assert!(
+            on_disk.contains(*id),
+            "MODEL_FILES lists {id} but catalog/models/{id}.json is missing"
+        );
     }
-    assert_eq!(listed.len(), MODEL_FILES.len(), "MODEL_FILES lists an id twice");
+    assert_eq!(
+        listed.len(),
+        MODEL_FILES.len(),
+        "MODEL_FILES lists an id twice"
+    );
     for (id, text) in MODEL_FILES {
         // The embedded text is the file's text (include_str! of the same path).
-        let disk = fs::read_to_string(catalog_dir().join("models").join(format!("{id}.json"))).unwrap();
-        assert_eq!(*text, disk, "{id}: the embedded row differs from the file; rebuild");
+        let disk =
+            fs::read_to_string(catalog_dir().join("models").join(format!("{id}.json"))).unwrap();
+        assert_eq!(
+            *text, disk,
+            "{id}: the embedded row differs from the file; rebuild"
+        );
         let row = parse_model_row(text).unwrap_or_else(|e| panic!("{id}: {e} ({})", e.field));
         assert_eq!(row.id, *id, "{id}.json carries id {:?}", row.id);
     }
@@ -73,7 +87,9 @@ fn model_ids_are_unique_sorted_and_well_formed() {
     for id in ids {
         assert!(
             !id.is_empty()
-                && id.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.')
                 && !id.starts_with('-')
                 && !id.ends_with('-'),
             "{id}: ids are lowercase, digits, dashes and dots"
@@ -87,16 +103,33 @@ fn every_model_row_says_where_it_came_from() {
     for (id, text) in MODEL_FILES {
         let row = parse_model_row(text).unwrap();
         assert!(!row.source.trim().is_empty(), "{id}: no source");
-        assert!(is_date(&row.retrieved), "{id}: retrieved {:?} is not YYYY-MM-DD", row.retrieved);
+        assert!(
+            is_date(&row.retrieved),
+            "{id}: retrieved {:?} is not YYYY-MM-DD",
+            row.retrieved
+        );
         assert!(!row.name.trim().is_empty(), "{id}: no name");
-        assert!(row.hf_repo.contains('/'), "{id}: hf_repo {:?} is not org/name", row.hf_repo);
+        assert!(
+            row.hf_repo.contains('/'),
+            "{id}: hf_repo {:?} is not org/name",
+            row.hf_repo
+        );
         let raw: serde_json::Value = serde_json::from_str(text).unwrap();
         for key in ["unconfirmed", "notes", "config"] {
-            assert!(raw.get(key).is_some(), "{id}: the required key {key} is missing");
+            assert!(
+                raw.get(key).is_some(),
+                "{id}: the required key {key} is missing"
+            );
         }
         if let Some(c) = raw.get("checkpoint") {
-            assert!(c["total_bytes"].as_u64().is_some_and(|b| b > 0), "{id}: checkpoint.total_bytes");
-            assert!(c["source"].as_str().is_some_and(|s| !s.trim().is_empty()), "{id}: checkpoint.source");
+            assert!(
+                c["total_bytes"].as_u64().is_some_and(|b| b > 0),
+                "{id}: checkpoint.total_bytes"
+            );
+            assert!(
+                c["source"].as_str().is_some_and(|s| !s.trim().is_empty()),
+                "{id}: checkpoint.source"
+            );
             assert!(c["confirmed"].is_boolean(), "{id}: checkpoint.confirmed");
             assert_eq!(row.checkpoint_source.as_deref(), c["source"].as_str());
             if c["confirmed"] == false {
@@ -107,8 +140,14 @@ fn every_model_row_says_where_it_came_from() {
             }
         }
         if let Some(m) = raw.get("measured") {
-            assert!(m["source"].as_str().is_some_and(|s| !s.trim().is_empty()), "{id}: measured.source");
-            assert!(m["kv_bytes_per_token_per_layer"].is_number(), "{id}: measured.kv_bytes_per_token_per_layer");
+            assert!(
+                m["source"].as_str().is_some_and(|s| !s.trim().is_empty()),
+                "{id}: measured.source"
+            );
+            assert!(
+                m["kv_bytes_per_token_per_layer"].is_number(),
+                "{id}: measured.kv_bytes_per_token_per_layer"
+            );
         }
     }
 }
@@ -117,7 +156,11 @@ fn every_model_row_says_where_it_came_from() {
 fn every_gpu_row_is_sourced_and_sorted() {
     let text = fs::read_to_string(catalog_dir().join("gpus.json")).unwrap();
     let rows = parse_gpus(&text).expect("gpus.json parses");
-    assert_eq!(rows.len(), catalog::gpus().len(), "the embedded gpus.json differs from the file");
+    assert_eq!(
+        rows.len(),
+        catalog::gpus().len(),
+        "the embedded gpus.json differs from the file"
+    );
     let ids: Vec<&str> = rows.iter().map(|r| r.gpu.id.as_str()).collect();
     let mut sorted = ids.clone();
     sorted.sort();
@@ -147,11 +190,23 @@ fn every_gpu_row_is_sourced_and_sorted() {
     let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
     for g in raw.as_array().unwrap() {
         for key in [
-            "id", "name", "memory_marketing", "total_bytes", "total_bytes_basis",
-            "total_bytes_confirmed", "unified_memory", "compute_capability", "architecture",
-            "source", "retrieved",
+            "id",
+            "name",
+            "memory_marketing",
+            "total_bytes",
+            "total_bytes_basis",
+            "total_bytes_confirmed",
+            "unified_memory",
+            "compute_capability",
+            "architecture",
+            "source",
+            "retrieved",
         ] {
-            assert!(g.get(key).is_some(), "{}: the required key {key} is missing", g["id"]);
+            assert!(
+                g.get(key).is_some(),
+                "{}: the required key {key} is missing",
+                g["id"]
+            );
         }
     }
 }
@@ -159,11 +214,20 @@ fn every_gpu_row_is_sourced_and_sorted() {
 #[test]
 fn the_required_gpus_are_present() {
     // (what, a predicate on the row): one row must match each.
-    let want: &[(&str, &dyn Fn(&catalog::GpuRow) -> bool)] = &[
-        ("A100 40GB", &|r| r.gpu.name.contains("A100") && r.gpu.id.contains("40")),
-        ("A100 80GB", &|r| r.gpu.name.contains("A100") && r.gpu.id.contains("80")),
-        ("H100 SXM", &|r| r.gpu.id.contains("h100") && r.gpu.id.contains("sxm")),
-        ("H100 PCIe", &|r| r.gpu.id.contains("h100") && r.gpu.id.contains("pcie")),
+    type Matches = dyn Fn(&catalog::GpuRow) -> bool;
+    let want: &[(&str, &Matches)] = &[
+        ("A100 40GB", &|r| {
+            r.gpu.name.contains("A100") && r.gpu.id.contains("40")
+        }),
+        ("A100 80GB", &|r| {
+            r.gpu.name.contains("A100") && r.gpu.id.contains("80")
+        }),
+        ("H100 SXM", &|r| {
+            r.gpu.id.contains("h100") && r.gpu.id.contains("sxm")
+        }),
+        ("H100 PCIe", &|r| {
+            r.gpu.id.contains("h100") && r.gpu.id.contains("pcie")
+        }),
         ("H200", &|r| r.gpu.id.contains("h200")),
         ("B200", &|r| r.gpu.id.contains("b200")),
         ("L40S", &|r| r.gpu.id.contains("l40s")),
@@ -174,7 +238,9 @@ fn the_required_gpus_are_present() {
         ("RTX 4090", &|r| r.gpu.id.contains("4090")),
         ("RTX 5090", &|r| r.gpu.id.contains("5090")),
         ("MI300X", &|r| r.gpu.id.contains("mi300x")),
-        ("GB10", &|r| r.gpu.id.contains("gb10") && r.gpu.unified_memory),
+        ("GB10", &|r| {
+            r.gpu.id.contains("gb10") && r.gpu.unified_memory
+        }),
     ];
     for (what, matches) in want {
         let n = catalog::gpus().iter().filter(|r| matches(r)).count();
@@ -190,7 +256,9 @@ fn is_date(s: &str) -> bool {
     b.len() == 10
         && b[4] == b'-'
         && b[7] == b'-'
-        && b.iter().enumerate().all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
+        && b.iter()
+            .enumerate()
+            .all(|(i, c)| i == 4 || i == 7 || c.is_ascii_digit())
 }
 
 /// "80 GB HBM3" -> 80.0; `None` when the text does not start with a GB figure.
@@ -213,7 +281,8 @@ fn every_model_plans_on_every_gpu_without_an_error() {
     for m in catalog::models() {
         for g in catalog::gpus() {
             let s = Scenario::new(m.model.clone(), g.gpu.clone());
-            let p = plan(&s).unwrap_or_else(|e| panic!("{} on {}: {e} ({})", m.id, g.gpu.id, e.field()));
+            let p = plan(&s)
+                .unwrap_or_else(|e| panic!("{} on {}: {e} ({})", m.id, g.gpu.id, e.field()));
             assert_eq!(p.ranks.len(), 1);
             if !p.starts() {
                 assert!(p.first_failure().is_some());
@@ -234,7 +303,11 @@ fn every_model_starts_on_enough_h200s() {
                     continue;
                 }
                 let mut s = Scenario::new(m.model.clone(), h200());
-                s.parallel = Parallel { tp, pp, ..Parallel::default() };
+                s.parallel = Parallel {
+                    tp,
+                    pp,
+                    ..Parallel::default()
+                };
                 s.gpus = tp * pp;
                 s.engine.max_model_len = MaxLen::Value(m.model.max_position_embeddings.min(8_192));
                 let p = plan(&s).unwrap_or_else(|e| panic!("{} TP {tp} PP {pp}: {e}", m.id));
@@ -244,14 +317,19 @@ fn every_model_starts_on_enough_h200s() {
                 }
             }
         }
-        let (tp, pp, p) = found.unwrap_or_else(|| panic!("{} starts on no grid of up to 32 H200s", m.id));
+        let (tp, pp, p) =
+            found.unwrap_or_else(|| panic!("{} starts on no grid of up to 32 H200s", m.id));
         let replica = p.replica.as_ref().expect("a started plan has a replica");
-        assert!(replica.kv_cache_tokens >= 8_192.min(m.model.max_position_embeddings), "{}", m.id);
+        assert!(
+            replica.kv_cache_tokens >= 8_192.min(m.model.max_position_embeddings),
+            "{}",
+            m.id
+        );
         assert_eq!(p.ranks.len() as u32, tp * pp);
         // Weights are spread: no rank of a multi-GPU plan holds the whole estimate.
-        if tp * pp > 1 && m.model.checkpoint_bytes.is_some() {
+        if let (true, Some(ck)) = (tp * pp > 1, m.model.checkpoint_bytes) {
             let most = p.ranks.iter().map(|r| r.weights.0).max().unwrap();
-            assert!(most < m.model.checkpoint_bytes.unwrap(), "{}", m.id);
+            assert!(most < ck, "{}", m.id);
         }
     }
 }
@@ -265,7 +343,9 @@ fn weight_estimates_match_the_checkpoint_sizes_rows_carry() {
     // estimate from parameter counts must already be close, or the components are wrong.
     let mut checked = 0;
     for m in catalog::models() {
-        let Some(ck) = m.model.checkpoint_bytes else { continue };
+        let Some(ck) = m.model.checkpoint_bytes else {
+            continue;
+        };
         let est = checkpoint_estimate(&m.model);
         let ratio = est as f64 / ck as f64;
         assert!(
@@ -289,7 +369,9 @@ fn unquantized_estimates_match_the_parameter_count_in_the_name() {
         if m.model.quant != headroom::calc::model::WeightQuant::None || m.model.dtype.bytes() != 2 {
             continue;
         }
-        let Some(billions) = params_in_id(&m.id) else { continue };
+        let Some(billions) = params_in_id(&m.id) else {
+            continue;
+        };
         let est_params = checkpoint_estimate(&m.model) as f64 / 2.0 / 1e9;
         let ratio = est_params / billions;
         assert!(
@@ -398,7 +480,12 @@ fn top_level_keys(text: &str) -> Vec<String> {
     canon
         .lines()
         .filter(|l| l.starts_with("  \"") && !l.starts_with("   "))
-        .filter_map(|l| l.trim().strip_prefix('"')?.split_once("\":").map(|(k, _)| k.to_string()))
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix('"')?
+                .split_once("\":")
+                .map(|(k, _)| k.to_string())
+        })
         .collect()
 }
 
@@ -428,7 +515,12 @@ fn catalog_files_are_canonical() {
         // Re-emitting never changes what the file says.
         let before: serde_json::Value = serde_json::from_str(&text).unwrap();
         let after: serde_json::Value = serde_json::from_str(&canon).unwrap();
-        assert_eq!(before, after, "{}: canonical form changed the data", path.display());
+        assert_eq!(
+            before,
+            after,
+            "{}: canonical form changed the data",
+            path.display()
+        );
         if canon != text {
             if rewrite {
                 fs::write(&path, &canon).unwrap();
@@ -449,14 +541,27 @@ fn model_row_keys_follow_the_readme_order() {
     // catalog/README.md: id, name, hf_repo, source, retrieved, config, checkpoint, measured,
     // unconfirmed, notes.
     let order = [
-        "id", "name", "hf_repo", "source", "retrieved", "config", "checkpoint", "measured",
-        "unconfirmed", "notes",
+        "id",
+        "name",
+        "hf_repo",
+        "source",
+        "retrieved",
+        "config",
+        "checkpoint",
+        "measured",
+        "unconfirmed",
+        "notes",
     ];
     for (id, text) in MODEL_FILES {
         let keys = top_level_keys(text);
         let positions: Vec<usize> = keys
             .iter()
-            .map(|k| order.iter().position(|o| o == k).unwrap_or_else(|| panic!("{id}: unknown key {k}")))
+            .map(|k| {
+                order
+                    .iter()
+                    .position(|o| o == k)
+                    .unwrap_or_else(|| panic!("{id}: unknown key {k}"))
+            })
             .collect();
         assert!(
             positions.windows(2).all(|w| w[0] < w[1]),

@@ -125,8 +125,7 @@ fn more_tp_never_raises_per_rank_weights() {
                 // lowest ranks), for a random stage.
                 let pp = rng.range(1, 4).min(u64::from(m.n_layers));
                 let stage = rng.below(pp);
-                let parts =
-                    headroom::calc::pp_partition(m.n_layers, pp as u32, None).unwrap();
+                let parts = headroom::calc::pp_partition(m.n_layers, pp as u32, None).unwrap();
                 let start: u32 = parts[..stage as usize].iter().sum();
                 let end = start + parts[stage as usize];
                 let heaviest = (0..tp)
@@ -195,7 +194,11 @@ fn more_tp_never_raises_planned_weights() {
             let p = plan(&s).unwrap_or_else(|e| panic!("case {case}: {e}"));
             let w = p.ranks.iter().map(|r| r.weights.0).max().unwrap();
             if let Some((ptp, pw)) = last {
-                assert!(w <= pw, "case {case} {}: TP {tp} {w} > TP {ptp} {pw}", s.model.name);
+                assert!(
+                    w <= pw,
+                    "case {case} {}: TP {tp} {w} > TP {ptp} {pw}",
+                    s.model.name
+                );
             }
             last = Some((tp, w));
         }
@@ -220,7 +223,12 @@ fn kv_heads_per_rank_never_below_one() {
         }
         let Ok(p) = plan(&s) else { continue };
         for r in &p.ranks {
-            assert!(r.kv_heads >= 1, "case {case} {}: rank {} has 0 KV heads", s.model.name, r.rank);
+            assert!(
+                r.kv_heads >= 1,
+                "case {case} {}: rank {} has 0 KV heads",
+                s.model.name,
+                r.rank
+            );
             if s.model.mla.is_none() && r.kv_bytes_per_token > 0 {
                 assert!(r.kv_heads >= (s.model.n_kv_heads / u64::from(p.tp)).max(1));
             }
@@ -265,7 +273,10 @@ fn a_larger_budget_never_shrinks_the_pool() {
             compared += 1;
         }
     }
-    assert!(compared > CASES / 10, "only {compared} cases reached a pool");
+    assert!(
+        compared > CASES / 10,
+        "only {compared} cases reached a pool"
+    );
 }
 
 #[test]
@@ -305,9 +316,9 @@ fn replica_blocks_are_the_minimum_over_ranks() {
             let pp = s.parallel.pp;
             let mut parts = vec![1u32; pp as usize];
             let mut left = n - pp;
-            for i in 0..pp as usize - 1 {
+            for part in parts.iter_mut().take(pp as usize - 1) {
                 let take = rng.below(u64::from(left) + 1) as u32;
-                parts[i] += take;
+                *part += take;
                 left -= take;
             }
             parts[pp as usize - 1] += left;
@@ -324,9 +335,16 @@ fn replica_blocks_are_the_minimum_over_ranks() {
             assert_eq!(replica.num_blocks, min, "case {case} {}", s.model.name);
         }
         let lim = &p.ranks[replica.limiting_rank as usize];
-        assert_eq!(lim.num_blocks_own, min, "case {case}: the limiting rank holds the minimum");
+        assert_eq!(
+            lim.num_blocks_own, min,
+            "case {case}: the limiting rank holds the minimum"
+        );
         for r in &p.ranks {
-            assert_eq!(r.kv_pool.0, replica.num_blocks * r.bytes_per_block, "case {case}");
+            assert_eq!(
+                r.kv_pool.0,
+                replica.num_blocks * r.bytes_per_block,
+                "case {case}"
+            );
             assert!(i128::from(r.kv_pool.0) <= r.available_kv, "case {case}");
             assert!(
                 r.num_blocks_own as i128 == r.available_kv / i128::from(r.bytes_per_block.max(1)),
@@ -372,7 +390,11 @@ fn check_provenance(s: &Scenario, p: &Plan, case: u64) {
         let total = prov(r, Term::Total).expect("total");
         assert_eq!(
             total.label(),
-            if s.gpu.total_confirmed { "exact" } else { "estimate" },
+            if s.gpu.total_confirmed {
+                "exact"
+            } else {
+                "estimate"
+            },
             "case {case}: the driver total"
         );
         expect_input(Term::FreeAtStart, s.runtime.free_memory.is_some());
@@ -395,7 +417,11 @@ fn check_provenance(s: &Scenario, p: &Plan, case: u64) {
             .as_ref()
             .is_some_and(|sp| sp.drafter_weights.is_some());
         expect_input(Term::Drafter, drafter_given);
-        for t in [Term::WeightsEmbedding, Term::WeightsLayers, Term::WeightsHead] {
+        for t in [
+            Term::WeightsEmbedding,
+            Term::WeightsLayers,
+            Term::WeightsHead,
+        ] {
             if let Some(pr) = prov(r, t) {
                 assert_eq!(pr.label(), "estimate", "case {case}: {t:?}");
             }
@@ -403,7 +429,10 @@ fn check_provenance(s: &Scenario, p: &Plan, case: u64) {
 
         // The derived figures: as uncertain as their inputs, no more and no less.
         let mut derived: Vec<(Term, u8)> = vec![
-            (Term::PreSnapshot, combined([prov(r, Term::Total), prov(r, Term::FreeAtStart)])),
+            (
+                Term::PreSnapshot,
+                combined([prov(r, Term::Total), prov(r, Term::FreeAtStart)]),
+            ),
             (Term::Budget, combined([prov(r, Term::Total)])),
         ];
         let stage_avail_given = s
@@ -498,13 +527,20 @@ fn check_provenance(s: &Scenario, p: &Plan, case: u64) {
             let given = match l.term {
                 Term::Weights | Term::Drafter => None,
                 Term::KvPool if pinned => Some(0),
-                Term::OtherConsumption => Some(
-                    if s.unified.as_ref().unwrap().overhead.is_some() { 1 } else { 2 },
-                ),
+                Term::OtherConsumption => Some(if s.unified.as_ref().unwrap().overhead.is_some() {
+                    1
+                } else {
+                    2
+                }),
                 _ => None,
             };
             if let Some(want) = given {
-                assert_eq!(l.provenance.label(), label(want), "case {case}: gate {:?}", l.term);
+                assert_eq!(
+                    l.provenance.label(),
+                    label(want),
+                    "case {case}: gate {:?}",
+                    l.term
+                );
             }
         }
     }
@@ -514,7 +550,10 @@ fn check_provenance(s: &Scenario, p: &Plan, case: u64) {
 fn mixed_provenance_scenario(rng: &mut Rng) -> Scenario {
     let mut s = sane_scenario(rng);
     let g = |rng: &mut Rng, lo: u64, hi: u64, what: &str| {
-        Some(Measured::new(rng.range(lo, hi), format!("generated {what}")))
+        Some(Measured::new(
+            rng.range(lo, hi),
+            format!("generated {what}"),
+        ))
     };
     s.gpu.total_confirmed = rng.chance(50);
     let total = s.gpu.total.0;
@@ -526,7 +565,13 @@ fn mixed_provenance_scenario(rng: &mut Rng) -> Scenario {
     }
     if s.parallel.pp > 1 && rng.chance(50) {
         let stages = (0..s.parallel.pp)
-            .map(|_| if rng.chance(50) { g(rng, GIB, total / 2, "stage weights") } else { None })
+            .map(|_| {
+                if rng.chance(50) {
+                    g(rng, GIB, total / 2, "stage weights")
+                } else {
+                    None
+                }
+            })
             .collect();
         s.runtime.weights_per_stage = Some(stages);
     }
@@ -544,7 +589,13 @@ fn mixed_provenance_scenario(rng: &mut Rng) -> Scenario {
     }
     if s.parallel.pp > 1 && rng.chance(20) {
         let stages = (0..s.parallel.pp)
-            .map(|_| if rng.chance(50) { g(rng, GIB, total / 4, "stage KV") } else { None })
+            .map(|_| {
+                if rng.chance(50) {
+                    g(rng, GIB, total / 4, "stage KV")
+                } else {
+                    None
+                }
+            })
             .collect();
         s.runtime.available_kv_per_stage = Some(stages);
     }
@@ -632,9 +683,59 @@ fn an_all_exact_scenario_has_only_exact_or_measured_figures() {
 // ---------------------------------------------------------------------------------------------
 // No scenario panics.
 
-const U64S: &[u64] = &[0, 1, 2, 3, 7, 16, 64, 1 << 20, 1 << 32, 1 << 40, 1 << 50, (1 << 50) + 1, 1 << 62, u64::MAX / 2, u64::MAX - 1, u64::MAX];
-const U32S: &[u32] = &[0, 1, 2, 3, 4, 7, 8, 16, 64, 1024, 1025, 65_536, 65_537, u32::MAX / 2, u32::MAX];
-const FLOATS: &[f64] = &[0.0, -0.0, -1.0, 1e-300, 0.01, 0.5, 0.9, 0.92, 1.0, 1.0000001, 2.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, f64::EPSILON];
+const U64S: &[u64] = &[
+    0,
+    1,
+    2,
+    3,
+    7,
+    16,
+    64,
+    1 << 20,
+    1 << 32,
+    1 << 40,
+    1 << 50,
+    (1 << 50) + 1,
+    1 << 62,
+    u64::MAX / 2,
+    u64::MAX - 1,
+    u64::MAX,
+];
+const U32S: &[u32] = &[
+    0,
+    1,
+    2,
+    3,
+    4,
+    7,
+    8,
+    16,
+    64,
+    1024,
+    1025,
+    65_536,
+    65_537,
+    u32::MAX / 2,
+    u32::MAX,
+];
+const FLOATS: &[f64] = &[
+    0.0,
+    -0.0,
+    -1.0,
+    1e-300,
+    0.01,
+    0.5,
+    0.9,
+    0.92,
+    1.0,
+    1.0000001,
+    2.0,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::MIN_POSITIVE,
+    f64::EPSILON,
+];
 
 fn wild_u64(rng: &mut Rng) -> u64 {
     if rng.chance(60) {
@@ -657,7 +758,11 @@ fn maybe_measured(rng: &mut Rng) -> Option<Measured> {
 }
 
 fn wild_model(rng: &mut Rng) -> Model {
-    let mut m = if rng.chance(50) { catalog_model(rng) } else { Model::example_dense() };
+    let mut m = if rng.chance(50) {
+        catalog_model(rng)
+    } else {
+        Model::example_dense()
+    };
     let fields: [&mut u64; 6] = [
         &mut m.hidden_size,
         &mut m.n_heads,
@@ -737,7 +842,11 @@ fn wild_model(rng: &mut Rng) -> Model {
         }
     }
     if rng.chance(10) {
-        m.dtype = *rng.pick(&[ModelDtype::Bfloat16, ModelDtype::Float16, ModelDtype::Float32]);
+        m.dtype = *rng.pick(&[
+            ModelDtype::Bfloat16,
+            ModelDtype::Float16,
+            ModelDtype::Float32,
+        ]);
     }
     if rng.chance(10) {
         let (block, group) = (wild_u64(rng), wild_u64(rng));
@@ -765,8 +874,16 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     gpu.unified_memory = rng.chance(10);
     let mut s = Scenario::new(model, gpu);
     s.parallel = Parallel {
-        tp: if rng.chance(50) { *rng.pick(&[1, 2, 4, 8]) } else { wild_u32(rng) },
-        pp: if rng.chance(50) { *rng.pick(&[1, 2, 3]) } else { wild_u32(rng) },
+        tp: if rng.chance(50) {
+            *rng.pick(&[1, 2, 4, 8])
+        } else {
+            wild_u32(rng)
+        },
+        pp: if rng.chance(50) {
+            *rng.pick(&[1, 2, 3])
+        } else {
+            wild_u32(rng)
+        },
         dp: if rng.chance(70) { 1 } else { wild_u32(rng) },
         pp_layer_partition: rng
             .chance(15)
@@ -774,7 +891,10 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
         expert_parallel: rng.chance(20),
     };
     s.gpus = if rng.chance(50) {
-        s.parallel.tp.saturating_mul(s.parallel.pp).saturating_mul(s.parallel.dp)
+        s.parallel
+            .tp
+            .saturating_mul(s.parallel.pp)
+            .saturating_mul(s.parallel.dp)
     } else {
         wild_u32(rng)
     };
@@ -799,7 +919,17 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     e.enforce_eager = rng.chance(30);
     e.num_gpu_blocks_override = rng.chance(15).then(|| wild_u64(rng));
     e.speculative = rng.chance(25).then(|| Speculative {
-        method: rng.pick(&["deepseek_mtp", "mtp", "eagle", "eagle3", "ngram", "draft_model", ""]).to_string(),
+        method: rng
+            .pick(&[
+                "deepseek_mtp",
+                "mtp",
+                "eagle",
+                "eagle3",
+                "ngram",
+                "draft_model",
+                "",
+            ])
+            .to_string(),
         num_speculative_tokens: wild_u32(rng),
         drafter_weights: maybe_measured(rng),
     });
@@ -830,7 +960,10 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
         });
     }
     if rng.chance(15) {
-        s.version = VllmVersion { major: wild_u32(rng) % 3, minor: wild_u32(rng) % 60 };
+        s.version = VllmVersion {
+            major: wild_u32(rng) % 3,
+            minor: wild_u32(rng) % 60,
+        };
     }
     s.average_request_len = rng.chance(20).then(|| wild_u64(rng));
     s
@@ -851,7 +984,8 @@ fn panics(s: &Scenario) -> Option<String> {
             let _ = p.starts();
         }
         let _ = headroom::calc::solve::largest_kv_pin(s);
-        p.map(|_| ()).map_err(|e| (e.field(), e.message().to_string()))
+        p.map(|_| ())
+            .map_err(|e| (e.field(), e.message().to_string()))
     }));
     match result {
         Ok(Err((field, message))) => {
@@ -887,8 +1021,21 @@ fn no_scenario_panics() {
         }
     }
     std::panic::set_hook(hook);
-    assert!(failures.is_empty(), "{} panics, first ones:\n{}", failures.len(), failures.iter().take(8).cloned().collect::<Vec<_>>().join("\n"));
-    assert!(errors > 0, "the wild generator never produced an error; it is not wild enough");
+    assert!(
+        failures.is_empty(),
+        "{} panics, first ones:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(
+        errors > 0,
+        "the wild generator never produced an error; it is not wild enough"
+    );
 }
 
 fn short(s: &Scenario) -> String {
@@ -917,35 +1064,118 @@ fn named_extremes_are_errors_with_a_field() {
             .clone();
         Scenario::new(Model::example_dense(), gpu)
     };
-    let cases: Vec<(&str, Box<dyn Fn(&mut Scenario)>)> = vec![
+    type Set = Box<dyn Fn(&mut Scenario)>;
+    let cases: Vec<(&str, Set)> = vec![
         ("tensor-parallel-size", Box::new(|s| s.parallel.tp = 0)),
         ("pipeline-parallel-size", Box::new(|s| s.parallel.pp = 0)),
         ("data-parallel-size", Box::new(|s| s.parallel.dp = 0)),
-        ("tensor-parallel-size", Box::new(|s| { s.parallel.tp = 3; s.gpus = 3 })),
-        ("tensor-parallel-size", Box::new(|s| { s.parallel.tp = u32::MAX; s.gpus = u32::MAX })),
-        ("pipeline-parallel-size", Box::new(|s| { s.parallel.pp = 33; s.gpus = 33 })),
-        ("gpus", Box::new(|s| { s.parallel.tp = 2; s.gpus = 1 })),
+        (
+            "tensor-parallel-size",
+            Box::new(|s| {
+                s.parallel.tp = 3;
+                s.gpus = 3
+            }),
+        ),
+        (
+            "tensor-parallel-size",
+            Box::new(|s| {
+                s.parallel.tp = u32::MAX;
+                s.gpus = u32::MAX
+            }),
+        ),
+        (
+            "pipeline-parallel-size",
+            Box::new(|s| {
+                s.parallel.pp = 33;
+                s.gpus = 33
+            }),
+        ),
+        (
+            "gpus",
+            Box::new(|s| {
+                s.parallel.tp = 2;
+                s.gpus = 1
+            }),
+        ),
         ("gpu-memory", Box::new(|s| s.gpu.total = Bytes(0))),
         ("gpu-memory", Box::new(|s| s.gpu.total = Bytes(u64::MAX))),
-        ("gpu-memory-utilization", Box::new(|s| s.engine.gpu_memory_utilization = Some(0.0))),
-        ("gpu-memory-utilization", Box::new(|s| s.engine.gpu_memory_utilization = Some(f64::NAN))),
-        ("gpu-memory-utilization", Box::new(|s| s.engine.gpu_memory_utilization = Some(1.5))),
-        ("max-model-len", Box::new(|s| s.engine.max_model_len = MaxLen::Value(0))),
-        ("max-model-len", Box::new(|s| s.engine.max_model_len = MaxLen::Value(u64::MAX))),
-        ("max-model-len", Box::new(|s| s.engine.max_model_len = MaxLen::Value(131_073))),
-        ("max-num-seqs", Box::new(|s| s.engine.max_num_seqs = Some(0))),
-        ("max-num-batched-tokens", Box::new(|s| s.engine.max_num_batched_tokens = Some(0))),
+        (
+            "gpu-memory-utilization",
+            Box::new(|s| s.engine.gpu_memory_utilization = Some(0.0)),
+        ),
+        (
+            "gpu-memory-utilization",
+            Box::new(|s| s.engine.gpu_memory_utilization = Some(f64::NAN)),
+        ),
+        (
+            "gpu-memory-utilization",
+            Box::new(|s| s.engine.gpu_memory_utilization = Some(1.5)),
+        ),
+        (
+            "max-model-len",
+            Box::new(|s| s.engine.max_model_len = MaxLen::Value(0)),
+        ),
+        (
+            "max-model-len",
+            Box::new(|s| s.engine.max_model_len = MaxLen::Value(u64::MAX)),
+        ),
+        (
+            "max-model-len",
+            Box::new(|s| s.engine.max_model_len = MaxLen::Value(131_073)),
+        ),
+        (
+            "max-num-seqs",
+            Box::new(|s| s.engine.max_num_seqs = Some(0)),
+        ),
+        (
+            "max-num-batched-tokens",
+            Box::new(|s| s.engine.max_num_batched_tokens = Some(0)),
+        ),
         ("block-size", Box::new(|s| s.engine.block_size = Some(0))),
-        ("block-size", Box::new(|s| s.engine.block_size = Some(u64::MAX))),
-        ("num-gpu-blocks-override", Box::new(|s| s.engine.num_gpu_blocks_override = Some(0))),
-        ("kv-cache-dtype", Box::new(|s| s.engine.kv_cache_dtype = KvCacheDtype::Fp8DsMla)),
-        ("num_hidden_layers", Box::new(|s| { s.model.n_layers = 0; s.model.layers.clear() })),
-        ("layer_types", Box::new(|s| s.model.layers.pop().map(|_| ()).unwrap_or(()))),
+        (
+            "block-size",
+            Box::new(|s| s.engine.block_size = Some(u64::MAX)),
+        ),
+        (
+            "num-gpu-blocks-override",
+            Box::new(|s| s.engine.num_gpu_blocks_override = Some(0)),
+        ),
+        (
+            "kv-cache-dtype",
+            Box::new(|s| s.engine.kv_cache_dtype = KvCacheDtype::Fp8DsMla),
+        ),
+        (
+            "num_hidden_layers",
+            Box::new(|s| {
+                s.model.n_layers = 0;
+                s.model.layers.clear()
+            }),
+        ),
+        (
+            "layer_types",
+            Box::new(|s| s.model.layers.pop().map(|_| ()).unwrap_or(())),
+        ),
         ("hidden_size", Box::new(|s| s.model.hidden_size = 0)),
         ("num_key_value_heads", Box::new(|s| s.model.n_kv_heads = 0)),
         ("head_dim", Box::new(|s| s.model.head_dim = 0)),
-        ("pp-layer-partition", Box::new(|s| { s.parallel.pp = 2; s.gpus = 2; s.parallel.pp_layer_partition = Some(vec![1, 2]) })),
-        ("speculative-config", Box::new(|s| s.engine.speculative = Some(Speculative { method: "eagle".into(), num_speculative_tokens: 0, drafter_weights: None }))),
+        (
+            "pp-layer-partition",
+            Box::new(|s| {
+                s.parallel.pp = 2;
+                s.gpus = 2;
+                s.parallel.pp_layer_partition = Some(vec![1, 2])
+            }),
+        ),
+        (
+            "speculative-config",
+            Box::new(|s| {
+                s.engine.speculative = Some(Speculative {
+                    method: "eagle".into(),
+                    num_speculative_tokens: 0,
+                    drafter_weights: None,
+                })
+            }),
+        ),
     ];
     for (field, set) in &cases {
         let mut s = base();

@@ -29,7 +29,10 @@ fn gb(bytes: impl Into<i128>) -> f64 {
 fn shown(what: &str, value: f64, article: &str) {
     let decimals = article.split_once('.').map_or(0, |(_, d)| d.len());
     let ours = format!("{value:.decimals$}");
-    assert_eq!(ours, article, "{what}: {value} shows as {ours}, the article says {article}");
+    assert_eq!(
+        ours, article,
+        "{what}: {value} shows as {ours}, the article says {article}"
+    );
 }
 
 /// A figure that sits exactly on a rounding tie at the article's precision: the value shows as
@@ -38,7 +41,11 @@ fn shown(what: &str, value: f64, article: &str) {
 fn shown_tie(what: &str, value: f64, tie: &str, article: &str) {
     let decimals = article.split_once('.').map_or(0, |(_, d)| d.len());
     let finer = decimals + 1;
-    assert_eq!(format!("{value:.finer$}"), tie, "{what}: {value} is not the tie {tie}");
+    assert_eq!(
+        format!("{value:.finer$}"),
+        tie,
+        "{what}: {value} is not the tie {tie}"
+    );
     let step = 10f64.powi(-(decimals as i32));
     let t: f64 = tie.parse().unwrap();
     let a: f64 = article.parse().unwrap();
@@ -101,7 +108,11 @@ fn s1_budgets_at_three_fractions() {
     shown_tie("budget at 0.90", gib(b90.0), "57.15", "57.1");
     shown("budget at 0.95", gib(b95.0), "60.3");
     // The article's "resource difference" between the two failing configs.
-    shown("budget difference 0.90 - 0.85", gib(b90.0) - gib(b85.0), "3.2");
+    shown(
+        "budget difference 0.90 - 0.85",
+        gib(b90.0) - gib(b85.0),
+        "3.2",
+    );
     // Every rank has the same budget: the fraction applies to each card's own total.
     let p = s1_at(0.90);
     assert!(p.ranks.iter().all(|r| r.budget == b90));
@@ -129,9 +140,16 @@ fn s1_heaviest_card_leaves_little_at_each_fraction() {
     for (util, left) in [(0.85, "0.7"), (0.90, "3.9"), (0.95, "7.0")] {
         let p = s1_at(util);
         let r = s1_fifteen_layer_rank(&p);
-        shown("stated weights of the 15-layer stage", gib(r.weights.0), "53.3");
+        shown(
+            "stated weights of the 15-layer stage",
+            gib(r.weights.0),
+            "53.3",
+        );
         assert_eq!(line(r, Term::Weights), i128::from(r.weights.0));
-        assert_eq!(r.line(Term::Weights).unwrap().provenance.label(), "measured");
+        assert_eq!(
+            r.line(Term::Weights).unwrap().provenance.label(),
+            "measured"
+        );
         let budget = line(r, Term::Budget);
         shown(
             &format!("budget - weights at {util}"),
@@ -157,7 +175,10 @@ fn s1_load_phase_fits_and_utilization_does_not_act_there() {
         let mut s = example("s1-three-cards");
         s.engine.speculative = None;
         s.runtime.weights_per_stage = None;
-        s.runtime.weights = Some(Measured::new(54 * GIB, "seed 000: weights per card about 54 GiB"));
+        s.runtime.weights = Some(Measured::new(
+            54 * GIB,
+            "seed 000: weights per card about 54 GiB",
+        ));
         s.engine.gpu_memory_utilization = Some(util);
         planned(&s)
     };
@@ -165,7 +186,11 @@ fn s1_load_phase_fits_and_utilization_does_not_act_there() {
     for r in &at85.ranks {
         shown("transient", gib(line(r, Term::LoadPeak)), "4");
         shown("load need", gib(r.load_need.0), "58");
-        shown("physical free at load", gib(line(r, Term::FreeAtStart)), "63.5");
+        shown(
+            "physical free at load",
+            gib(line(r, Term::FreeAtStart)),
+            "63.5",
+        );
         shown("load headroom", gib(r.load_headroom), "5.5");
     }
     let load = check(&at85, Phase::Load);
@@ -190,7 +215,11 @@ fn s1_load_phase_fits_and_utilization_does_not_act_there() {
     let stop = at85.first_failure().expect("0.85 does not start");
     assert_eq!(stop.phase, Phase::KvSizing, "{}", stop.message);
     assert!(stop.knobs.contains(&"gpu-memory-utilization"));
-    assert!(stop.vllm_error.as_deref().unwrap().starts_with("No available memory for the cache blocks"));
+    assert!(stop
+        .vllm_error
+        .as_deref()
+        .unwrap()
+        .starts_with("No available memory for the cache blocks"));
     assert!(check(&at95, Phase::KvSizing).ok);
 }
 
@@ -217,14 +246,22 @@ fn s1_drafter_in_layer_equivalents_and_the_balanced_split() {
     // Hard constraint: the drafter reads layers 40-42, which must be in the last stage.
     let last_start = 43 - last_n;
     assert!(last_start <= 40, "{:?}", b.partition);
-    assert!(b.equation.contains("15.5") && b.equation.contains("11.9"), "{}", b.equation);
+    assert!(
+        b.equation.contains("15.5") && b.equation.contains("11.9"),
+        "{}",
+        b.equation
+    );
     // The split plans, and its last stage holds layers 40..43.
     let mut s = example("s1-three-cards");
     s.parallel.pp_layer_partition = Some(b.partition.clone());
     let p = planned(&s);
     assert_eq!(p.pp_partition, b.partition);
     let last = p.ranks.last().unwrap();
-    assert!(last.layers.0 <= 40 && last.layers.1 == 43, "{:?}", last.layers);
+    assert!(
+        last.layers.0 <= 40 && last.layers.1 == 43,
+        "{:?}",
+        last.layers
+    );
 }
 
 #[test]
@@ -252,10 +289,19 @@ fn s1_reported_splits_plan_without_panicking() {
     s.parallel.pp_layer_partition = Some(vec![15, 16, 12]);
     s.engine.speculative.as_mut().unwrap().drafter_weights = None;
     s.engine.speculative = None;
-    let w = |x: f64| Some(Measured::new((x * GIB as f64).round() as u64, "seed 000: measured footprint"));
+    let w = |x: f64| {
+        Some(Measured::new(
+            (x * GIB as f64).round() as u64,
+            "seed 000: measured footprint",
+        ))
+    };
     s.runtime.weights_per_stage = Some(vec![w(51.64), w(53.76), w(52.86)]);
     let p = planned(&s);
-    let stated: Vec<String> = p.ranks.iter().map(|r| format!("{:.2}", gib(r.weights.0))).collect();
+    let stated: Vec<String> = p
+        .ranks
+        .iter()
+        .map(|r| format!("{:.2}", gib(r.weights.0)))
+        .collect();
     assert_eq!(stated, ["51.64", "53.76", "52.86"]);
     assert!(check(&p, Phase::Load).ok);
 }
@@ -289,7 +335,10 @@ fn s2_what_one_rank_holds() {
     assert!(p.starts(), "{:?}", p.first_failure());
     let r = &p.ranks[0];
     shown("weights (Model loading took)", gib(r.weights.0), "79.29");
-    assert_eq!(r.line(Term::Weights).unwrap().provenance.label(), "measured");
+    assert_eq!(
+        r.line(Term::Weights).unwrap().provenance.label(),
+        "measured"
+    );
     // KV pool at 10e9 B: 9.31 GiB, backing 181,777 tokens (the catalog's measured ratio).
     assert_eq!(r.kv_pool.0, 10_000_000_000);
     shown("KV pool", gib(r.kv_pool.0), "9.31");
@@ -297,12 +346,20 @@ fn s2_what_one_rank_holds() {
     assert_eq!(replica.kv_cache_tokens, 181_777);
     assert_eq!(replica.provenance.label(), "measured");
     // Overhead, a remainder: 102.0 - 79.29 - 9.31 = 13.4.
-    shown("overhead", gib(gate_line(&p, Term::OtherConsumption)), "13.4");
+    shown(
+        "overhead",
+        gib(gate_line(&p, Term::OtherConsumption)),
+        "13.4",
+    );
     let g = p.unified.as_ref().unwrap();
     // Held by one rank, no drafter: 102.0 GiB; 117.2 available before, 15.2 after.
     shown("held", gib(g.total.0), "102.0");
     shown("available before", gib(line(r, Term::FreeAtStart)), "117.2");
-    shown("available after", gib(line(r, Term::FreeAtStart) - i128::from(g.total.0)), "15.2");
+    shown(
+        "available after",
+        gib(line(r, Term::FreeAtStart) - i128::from(g.total.0)),
+        "15.2",
+    );
     // The rank's own ledger agrees: free after start uses the measured overhead.
     shown("free after start", gib(r.free_after_start), "15.2");
     assert_eq!(line(r, Term::FreeAfterStart), r.free_after_start);
@@ -310,8 +367,15 @@ fn s2_what_one_rank_holds() {
     shown("start headroom", gib(g.needs.0) - gib(g.total.0), "8.0");
     // The drafter per rank: 10.12 / 2 = 5.06 GiB, an estimate from shard headers.
     let pd = planned(&s2_with(10_000_000_000, true));
-    shown("drafter per rank", gib(line(&pd.ranks[0], Term::Drafter)), "5.06");
-    assert!(pd.ranks.iter().all(|r| r.holds_drafter), "PP=1: every rank is the last stage");
+    shown(
+        "drafter per rank",
+        gib(line(&pd.ranks[0], Term::Drafter)),
+        "5.06",
+    );
+    assert!(
+        pd.ranks.iter().all(|r| r.holds_drafter),
+        "PP=1: every rank is the last stage"
+    );
     // vLLM loads the drafter inside the same memory profiler as the target, so its log line
     // counts both: 79.29 + 5.06.
     assert!(
@@ -340,9 +404,13 @@ fn s2_auto_max_model_len_fits_the_pinned_pool() {
     assert_eq!(replica.max_model_len, 181_777);
     assert_eq!(replica.kv_cache_tokens, 181_777);
     assert_eq!(replica.full_length_requests, 1);
-    assert!(auto.log_lines.iter().any(|l| l.starts_with(
-        "Auto-fit max_model_len: reduced from 1048576 to 181777"
-    )), "{:#?}", auto.log_lines);
+    assert!(
+        auto.log_lines
+            .iter()
+            .any(|l| l.starts_with("Auto-fit max_model_len: reduced from 1048576 to 181777")),
+        "{:#?}",
+        auto.log_lines
+    );
 }
 
 #[test]
@@ -357,12 +425,24 @@ fn s2_gate_table() {
     for (pin, kv, needs_plain, needs_drafter, (ok_plain, ok_drafter)) in rows {
         let plain = planned(&s2_with(pin, false));
         let drafted = planned(&s2_with(pin, true));
-        shown(&format!("KV at pin {pin}"), gib(gate_line(&plain, Term::KvPool)), kv);
+        shown(
+            &format!("KV at pin {pin}"),
+            gib(gate_line(&plain, Term::KvPool)),
+            kv,
+        );
         let gp = plain.unified.as_ref().unwrap();
         let gd = drafted.unified.as_ref().unwrap();
         shown("MemAvailable", gib(gp.mem_available.0), "114.5");
-        shown(&format!("needs at {pin}, no drafter"), gib(gp.needs.0), needs_plain);
-        shown(&format!("needs at {pin}, drafter"), gib(gd.needs.0), needs_drafter);
+        shown(
+            &format!("needs at {pin}, no drafter"),
+            gib(gp.needs.0),
+            needs_plain,
+        );
+        shown(
+            &format!("needs at {pin}, drafter"),
+            gib(gd.needs.0),
+            needs_drafter,
+        );
         assert_eq!(gp.ok, ok_plain, "verdict at {pin}, no drafter");
         assert_eq!(gd.ok, ok_drafter, "verdict at {pin}, drafter");
         // The gate is the plan's first check, and decides it when it refuses.
@@ -397,13 +477,23 @@ fn s2_a_guessed_overhead_passes_the_gate() {
     // passed it; the real overhead was 13.4 GiB and the memory guard killed the start.
     let g = |x: f64| (x * GIB as f64).round() as u64;
     let mut s = s2_with(16_000_000_000, false);
-    s.runtime.weights = Some(Measured::new(g(76.68), "seed 002: shard headers said 76.68"));
+    s.runtime.weights = Some(Measured::new(
+        g(76.68),
+        "seed 002: shard headers said 76.68",
+    ));
     let u = s.unified.as_mut().unwrap();
-    u.overhead = Some(Measured::new(g(4.3), "seed 002: overhead copied from another model"));
+    u.overhead = Some(Measured::new(
+        g(4.3),
+        "seed 002: overhead copied from another model",
+    ));
     u.mem_available = Measured::new(g(117.0), "seed 002: about 117 available");
     let p = planned(&s);
     let gate = p.unified.as_ref().unwrap();
-    shown("needs with the guessed overhead", gib(gate.needs.0), "103.9");
+    shown(
+        "needs with the guessed overhead",
+        gib(gate.needs.0),
+        "103.9",
+    );
     assert!(gate.ok);
     // The same start with the real overhead needs 9.1 GiB more.
     s.unified.as_mut().unwrap().overhead =
@@ -420,9 +510,21 @@ fn s2_a_guessed_overhead_passes_the_gate() {
 fn s2_utilization_misfires_on_unified_memory() {
     let p = planned(&example("s2-unified-gate"));
     let g = p.unified.as_ref().unwrap();
-    assert!(g.utilization_note.contains("gpu-memory-utilization"), "{}", g.utilization_note);
-    assert!(g.utilization_note.contains("--kv-cache-memory-bytes"), "{}", g.utilization_note);
-    assert!(g.utilization_note.contains("114.50 GiB"), "{}", g.utilization_note);
+    assert!(
+        g.utilization_note.contains("gpu-memory-utilization"),
+        "{}",
+        g.utilization_note
+    );
+    assert!(
+        g.utilization_note.contains("--kv-cache-memory-bytes"),
+        "{}",
+        g.utilization_note
+    );
+    assert!(
+        g.utilization_note.contains("114.50 GiB"),
+        "{}",
+        g.utilization_note
+    );
     assert!(p.notes.contains(&g.utilization_note));
     let gate = check(&p, Phase::UnifiedGate);
     assert!(gate.not_knobs.contains(&"gpu-memory-utilization"));
@@ -434,7 +536,11 @@ fn s2_utilization_misfires_on_unified_memory() {
     assert_eq!(half.ranks[0].kv_pool, p.ranks[0].kv_pool);
     assert_eq!(half.unified.as_ref().unwrap().needs, g.needs);
     assert_eq!(
-        p.ranks[0].line(Term::AvailableKv).unwrap().provenance.label(),
+        p.ranks[0]
+            .line(Term::AvailableKv)
+            .unwrap()
+            .provenance
+            .label(),
         "exact",
         "a pinned pool is exactly the pin"
     );
@@ -453,9 +559,17 @@ fn s3_one_rank_in_decimal_gb() {
         shown("capacity", gb(line(r, Term::Total)), "80.0");
         shown("executor budget 80.0 x 0.92", gb(r.budget.0), "73.6");
         shown("resident weights 70 / 4", gb(r.weights.0), "17.5");
-        shown("other budgeted use", gb(line(r, Term::OtherConsumption)), "10.0");
+        shown(
+            "other budgeted use",
+            gb(line(r, Term::OtherConsumption)),
+            "10.0",
+        );
         shown("available KV pool", gb(r.available_kv), "46.1");
-        shown("outside the budget", gb(line(r, Term::OutsideBudget)), "6.4");
+        shown(
+            "outside the budget",
+            gb(line(r, Term::OutsideBudget)),
+            "6.4",
+        );
         // KV heads: 8 over TP 4.
         assert_eq!(r.kv_heads, 2);
         assert_eq!(r.kv_bytes_per_token, 81_920);
@@ -469,7 +583,10 @@ fn s3_kv_arithmetic_and_demand() {
     let replica = p.replica.as_ref().expect("replica");
     // Whole-model KV per position 2 x 80 x 8 x 128 x 2 = 327,680 B; per rank / 4 = 81,920 B.
     assert_eq!(d.kv_bytes_per_token_replica, 327_680);
-    assert_eq!(p.ranks[replica.limiting_rank as usize].kv_bytes_per_token, 81_920);
+    assert_eq!(
+        p.ranks[replica.limiting_rank as usize].kv_bytes_per_token,
+        81_920
+    );
     // One 131,072-position request per rank = 10,737,418,240 B.
     assert_eq!(replica.max_model_len, 131_072);
     assert_eq!(d.per_request_bytes, 10_737_418_240);
@@ -479,7 +596,11 @@ fn s3_kv_arithmetic_and_demand() {
     assert_eq!(replica.full_length_requests, 4);
     // 256 maximum-length requests across the four ranks: about 11.0 TB of demand.
     assert_eq!(d.max_num_seqs, 256);
-    shown("256 requests, TB", d.all_seqs_bytes_replica as f64 / 1e12, "11.0");
+    shown(
+        "256 requests, TB",
+        d.all_seqs_bytes_replica as f64 / 1e12,
+        "11.0",
+    );
     // Demand, not a startup reservation: the plan starts with a pool of about 46.1 GB.
     assert!(p.starts());
     assert!(d.all_seqs_bytes_replica > u128::from(d.pool_bytes) * 4);
@@ -499,7 +620,10 @@ fn s3_probes_the_article_teaches() {
     let mut s = example("s3-synthetic-tp4");
     s.engine.kv_cache_dtype = headroom::calc::scenario::KvCacheDtype::Fp8;
     let fp8 = planned(&s);
-    assert_eq!(fp8.ranks[0].kv_bytes_per_token * 2, base.ranks[0].kv_bytes_per_token);
+    assert_eq!(
+        fp8.ranks[0].kv_bytes_per_token * 2,
+        base.ranks[0].kv_bytes_per_token
+    );
     assert_eq!(fp8.ranks[0].weights, base.ranks[0].weights);
     // A shorter max-model-len changes the capacity check, not the already budgeted pool.
     let mut s = example("s3-synthetic-tp4");
@@ -512,7 +636,10 @@ fn s3_probes_the_article_teaches() {
 #[test]
 fn every_example_id_loads() {
     let ids: Vec<&str> = examples::examples().iter().map(|e| e.id).collect();
-    assert_eq!(ids, ["s1-three-cards", "s2-unified-gate", "s3-synthetic-tp4"]);
+    assert_eq!(
+        ids,
+        ["s1-three-cards", "s2-unified-gate", "s3-synthetic-tp4"]
+    );
     for e in examples::examples() {
         assert!(plan(&e.scenario).is_ok(), "{}", e.id);
         assert!(!e.title.is_empty() && !e.summary.is_empty() && !e.article.is_empty());

@@ -300,9 +300,17 @@ impl Model {
             ("v_head_dim", self.head_dim_v, 1 << 12),
             ("intermediate_size", self.intermediate_size, 1 << 20),
             ("vocab_size", self.vocab_size, 1 << 26),
-            ("max_position_embeddings", self.max_position_embeddings, 1 << 32),
+            (
+                "max_position_embeddings",
+                self.max_position_embeddings,
+                1 << 32,
+            ),
             ("num_nextn_predict_layers", u64::from(self.mtp_layers), 64),
-            ("checkpoint.total_bytes", self.checkpoint_bytes.unwrap_or(0), 1 << 56),
+            (
+                "checkpoint.total_bytes",
+                self.checkpoint_bytes.unwrap_or(0),
+                1 << 56,
+            ),
         ];
         for l in &self.layers {
             match l {
@@ -353,10 +361,7 @@ impl Model {
                 bounds.push(("weight_block_size", block, 1 << 12))
             }
             WeightQuant::Int4 { group } => bounds.push(("group_size", group, 1 << 20)),
-            WeightQuant::None
-            | WeightQuant::Int8
-            | WeightQuant::Nvfp4
-            | WeightQuant::Mxfp4 => {}
+            WeightQuant::None | WeightQuant::Int8 | WeightQuant::Nvfp4 | WeightQuant::Mxfp4 => {}
         }
         for (field, value, max) in bounds {
             if value > max {

@@ -268,7 +268,11 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
     if let Some(sp) = &s.engine.speculative {
         given.extend(opt("speculative-config", &sp.drafter_weights));
     }
-    given.extend(s.engine.kv_cache_memory_bytes.map(|k| ("kv-cache-memory-bytes", k)));
+    given.extend(
+        s.engine
+            .kv_cache_memory_bytes
+            .map(|k| ("kv-cache-memory-bytes", k)),
+    );
     if let Some(u) = &s.unified {
         given.extend([
             ("mem-available", u.mem_available.bytes.0),
@@ -284,7 +288,10 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
         if mk.tokens == 0 || mk.tokens > 1 << 40 {
             return Err(CalcError::new(
                 "measured.kv_tokens",
-                format!("measured.kv_tokens {} must be between 1 and 2^40", mk.tokens),
+                format!(
+                    "measured.kv_tokens {} must be between 1 and 2^40",
+                    mk.tokens
+                ),
             ));
         }
     }
@@ -1259,10 +1266,15 @@ fn held_besides(s: &Scenario, r: &RankPlan) -> (i128, Provenance, &'static str) 
 /// `free at start - (weights + drafter + held + KV pool)` is as uncertain as the most
 /// uncertain of its terms.
 fn free_after_provenance(r: &RankPlan, held: &Provenance) -> Provenance {
-    let mut parts: Vec<Provenance> = [Term::FreeAtStart, Term::Weights, Term::Drafter, Term::KvPool]
-        .into_iter()
-        .map(|t| line_prov(r, t))
-        .collect();
+    let mut parts: Vec<Provenance> = [
+        Term::FreeAtStart,
+        Term::Weights,
+        Term::Drafter,
+        Term::KvPool,
+    ]
+    .into_iter()
+    .map(|t| line_prov(r, t))
+    .collect();
     parts.push(held.clone());
     Provenance::combine(&parts.iter().collect::<Vec<_>>())
 }
@@ -1353,7 +1365,13 @@ fn measured_kv_plan(
                 r.rank,
                 gib(r.available_kv)
             );
-            (r, KvError::NoMemory { worker: r.rank as usize }, why)
+            (
+                r,
+                KvError::NoMemory {
+                    worker: r.rank as usize,
+                },
+                why,
+            )
         })
         .or_else(|| {
             (auto && tokens == 0).then(|| {
@@ -1363,7 +1381,13 @@ fn measured_kv_plan(
                     r.rank,
                     gib(r.available_kv)
                 );
-                (r, KvError::AutoFit { worker: r.rank as usize }, why)
+                (
+                    r,
+                    KvError::AutoFit {
+                        worker: r.rank as usize,
+                    },
+                    why,
+                )
             })
         });
     if let Some((r, e, why)) = starved {

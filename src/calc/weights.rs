@@ -42,7 +42,10 @@ pub struct Placement {
 
 /// Bytes for `params` weights of a quantized linear.
 fn linear_bytes(params: u64, model: &Model, is_expert: bool) -> u64 {
-    let (num, den) = model.quant.for_linear(is_expert).bytes_per_weight(model.dtype);
+    let (num, den) = model
+        .quant
+        .for_linear(is_expert)
+        .bytes_per_weight(model.dtype);
     ((params as u128 * num as u128).div_ceil(den as u128)) as u64
 }
 

@@ -13,10 +13,20 @@ use headroom::calc::{plan, Plan, Scenario};
 use headroom::catalog;
 
 fn scenario(model: &str, gpu: &str, tp: u32, pp: u32) -> Scenario {
-    let m = catalog::model(model).unwrap_or_else(|| panic!("no model {model}")).model.clone();
-    let g = catalog::gpu(gpu).unwrap_or_else(|| panic!("no GPU {gpu}")).gpu.clone();
+    let m = catalog::model(model)
+        .unwrap_or_else(|| panic!("no model {model}"))
+        .model
+        .clone();
+    let g = catalog::gpu(gpu)
+        .unwrap_or_else(|| panic!("no GPU {gpu}"))
+        .gpu
+        .clone();
     let mut s = Scenario::new(m, g);
-    s.parallel = Parallel { tp, pp, ..Parallel::default() };
+    s.parallel = Parallel {
+        tp,
+        pp,
+        ..Parallel::default()
+    };
     s.gpus = tp * pp;
     s
 }
@@ -42,10 +52,26 @@ fn cases() -> Vec<(&'static str, &'static str, Scenario)> {
     hybrid_pp.engine.max_model_len = MaxLen::Value(65_536);
 
     vec![
-        ("llama-3.1-70b-tp4-h100", "Llama-3.1-70B, TP=4 on H100 SXM, utilization 0.9, 131,072 tokens (dense GQA)", dense),
-        ("deepseek-v3-tp8-h200-mtp", "DeepSeek-V3, TP=8 on H200, MTP drafter, 163,840 tokens (MLA, MoE, FP8 blocks)", mla),
-        ("gpt-oss-120b-h100", "gpt-oss-120b on one H100 SXM, 131,072 tokens (sliding-window hybrid, MXFP4 experts)", swa),
-        ("qwen3-next-80b-tp2-pp2-a100", "Qwen3-Next-80B-A3B, TP=2 x PP=2 on A100 80GB, 65,536 tokens (gated DeltaNet hybrid)", hybrid_pp),
+        (
+            "llama-3.1-70b-tp4-h100",
+            "Llama-3.1-70B, TP=4 on H100 SXM, utilization 0.9, 131,072 tokens (dense GQA)",
+            dense,
+        ),
+        (
+            "deepseek-v3-tp8-h200-mtp",
+            "DeepSeek-V3, TP=8 on H200, MTP drafter, 163,840 tokens (MLA, MoE, FP8 blocks)",
+            mla,
+        ),
+        (
+            "gpt-oss-120b-h100",
+            "gpt-oss-120b on one H100 SXM, 131,072 tokens (sliding-window hybrid, MXFP4 experts)",
+            swa,
+        ),
+        (
+            "qwen3-next-80b-tp2-pp2-a100",
+            "Qwen3-Next-80B-A3B, TP=2 x PP=2 on A100 80GB, 65,536 tokens (gated DeltaNet hybrid)",
+            hybrid_pp,
+        ),
     ]
 }
 
@@ -58,7 +84,15 @@ fn render(title: &str, s: &Scenario, p: &Plan) -> String {
     writeln!(
         w,
         "# model {:?}, GPU {} ({} B) x {}, TP {} PP {} DP {}, utilization {}, vLLM {}",
-        s.model.name, s.gpu.id, s.gpu.total.0, s.gpus, p.tp, p.pp, p.dp, p.gpu_memory_utilization, p.version
+        s.model.name,
+        s.gpu.id,
+        s.gpu.total.0,
+        s.gpus,
+        p.tp,
+        p.pp,
+        p.dp,
+        p.gpu_memory_utilization,
+        p.version
     )
     .unwrap();
     writeln!(w, "# stages {:?}", p.pp_partition).unwrap();
@@ -76,7 +110,15 @@ fn render(title: &str, s: &Scenario, p: &Plan) -> String {
                     l.formula
                 );
                 if !l.provenance.basis().is_empty() {
-                    write!(t, "\n  {:<18} {:>20}  {:<8}  ({})", "", "", "", l.provenance.basis()).unwrap();
+                    write!(
+                        t,
+                        "\n  {:<18} {:>20}  {:<8}  ({})",
+                        "",
+                        "",
+                        "",
+                        l.provenance.basis()
+                    )
+                    .unwrap();
                 }
                 t
             })
@@ -126,7 +168,14 @@ fn render(title: &str, s: &Scenario, p: &Plan) -> String {
         None => writeln!(w, "replica: none (the engine stops before KV sizing)").unwrap(),
     }
     for c in &p.checks {
-        writeln!(w, "check {:<12} {}  {}", c.phase.key(), if c.ok { "ok  " } else { "FAIL" }, c.message).unwrap();
+        writeln!(
+            w,
+            "check {:<12} {}  {}",
+            c.phase.key(),
+            if c.ok { "ok  " } else { "FAIL" },
+            c.message
+        )
+        .unwrap();
     }
     for l in &p.log_lines {
         writeln!(w, "log   {l}").unwrap();
@@ -171,7 +220,11 @@ fn first_difference(old: &str, new: &str) -> String {
         match (a.next(), b.next()) {
             (Some(x), Some(y)) if x == y => n += 1,
             (x, y) => {
-                return format!("line {n}:\n  committed: {}\n  now:       {}", x.unwrap_or("<end>"), y.unwrap_or("<end>"))
+                return format!(
+                    "line {n}:\n  committed: {}\n  now:       {}",
+                    x.unwrap_or("<end>"),
+                    y.unwrap_or("<end>")
+                )
             }
         }
     }
@@ -182,6 +235,10 @@ fn snapshot_cases_start() {
     // The snapshots are of engines that start, so they show every line down to the pool.
     for (name, _, s) in cases() {
         let p = plan(&s).unwrap();
-        assert!(p.starts(), "{name}: {:?}", p.first_failure().map(|c| &c.message));
+        assert!(
+            p.starts(),
+            "{name}: {:?}",
+            p.first_failure().map(|c| &c.message)
+        );
     }
 }
