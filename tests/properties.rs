@@ -59,7 +59,13 @@ impl Rng {
     }
 }
 
-const CASES: u64 = 400;
+/// Cases per property: 400 by default; `HEADROOM_PROPERTY_CASES=40000` for a deeper run.
+fn cases() -> u64 {
+    std::env::var("HEADROOM_PROPERTY_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400)
+}
 
 fn catalog_gpu(rng: &mut Rng) -> Gpu {
     let rows = catalog::gpus();
@@ -179,7 +185,7 @@ fn more_tp_never_raises_per_rank_weights() {
 fn more_tp_never_raises_planned_weights() {
     // The same through `plan`, where the catalog's checkpoint calibration also applies.
     let mut rng = Rng::new(2);
-    for case in 0..CASES / 4 {
+    for case in 0..cases() / 4 {
         let mut s = sane_scenario(&mut rng);
         s.engine.speculative = None;
         s.parallel.pp = 1;
@@ -208,7 +214,7 @@ fn more_tp_never_raises_planned_weights() {
 #[test]
 fn kv_heads_per_rank_never_below_one() {
     let mut rng = Rng::new(3);
-    for case in 0..CASES {
+    for case in 0..cases() {
         let mut s = sane_scenario(&mut rng);
         // Push TP past the KV heads where the attention heads allow it.
         if rng.chance(50) {
@@ -243,7 +249,7 @@ fn kv_heads_per_rank_never_below_one() {
 fn a_larger_budget_never_shrinks_the_pool() {
     let mut rng = Rng::new(4);
     let mut compared = 0;
-    for case in 0..CASES {
+    for case in 0..cases() {
         let s = sane_scenario(&mut rng);
         let mut pools: Vec<(f64, u64, u64)> = Vec::new();
         for util in [0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.92, 0.95, 0.99, 1.0] {
@@ -274,7 +280,7 @@ fn a_larger_budget_never_shrinks_the_pool() {
         }
     }
     assert!(
-        compared > CASES / 10,
+        compared > cases() / 10,
         "only {compared} cases reached a pool"
     );
 }
@@ -282,7 +288,7 @@ fn a_larger_budget_never_shrinks_the_pool() {
 #[test]
 fn available_kv_grows_with_the_budget_byte_for_byte() {
     let mut rng = Rng::new(5);
-    for case in 0..CASES {
+    for case in 0..cases() {
         let s = sane_scenario(&mut rng);
         let mut a = s.clone();
         a.engine.gpu_memory_utilization = Some(0.8);
@@ -308,7 +314,7 @@ fn available_kv_grows_with_the_budget_byte_for_byte() {
 fn replica_blocks_are_the_minimum_over_ranks() {
     let mut rng = Rng::new(6);
     let mut seen = 0;
-    for case in 0..CASES {
+    for case in 0..cases() {
         let mut s = sane_scenario(&mut rng);
         // Uneven stages make the minimum matter.
         if s.parallel.pp > 1 && rng.chance(50) {
@@ -352,7 +358,10 @@ fn replica_blocks_are_the_minimum_over_ranks() {
             );
         }
     }
-    assert!(seen > CASES / 10, "only {seen} cases reached the KV layout");
+    assert!(
+        seen > cases() / 10,
+        "only {seen} cases reached the KV layout"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -630,7 +639,7 @@ fn mixed_provenance_scenario(rng: &mut Rng) -> Scenario {
 #[test]
 fn provenance_is_exact_only_when_inputs_are_exact() {
     let mut rng = Rng::new(7);
-    for case in 0..CASES * 2 {
+    for case in 0..cases() * 2 {
         let s = mixed_provenance_scenario(&mut rng);
         let Ok(p) = plan(&s) else { continue };
         check_provenance(&s, &p, case);
@@ -649,7 +658,7 @@ fn seed_examples_carry_honest_provenance() {
 fn an_all_exact_scenario_has_only_exact_or_measured_figures() {
     // Every runtime term given: no figure may be labelled an estimate.
     let mut rng = Rng::new(8);
-    for case in 0..CASES / 2 {
+    for case in 0..cases() / 2 {
         let mut s = sane_scenario(&mut rng);
         s.engine.speculative = None;
         s.gpu.total_confirmed = true;
@@ -969,8 +978,30 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     s
 }
 
+thread_local! {
+    /// Set while this thread runs a scenario that may panic: the hook stays quiet there.
+    static QUIET: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Installs, once, a panic hook that is silent on threads inside [`panics`] and the default
+/// elsewhere, so other tests' failures still print. (Swapping the global hook per test would
+/// race between tests running in parallel.)
+fn quiet_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(|q| q.get()) {
+                default(info);
+            }
+        }));
+    });
+}
+
 /// Runs `plan` and every solver on `s`; returns a description of the panic, if any.
 fn panics(s: &Scenario) -> Option<String> {
+    quiet_hook();
+    QUIET.with(|q| q.set(true));
     let result = catch_unwind(AssertUnwindSafe(|| {
         let p = plan(s);
         if let Ok(p) = &p {
@@ -987,6 +1018,7 @@ fn panics(s: &Scenario) -> Option<String> {
         p.map(|_| ())
             .map_err(|e| (e.field(), e.message().to_string()))
     }));
+    QUIET.with(|q| q.set(false));
     match result {
         Ok(Err((field, message))) => {
             // An error names a field and says something.
@@ -1006,13 +1038,10 @@ fn panics(s: &Scenario) -> Option<String> {
 
 #[test]
 fn no_scenario_panics() {
-    // Silence the default hook's backtraces; failures are collected and reported below.
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
     let mut rng = Rng::new(0x4EAD_0001);
     let mut failures = Vec::new();
     let mut errors = 0;
-    for case in 0..CASES * 10 {
+    for case in 0..cases() * 10 {
         let s = wild_scenario(&mut rng);
         if let Some(msg) = panics(&s) {
             failures.push(format!("case {case}: {msg}\n  {:?}", short(&s)));
@@ -1020,7 +1049,6 @@ fn no_scenario_panics() {
             errors += 1;
         }
     }
-    std::panic::set_hook(hook);
     assert!(
         failures.is_empty(),
         "{} panics, first ones:\n{}",
@@ -1208,4 +1236,98 @@ fn tiny_gpus_fail_a_check_instead_of_panicking() {
         let f = p.first_failure().unwrap();
         assert!(!f.message.is_empty());
     }
+}
+
+#[test]
+fn scenarios_at_the_validation_bounds_do_not_panic() {
+    // Every field at (or just under) the largest value validation accepts, in random
+    // combinations: the arithmetic must hold at the edge of what is allowed, not only far
+    // inside it.
+    let mut rng = Rng::new(0xB0_0D5);
+    let mut failures = Vec::new();
+    let mut planned = 0;
+    for case in 0..cases() * 2 {
+        let mut m = if rng.chance(50) {
+            catalog_model(&mut rng)
+        } else {
+            Model::example_dense()
+        };
+        let edge = |rng: &mut Rng, max: u64| {
+            if rng.chance(50) {
+                max
+            } else {
+                rng.range(1, max)
+            }
+        };
+        if rng.chance(40) {
+            m.n_layers = edge(&mut rng, 10_000) as u32;
+            let kind = m.layers.first().cloned().unwrap_or(LayerKind::Full);
+            m.layers = vec![kind; m.n_layers as usize];
+            if let Some(moe) = m.moe.as_mut() {
+                moe.dense_layers = vec![false; m.n_layers as usize];
+            }
+        }
+        m.hidden_size = edge(&mut rng, 1 << 18);
+        m.n_heads = edge(&mut rng, 1 << 12);
+        m.n_kv_heads = edge(&mut rng, 1 << 12);
+        m.head_dim = edge(&mut rng, 1 << 12);
+        m.head_dim_v = edge(&mut rng, 1 << 12);
+        m.intermediate_size = edge(&mut rng, 1 << 20);
+        m.vocab_size = edge(&mut rng, 1 << 26);
+        m.max_position_embeddings = edge(&mut rng, 1 << 32);
+        if let Some(moe) = m.moe.as_mut() {
+            moe.n_experts = edge(&mut rng, 1 << 12);
+            moe.moe_intermediate_size = edge(&mut rng, 1 << 20);
+        }
+        let mut s = Scenario::new(m, catalog_gpu(&mut rng));
+        s.gpu.total = Bytes(edge(&mut rng, 1 << 50));
+        let tp = *rng.pick(&[1u32, 2, 4, 8]);
+        s.parallel.tp = tp;
+        s.parallel.pp = (*rng.pick(&[1u32, 2, 4])).min(s.model.n_layers);
+        s.gpus = s.parallel.tp * s.parallel.pp;
+        s.model.n_heads = (s.model.n_heads / u64::from(tp)).max(1) * u64::from(tp);
+        s.engine.max_model_len = match rng.below(3) {
+            0 => MaxLen::Auto,
+            1 => MaxLen::Value(edge(&mut rng, s.model.max_position_embeddings)),
+            _ => MaxLen::ModelDefault,
+        };
+        s.engine.block_size = rng.chance(30).then(|| edge(&mut rng, 1 << 20));
+        s.engine.max_num_seqs = rng.chance(30).then(|| edge(&mut rng, 1 << 32));
+        s.engine.max_num_batched_tokens = rng.chance(30).then(|| edge(&mut rng, 1 << 32));
+        s.engine.num_gpu_blocks_override = rng.chance(20).then(|| edge(&mut rng, 1 << 32));
+        s.engine.kv_cache_memory_bytes = rng.chance(30).then(|| edge(&mut rng, 1 << 50));
+        if rng.chance(30) {
+            s.runtime.weights = Some(Measured::new(edge(&mut rng, 1 << 50), "edge"));
+        }
+        if rng.chance(30) {
+            s.runtime.free_memory = Some(Measured::new(edge(&mut rng, 1 << 50), "edge"));
+        }
+        if rng.chance(20) {
+            s.unified = Some(Unified {
+                mem_available: Measured::new(edge(&mut rng, 1 << 50), "edge"),
+                headroom: Bytes(edge(&mut rng, 1 << 50)),
+                overhead: Some(Measured::new(edge(&mut rng, 1 << 50), "edge")),
+                prefill_term: Bytes(edge(&mut rng, 1 << 50)),
+                seat_term: Bytes(edge(&mut rng, 1 << 50)),
+                guard_threshold: Bytes(0),
+            });
+        }
+        if let Some(msg) = panics(&s) {
+            failures.push(format!("case {case}: {msg}\n  {}", short(&s)));
+        } else if plan(&s).is_ok() {
+            planned += 1;
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} panics, first ones:\n{}",
+        failures.len(),
+        failures
+            .iter()
+            .take(8)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    assert!(planned > 0, "no edge scenario planned");
 }
