@@ -141,6 +141,7 @@ fn more_tp_never_raises_per_rank_weights() {
                             &Placement {
                                 tp,
                                 tp_rank,
+                                dp: 1,
                                 pp,
                                 layers: (start, end),
                                 first_stage: stage == 0,
@@ -158,6 +159,7 @@ fn more_tp_never_raises_per_rank_weights() {
                     &Placement {
                         tp,
                         tp_rank: 0,
+                        dp: 1,
                         pp: 1,
                         layers: (0, m.n_layers),
                         first_stage: true,
@@ -207,6 +209,39 @@ fn more_tp_never_raises_planned_weights() {
                 );
             }
             last = Some((tp, w));
+        }
+    }
+}
+
+#[test]
+fn more_dp_never_raises_planned_weights() {
+    // Each DP rank is its own engine, but MoE experts are sharded over TP x DP: more DP
+    // never adds weight to a rank, and for a dense model it changes nothing.
+    let mut rng = Rng::new(9);
+    for case in 0..cases() / 4 {
+        let mut s = sane_scenario(&mut rng);
+        s.engine.speculative = None;
+        let mut last: Option<(u32, u64)> = None;
+        for dp in [1u32, 2, 4] {
+            s.parallel.dp = dp;
+            s.gpus = s.parallel.tp * s.parallel.pp * dp;
+            let p = plan(&s).unwrap_or_else(|e| panic!("case {case}: {e}"));
+            let w = p.ranks.iter().map(|r| r.weights.0).max().unwrap();
+            if let Some((pdp, pw)) = last {
+                assert!(
+                    w <= pw,
+                    "case {case} {}: DP {dp} {w} > DP {pdp} {pw}",
+                    s.model.name
+                );
+                if s.model.moe.is_none() {
+                    assert_eq!(
+                        w, pw,
+                        "case {case} {}: a dense model moved with DP",
+                        s.model.name
+                    );
+                }
+            }
+            last = Some((dp, w));
         }
     }
 }

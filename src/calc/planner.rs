@@ -538,6 +538,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             let place = Placement {
                 tp: tp64,
                 tp_rank: u64::from(tp_rank),
+                dp: u64::from(s.parallel.dp),
                 pp: u64::from(pp),
                 layers,
                 first_stage: first,

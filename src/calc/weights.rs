@@ -31,6 +31,10 @@ impl RankWeights {
 pub struct Placement {
     pub tp: u64,
     pub tp_rank: u64,
+    /// `--data-parallel-size`: attention is replicated across DP ranks, but MoE experts are
+    /// sharded over the flattened TP x DP group (`FusedMoEParallelConfig.make`). Each DP rank
+    /// is its own engine; this placement is DP rank 0's.
+    pub dp: u64,
     pub pp: u64,
     pub layers: (u32, u32),
     pub first_stage: bool,
@@ -106,13 +110,16 @@ fn layer_bytes(model: &Model, layer: usize, p: &Placement) -> u64 {
     let mlp = match &model.moe {
         Some(moe) if !moe.dense_layers.get(layer).copied().unwrap_or(false) => {
             let per_expert = 3 * h * moe.moe_intermediate_size;
+            // flatten_tp_across_dp_and_pcp: experts are split over TP x DP, with or without EP.
+            let moe_group = tp.saturating_mul(p.dp.max(1));
             let experts = if p.expert_parallel {
-                // determine_expert_map: E // ep, the remainder to the lowest ranks.
-                let ep = tp;
+                // determine_expert_map: E // ep, the remainder to the lowest ranks (DP rank 0
+                // holds EP ranks 0..tp).
+                let ep = moe_group;
                 let local = moe.n_experts / ep + u64::from(p.tp_rank < moe.n_experts % ep);
                 local * per_expert
             } else {
-                moe.n_experts * per_expert / tp
+                moe.n_experts * per_expert / moe_group
             };
             let shared_inter = moe
                 .shared_intermediate_size
@@ -174,6 +181,7 @@ pub fn checkpoint_estimate(model: &Model) -> u64 {
     let p = Placement {
         tp: 1,
         tp_rank: 0,
+        dp: 1,
         pp: 1,
         layers: (0, model.n_layers),
         first_stage: true,
@@ -193,6 +201,7 @@ mod tests {
         Placement {
             tp,
             tp_rank: 0,
+            dp: 1,
             pp: 1,
             layers: (0, layers),
             first_stage: true,
@@ -213,6 +222,36 @@ mod tests {
         m.intermediate_size = 28672;
         let w = rank_weights(&m, &place(4, 80));
         assert_eq!(w.target(), 35_278_831_616);
+    }
+
+    #[test]
+    fn data_parallel_shards_experts_not_attention() {
+        // Spec section 6: without EP every rank holds all experts with the intermediate dim
+        // split over TP x DP; with EP each rank owns E / (TP x DP) whole experts.
+        let mut m = Model::example_dense();
+        m.moe = Some(crate::calc::model::Moe {
+            n_experts: 8,
+            top_k: 2,
+            moe_intermediate_size: 14336,
+            n_shared_experts: 0,
+            shared_intermediate_size: None,
+            dense_layers: vec![false; 32],
+        });
+        let at = |dp: u64, ep: bool| {
+            let mut p = place(2, 32);
+            p.dp = dp;
+            p.expert_parallel = ep;
+            rank_weights(&m, &p).target()
+        };
+        let experts_tp2 = 32 * 8 * 3 * 4096 * 14336 * 2 / 2;
+        assert_eq!(at(1, false) - at(2, false), experts_tp2 / 2);
+        assert_eq!(at(1, true) - at(2, true), experts_tp2 / 2);
+        // A dense model does not change with DP.
+        let dense = Model::example_dense();
+        let mut p = place(2, 32);
+        let one = rank_weights(&dense, &p).target();
+        p.dp = 4;
+        assert_eq!(rank_weights(&dense, &p).target(), one);
     }
 
     #[test]
