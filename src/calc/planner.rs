@@ -714,13 +714,18 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     load_prov.clone(),
                 ));
             }
-            let load_need = weights_all + load_peak;
+            // The transient belongs to the target's loading (process_weights_after_loading runs
+            // per layer as the target loads); the drafter loads after it. The peak is whichever
+            // is larger: target + transient, or target + drafter.
+            let load_need = w_total
+                .saturating_add(load_peak)
+                .max(weights_all);
             if load_need > free0 && load_fail.is_none() {
                 load_fail = Some((
                     rank,
                     format!(
-                        "rank {rank} loads {} of weights{} but only {} is free: CUDA out of memory while loading. gpu-memory-utilization does not act here.",
-                        gib(i128::from(weights_all)),
+                        "rank {rank} needs {} while loading (weights{}) but only {} is free: CUDA out of memory while loading. gpu-memory-utilization does not act here.",
+                        gib(i128::from(load_need)),
                         if load_peak > 0 { format!(" plus a {} transient", gib(i128::from(load_peak))) } else { String::new() },
                         gib(i128::from(free0))
                     ),

@@ -45,20 +45,44 @@ pub fn largest_kv_pin(s: &Scenario) -> Result<u64, CalcError> {
 /// The smallest `--gpu-memory-utilization` (to 4 decimals) at which `n` full-length requests
 /// fit at once, or `None` when even 1.0 does not hold them.
 pub fn smallest_utilization_for(s: &Scenario, n: u64) -> Result<Option<f64>, CalcError> {
-    let holds = |u: u32| -> Result<bool, CalcError> {
+    let with = |u: u32| -> Result<Plan, CalcError> {
         let mut t = s.clone();
         t.engine.gpu_memory_utilization = Some(f64::from(u) / 10_000.0);
         t.engine.kv_cache_memory_bytes = None;
-        let p = plan(&t)?;
+        plan(&t)
+    };
+    let init_ok = |p: &Plan| {
+        p.checks
+            .iter()
+            .find(|c| c.phase == super::plan::Phase::Init)
+            .is_some_and(|c| c.ok)
+    };
+    // A fraction above free / total fails the init check, so the pool only grows with the
+    // fraction up to the largest one that passes it: search below that.
+    let (mut lo, mut hi) = (1u32, 10_000u32);
+    if !init_ok(&with(lo)?) {
+        return Ok(None);
+    }
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if init_ok(&with(mid)?) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let top = lo;
+    let holds = |u: u32| -> Result<bool, CalcError> {
+        let p = with(u)?;
         Ok(p.starts()
             && p.replica
                 .as_ref()
                 .is_some_and(|r| r.full_length_requests >= n))
     };
-    if !holds(10_000)? {
+    if !holds(top)? {
         return Ok(None);
     }
-    let (mut lo, mut hi) = (1u32, 10_000u32);
+    let (mut lo, mut hi) = (1u32, top);
     while lo < hi {
         let mid = (lo + hi) / 2;
         if holds(mid)? {
