@@ -518,7 +518,7 @@ fn check_provenance(s: &Scenario, p: &Plan, case: u64) {
                 combined([prov(r, Term::Total), prov(r, Term::Budget)]),
             ));
             // On a unified box with a measured overhead, that figure replaces other + graphs.
-            let measured = Provenance::Measured(String::new());
+            let measured = Provenance::Measured("".into());
             let held = match s.unified.as_ref().and_then(|u| u.overhead.as_ref()) {
                 Some(_) => [Some(&measured), None],
                 None => [prov(r, Term::OtherConsumption), prov(r, Term::CudaGraphs)],

@@ -371,9 +371,22 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     };
     // The global set of layers, by index (a layer lives on exactly one PP stage; TP ranks of a
     // stage repeat the same indices).
+    // Identical neighbours (the TP ranks of a stage) hold the same layers: visit each once.
+    let mut canon: Vec<usize> = Vec::with_capacity(workers.len());
+    for w in 0..workers.len() {
+        let c = if w > 0 && workers[w].layers == workers[w - 1].layers {
+            canon[w - 1]
+        } else {
+            w
+        };
+        canon.push(c);
+    }
     let mut by_index: BTreeMap<u32, Resolved> = BTreeMap::new();
-    for w in workers {
-        for l in &w.layers {
+    for (w, wk) in workers.iter().enumerate() {
+        if canon[w] != w {
+            continue;
+        }
+        for l in &wk.layers {
             by_index.entry(l.index).or_insert_with(|| resolve(l));
         }
     }
@@ -382,7 +395,8 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             "the model has no layer with a KV cache".into(),
         ));
     }
-    let all: Vec<Resolved> = by_index.values().cloned().collect();
+    let all: Vec<Resolved> = by_index.into_values().collect();
+    let max_index = all.iter().map(|r| r.index as usize).max().unwrap_or(0);
     let (raw_groups, padding_layers) = group_layers(&all, settings.disable_hybrid);
 
     let (max_model_len_initial, auto_upper) = match settings.max_model_len {
@@ -408,29 +422,44 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             .collect()
     };
 
-    // Per worker: bytes per block is the largest group's page sum over the layers it holds.
-    let worker_bpb: Vec<u64> = workers
-        .iter()
-        .map(|w| {
-            let held: std::collections::BTreeSet<u32> = w.layers.iter().map(|l| l.index).collect();
-            raw_groups
-                .iter()
-                .map(|(k, members)| {
-                    let n = members.iter().filter(|i| held.contains(i)).count() as u64;
-                    // A worker holding some of a padded group's layers stores the group's full
-                    // width only when it holds the whole group; vLLM pads logically per group.
-                    n * k.page
-                })
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    // Per worker: bytes per block is the largest group's page sum over the layers it holds
+    // (padded groups are padded logically; the largest member count decides).
+    let mut worker_bpb: Vec<u64> = Vec::with_capacity(workers.len());
+    for (w, wk) in workers.iter().enumerate() {
+        if canon[w] != w {
+            worker_bpb.push(worker_bpb[canon[w]]);
+            continue;
+        }
+        let mut held = vec![false; max_index + 1];
+        for l in &wk.layers {
+            held[l.index as usize] = true;
+        }
+        let bpb = raw_groups
+            .iter()
+            .map(|(k, members)| {
+                members.iter().filter(|i| held[**i as usize]).count() as u64 * k.page
+            })
+            .max()
+            .unwrap_or(0);
+        worker_bpb.push(bpb);
+    }
     // _project_kv_cache_groups_to_worker keeps every global group on every worker (a group
     // with none of this worker's layers stays, empty), so a request needs every group's blocks.
-    let needed_for = |w: usize, len: u64| -> u64 {
-        let sum: u64 = group_blocks(len).iter().sum();
-        worker_bpb[w].saturating_mul(sum)
+    let blocks_sum = |len: u64| -> u64 {
+        raw_groups
+            .iter()
+            .map(|(k, _)| {
+                blocks_per_request(
+                    &k.kind,
+                    k.block_size,
+                    len,
+                    in_flight,
+                    settings.disable_hybrid,
+                )
+            })
+            .sum()
     };
+    let needed_for = |w: usize, len: u64| -> u64 { worker_bpb[w].saturating_mul(blocks_sum(len)) };
     let null_block = settings.version.at_least(0, 29);
     let mut available: Vec<i128> = workers.iter().map(|w| w.available).collect();
     // Each rank's own block count from its measured memory, before any override (what vLLM's
@@ -457,6 +486,9 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         .map(|(a, bpb)| if null_block { a - i128::from(*bpb) } else { *a })
         .collect();
 
+    // A worker identical to its neighbour in layers and memory has the same outcome.
+    let dup =
+        |w: usize| w > 0 && canon[w] == canon[w - 1] && check_memory[w] == check_memory[w - 1];
     // _estimate_max_model_len_from_groups: the largest length in [1, upper] that fits.
     let estimate = |w: usize, upper: u64| -> u64 {
         let mem = check_memory[w];
@@ -482,7 +514,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     if let Some(upper) = auto_upper {
         let mut fit = upper;
         for w in 0..workers.len() {
-            if worker_bpb[w] == 0 {
+            if worker_bpb[w] == 0 || dup(w) {
                 continue;
             }
             let e = estimate(w, upper);
@@ -497,7 +529,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
 
     // _check_enough_kv_cache_memory on every worker, in order.
     for w in 0..workers.len() {
-        if worker_bpb[w] == 0 {
+        if worker_bpb[w] == 0 || dup(w) {
             continue;
         }
         if check_memory[w] <= 0 {
@@ -552,6 +584,19 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         settings.version,
     );
 
+    let mut estimates: Vec<u64> = Vec::with_capacity(workers.len());
+    for w in 0..workers.len() {
+        let e = if worker_bpb[w] == 0 {
+            0
+        } else if dup(w) {
+            estimates[w - 1]
+        } else {
+            // vLLM's estimate searches up to the configured length (the model's own limit
+            // under auto-fit, not the fitted result).
+            estimate(w, auto_upper.unwrap_or(max_model_len))
+        };
+        estimates.push(e);
+    }
     let workers_out = workers
         .iter()
         .enumerate()
@@ -561,13 +606,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             check_memory: check_memory[w],
             needed: needed_for(w, max_model_len),
             num_blocks_own: own_raw[w],
-            // vLLM's estimate searches up to the configured length (the model's own limit under
-            // auto-fit, not the fitted result).
-            max_len_estimate: if worker_bpb[w] == 0 {
-                0
-            } else {
-                estimate(w, auto_upper.unwrap_or(max_model_len))
-            },
+            max_len_estimate: estimates[w],
             page_size: wk
                 .layers
                 .iter()

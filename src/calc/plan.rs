@@ -3,6 +3,8 @@
 //!
 //! Views never compute: every figure they show is a field here, with its formula and provenance.
 
+use std::sync::Arc;
+
 use super::kv::KvGroup;
 use super::units::Bytes;
 use super::version::VllmVersion;
@@ -12,10 +14,11 @@ use super::version::VllmVersion;
 pub enum Provenance {
     /// Exact arithmetic on exact inputs: what vLLM computes, to the byte.
     Exact,
-    /// An estimate; the string states the assumption it rests on.
-    Estimate(String),
-    /// A value the user gave or read from a log; the string says which.
-    Measured(String),
+    /// An estimate; the text states the assumption it rests on. (`Arc<str>`: the TP ranks of
+    /// a stage share their ledgers' text, so a plan's copies cost no allocation.)
+    Estimate(Arc<str>),
+    /// A value the user gave or read from a log; the text says which.
+    Measured(Arc<str>),
 }
 
 impl Provenance {
@@ -42,16 +45,18 @@ impl Provenance {
         // figures do not stack the prefix.
         let derived = |prefix: &str, basis: &str| {
             if basis.starts_with("derived from") {
-                basis.to_string()
+                Arc::<str>::from(basis)
             } else {
-                format!("{prefix}{basis}")
+                Arc::<str>::from(format!("{prefix}{basis}"))
             }
         };
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Estimate(_))) {
-            return Provenance::Estimate(derived("derived from an estimate: ", m.basis()));
+            return Provenance::Estimate((derived("derived from an estimate: ", m.basis())).into());
         }
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Measured(_))) {
-            return Provenance::Measured(derived("derived from a measured value: ", m.basis()));
+            return Provenance::Measured(
+                (derived("derived from a measured value: ", m.basis())).into(),
+            );
         }
         Provenance::Exact
     }
@@ -155,7 +160,7 @@ pub struct LedgerLine {
     pub term: Term,
     /// Signed: an overspent budget shows as a negative available figure, as vLLM computes it.
     pub bytes: i128,
-    pub formula: String,
+    pub formula: Arc<str>,
     pub provenance: Provenance,
 }
 

@@ -141,7 +141,7 @@ fn line(term: Term, bytes: i128, formula: String, provenance: Provenance) -> Led
     LedgerLine {
         term,
         bytes,
-        formula,
+        formula: formula.into(),
         provenance,
     }
 }
@@ -527,6 +527,10 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     let mut load_fail: Option<(u32, String)> = None;
     let mut stage_start = 0u32;
 
+    let tp_ranks_identical = !(s.parallel.expert_parallel
+        && m.moe
+            .as_ref()
+            .is_some_and(|moe| moe.n_experts % (tp64 * u64::from(s.parallel.dp)).max(1) != 0));
     for (stage, n_layers) in parts.iter().enumerate() {
         let stage = stage as u32;
         let layers = (stage_start, stage_start + n_layers);
@@ -535,6 +539,17 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         let last = stage == pp - 1;
         for tp_rank in 0..tp {
             let rank = stage * tp + tp_rank;
+            // TP ranks of a stage hold the same shards, so they plan identically; only uneven
+            // expert placement (E % ep != 0 under expert parallelism) makes them differ.
+            if tp_rank > 0 && tp_ranks_identical {
+                let mut r = ranks.last().cloned().expect("rank 0 of the stage");
+                r.rank = rank;
+                r.tp_rank = tp_rank;
+                ranks.push(r);
+                let w = workers.last().cloned().expect("worker 0 of the stage");
+                workers.push(w);
+                continue;
+            }
             let place = Placement {
                 tp: tp64,
                 tp_rank: u64::from(tp_rank),
@@ -555,10 +570,10 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 if s.gpu.total_confirmed {
                     Provenance::Exact
                 } else {
-                    Provenance::Estimate(format!(
-                        "{}: driver total not confirmed from a reading",
-                        s.gpu.name
-                    ))
+                    Provenance::Estimate(
+                        (format!("{}: driver total not confirmed from a reading", s.gpu.name))
+                            .into(),
+                    )
                 },
             ));
 
@@ -566,14 +581,14 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             let (free0, free_prov, free_formula) = match &s.runtime.free_memory {
                 Some(f) => (
                     f.bytes.0,
-                    Provenance::Measured(f.source.clone()),
+                    Provenance::Measured(f.source.clone().into()),
                     format!("{} B measured", thousands(f.bytes.0 as u128)),
                 ),
                 None => {
                     let used = pre_est + s.runtime.other_tenants.0;
                     (
                         total.saturating_sub(used),
-                        Provenance::Estimate(pre_basis.clone()),
+                        Provenance::Estimate(pre_basis.clone().into()),
                         format!(
                             "{} - {} (context/NCCL) - {} (other tenants)",
                             thousands(total as u128),
@@ -614,9 +629,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 .and_then(Option::as_ref)
                 .or(s.runtime.weights.as_ref());
             let (w_total, w_prov) = match measured_w {
-                Some(mw) => (mw.bytes.0, Provenance::Measured(mw.source.clone())),
+                Some(mw) => (mw.bytes.0, Provenance::Measured(mw.source.clone().into())),
                 None => {
-                    let prov = Provenance::Estimate(weight_basis.clone());
+                    let prov = Provenance::Estimate(weight_basis.clone().into());
                     ledger.push(line(
                         Term::WeightsEmbedding,
                         i128::from(scaled(est.embedding)),
@@ -669,12 +684,13 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     .as_ref()
                     .and_then(|sp| sp.drafter_weights.as_ref())
                 {
-                    Some(d) => (d.bytes.0, Provenance::Measured(d.source.clone())),
+                    Some(d) => (d.bytes.0, Provenance::Measured(d.source.clone().into())),
                     None => (
                         scaled(est.drafter),
-                        Provenance::Estimate(format!(
-                            "{drafter_layers} MTP/EAGLE layer(s) from parameter counts"
-                        )),
+                        Provenance::Estimate(
+                            (format!("{drafter_layers} MTP/EAGLE layer(s) from parameter counts"))
+                                .into(),
+                        ),
                     ),
                 }
             } else {
@@ -696,7 +712,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     l.formula = format!(
                         "target model only; vLLM's \"Model loading took {} GiB\" on this rank also counts the drafter",
                         format_gib(i128::from(weights_all))
-                    );
+                    )
+                    .into();
                 }
             }
 
@@ -717,9 +734,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             // The transient belongs to the target's loading (process_weights_after_loading runs
             // per layer as the target loads); the drafter loads after it. The peak is whichever
             // is larger: target + transient, or target + drafter.
-            let load_need = w_total
-                .saturating_add(load_peak)
-                .max(weights_all);
+            let load_need = w_total.saturating_add(load_peak).max(weights_all);
             if load_need > free0 && load_fail.is_none() {
                 load_fail = Some((
                     rank,
@@ -791,7 +806,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             } else if let Some(a) = stage_avail {
                 (
                     i128::from(a.bytes.0),
-                    Provenance::Measured(a.source.clone()),
+                    Provenance::Measured(a.source.clone().into()),
                     format!("{} B measured", thousands(a.bytes.0 as u128)),
                 )
             } else {
@@ -1159,7 +1174,26 @@ fn fill_ranks(
         .map(|r| line_prov(r, Term::AvailableKv))
         .collect();
     let pool_prov = Provenance::combine(&avail_provs.iter().collect::<Vec<_>>());
-    for (r, w) in ranks.iter_mut().zip(&kvp.workers) {
+    for i in 0..ranks.len() {
+        let w = &kvp.workers[i];
+        // A TP rank identical to its neighbour (same stage, same KV outcome, same ledger so
+        // far) gets the neighbour's figures: the lines share their text.
+        if i > 0 && kvp.workers[i - 1] == *w && ranks[i - 1].pp_rank == ranks[i].pp_rank {
+            let n = ranks[i].ledger.len();
+            if ranks[i - 1].ledger.len() > n && ranks[i - 1].ledger[..n] == ranks[i].ledger[..] {
+                let prev = ranks[i - 1].clone();
+                let r = &mut ranks[i];
+                r.ledger.extend_from_slice(&prev.ledger[n..]);
+                r.kv_bytes_per_token = prev.kv_bytes_per_token;
+                r.page_size = prev.page_size;
+                r.bytes_per_block = prev.bytes_per_block;
+                r.num_blocks_own = prev.num_blocks_own;
+                r.kv_pool = prev.kv_pool;
+                r.free_after_start = prev.free_after_start;
+                continue;
+            }
+        }
+        let r = &mut ranks[i];
         r.kv_bytes_per_token = w.bytes_per_token;
         r.page_size = w.page_size;
         r.bytes_per_block = w.bytes_per_block;
@@ -1252,7 +1286,7 @@ fn held_besides(s: &Scenario, r: &RankPlan) -> (i128, Provenance, &'static str) 
     if let Some(o) = s.unified.as_ref().and_then(|u| u.overhead.as_ref()) {
         return (
             i128::from(o.bytes.0),
-            Provenance::Measured(o.source.clone()),
+            Provenance::Measured(o.source.clone().into()),
             "free at start - (weights + drafter + the measured overhead + KV pool)",
         );
     }
@@ -1340,12 +1374,15 @@ fn measured_kv_plan(
 ) -> Plan {
     let mk = s.model.measured_kv.clone().expect("checked by caller");
     let n = u128::from(s.model.n_layers.max(1));
-    let prov = Provenance::Measured(format!(
-        "{} B backed {} tokens ({}); bytes per token scale with a stage's layers",
-        thousands(u128::from(mk.pool_bytes)),
-        thousands(u128::from(mk.tokens)),
-        mk.source
-    ));
+    let prov = Provenance::Measured(
+        (format!(
+            "{} B backed {} tokens ({}); bytes per token scale with a stage's layers",
+            thousands(u128::from(mk.pool_bytes)),
+            thousands(u128::from(mk.tokens)),
+            mk.source
+        ))
+        .into(),
+    );
     notes.push("This model's KV layout is not described by vLLM's standard specs here; its pool is converted to tokens with a measured ratio, not vLLM's block arithmetic.".into());
     // tokens(rank) = available x tokens_ref / pool_ref x (all layers / this stage's layers)
     let tokens_of = |r: &RankPlan| -> u128 {
@@ -1587,7 +1624,7 @@ fn unified_gate(
             Term::OtherConsumption,
             i128::from(o.bytes.0),
             "overhead: graphs, workspaces, activations (a remainder, not each part)".into(),
-            Provenance::Measured(o.source.clone()),
+            Provenance::Measured(o.source.clone().into()),
         ),
         None => {
             let sum = r.line(Term::Activation).map_or(0, |l| l.bytes)

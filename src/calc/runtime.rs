@@ -127,8 +127,8 @@ pub fn cudagraph_sizes(s: &Scenario, mns: u64, mnbt: u64) -> Vec<u64> {
 /// A runtime term: the user's measurement when given, else an estimate with its basis.
 pub fn term(measured: &Option<Measured>, estimate: u64, basis: String) -> (u64, Provenance) {
     match measured {
-        Some(m) => (m.bytes.0, Provenance::Measured(m.source.clone())),
-        None => (estimate, Provenance::Estimate(basis)),
+        Some(m) => (m.bytes.0, Provenance::Measured(m.source.clone().into())),
+        None => (estimate, Provenance::Estimate(basis.into())),
     }
 }
 

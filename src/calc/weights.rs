@@ -151,9 +151,30 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
     } else {
         0
     };
-    let layers = (p.layers.0..p.layers.1)
-        .map(|i| layer_bytes(model, i as usize, p))
-        .fold(0u64, u64::saturating_add);
+    // A layer's bytes depend only on its attention family and whether its MLP is dense, so
+    // consecutive layers of the same shape reuse the previous figure.
+    let shape = |i: usize| {
+        let family = match model.layers.get(i) {
+            Some(LayerKind::GatedDeltaNet | LayerKind::Mamba2) => 1u8,
+            _ => 0,
+        };
+        let dense = model
+            .moe
+            .as_ref()
+            .map(|m| m.dense_layers.get(i).copied().unwrap_or(false));
+        (family, dense)
+    };
+    let mut layers = 0u64;
+    let mut last: Option<((u8, Option<bool>), u64)> = None;
+    for i in p.layers.0..p.layers.1 {
+        let key = shape(i as usize);
+        let bytes = match last {
+            Some((k, b)) if k == key => b,
+            _ => layer_bytes(model, i as usize, p),
+        };
+        last = Some((key, bytes));
+        layers = layers.saturating_add(bytes);
+    }
     let drafter = if p.drafter_layers > 0 {
         // An MTP module: its decoder layer(s), eh_proj (2h x h), three norms; with PP > 1 it
         // loads its own embedding and head (_maybe_share_embeddings).

@@ -43,7 +43,7 @@ pub fn ledger_line(l: &LedgerLine) -> Value {
         "term": l.term.key(),
         "label": l.term.label(),
         "bytes": int(l.bytes),
-        "formula": l.formula,
+        "formula": &*l.formula,
         "provenance": l.provenance.label(),
         "basis": l.provenance.basis(),
     })
