@@ -645,3 +645,21 @@ fn every_example_id_loads() {
         assert!(!e.title.is_empty() && !e.summary.is_empty() && !e.article.is_empty());
     }
 }
+
+#[test]
+fn s2_memory_guard_after_the_start() {
+    // Seed 002: against ~114.5 GiB available, the 10e9 start without the drafter holds
+    // 102.0 GiB and leaves 12.5 GiB, above the guard's 8 GiB; the drafter start at 16e9 would
+    // hold 112.7 GiB and leave 1.8 GiB, under it.
+    let p = planned(&s2_with(10_000_000_000, false));
+    let g = p.unified.as_ref().expect("gate");
+    shown("MemAvailable after the start", gib(g.after_start), "12.5");
+    assert!(g.guard_ok);
+    let p = planned(&s2_with(16_000_000_000, true));
+    let g = p.unified.as_ref().expect("gate");
+    shown("MemAvailable after the start", gib(g.after_start), "1.8");
+    assert!(!g.guard_ok);
+    assert!(check(&p, Phase::UnifiedGate)
+        .message
+        .contains("below the memory guard's 8.00 GiB threshold"));
+}

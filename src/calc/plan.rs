@@ -315,6 +315,12 @@ pub struct UnifiedGate {
     pub ok: bool,
     /// Why `--gpu-memory-utilization` misfires here, with this box's numbers.
     pub utilization_note: String,
+    /// MemAvailable left once the rank holds `total` (negative: it cannot).
+    pub after_start: i128,
+    /// The memory guard's threshold: a rank is killed below it during the load.
+    pub guard_threshold: Bytes,
+    /// Whether `after_start` stays at or above the guard's threshold.
+    pub guard_ok: bool,
 }
 
 /// Everything `plan()` found.

@@ -1660,6 +1660,9 @@ fn unified_gate(
         gib(i128::from(u.mem_available.bytes.0))
     );
     notes.push(note.clone());
+    // The memory guard (seed 002) polls MemAvailable during the load and kills the rank after
+    // three polls in a row under its threshold: what is left once the rank holds everything.
+    let after_start = i128::from(u.mem_available.bytes.0) - held;
     UnifiedGate {
         lines,
         total: Bytes(held.max(0) as u64),
@@ -1667,6 +1670,9 @@ fn unified_gate(
         mem_available: u.mem_available.bytes,
         ok,
         utilization_note: note,
+        after_start,
+        guard_threshold: u.guard_threshold,
+        guard_ok: after_start >= i128::from(u.guard_threshold.0),
     }
 }
 
@@ -1691,9 +1697,12 @@ fn finish(
                 ok: g.ok,
                 rank: None,
                 message: format!(
-                    "needs {} (weights + drafter + KV + overhead + headroom) against {} MemAvailable",
+                    "needs {} (weights + drafter + KV + overhead + headroom) against {} MemAvailable; once started {} would remain, {} the memory guard's {} threshold",
                     gib(i128::from(g.needs.0)),
-                    gib(i128::from(g.mem_available.0))
+                    gib(i128::from(g.mem_available.0)),
+                    gib(g.after_start),
+                    if g.guard_ok { "above" } else { "below" },
+                    gib(i128::from(g.guard_threshold.0))
                 ),
                 vllm_error: None,
                 knobs: vec!["kv-cache-memory-bytes", "speculative-config", "max-num-batched-tokens", "max-num-seqs"],
