@@ -1694,7 +1694,9 @@ fn finish(
             0,
             Check {
                 phase: Phase::UnifiedGate,
-                ok: g.ok,
+                // The gate refuses before the launch; the guard kills during it. Either stops
+                // the start.
+                ok: g.ok && g.guard_ok,
                 rank: None,
                 message: format!(
                     "needs {} (weights + drafter + KV + overhead + headroom) against {} MemAvailable; once started {} would remain, {} the memory guard's {} threshold",

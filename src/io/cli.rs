@@ -178,6 +178,7 @@ pub const FLAGS: &[Flag] = &[
     flag("other-tenants", Some("BYTES"), Section::Measured, "Memory other processes hold on each GPU (when --free-memory is not given)."),
     flag("mem-available", Some("BYTES"), Section::Unified, "The box's MemAvailable before the start; turns the unified-memory gate on."),
     flag("headroom", Some("BYTES"), Section::Unified, "What the gate keeps free (default 8 GiB)."),
+    flag("guard-threshold", Some("BYTES"), Section::Unified, "The memory guard's kill threshold during the load (default 8 GiB)."),
     flag("overhead", Some("BYTES"), Section::Unified, "Everything a rank holds besides weights and KV (graphs, workspaces, activations), measured."),
     flag("unit", Some("gib|gb"), Section::Output, "Print figures in GiB (2^30, vLLM's unit; default) or GB (10^9). Bytes are exact either way."),
     flag("json", None, Section::Output, "Print the plan as JSON (keys in docs/cli.md)."),
@@ -1028,7 +1029,7 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
     if let Some(m) = measured("mem-available")? {
         s.unified.get_or_insert_with(Unified::default).mem_available = m;
     }
-    for k in ["headroom", "overhead"] {
+    for k in ["headroom", "overhead", "guard-threshold"] {
         if v(k).is_some() && s.unified.is_none() {
             return Err(CliError::new(
                 format!("--{k}"),
@@ -1038,6 +1039,9 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
     }
     if let (Some(t), Some(u)) = (v("headroom"), s.unified.as_mut()) {
         u.headroom = calc::units::Bytes(bytes_of("headroom", t)?);
+    }
+    if let (Some(t), Some(u)) = (v("guard-threshold"), s.unified.as_mut()) {
+        u.guard_threshold = calc::units::Bytes(bytes_of("guard-threshold", t)?);
     }
     if let (Some(m), Some(u)) = (measured("overhead")?, s.unified.as_mut()) {
         u.overhead = Some(m);

@@ -146,6 +146,9 @@ pub fn unified(g: &UnifiedGate) -> Value {
         "mem_available_bytes": g.mem_available.0,
         "lines": ledger(&g.lines),
         "utilization_note": g.utilization_note,
+        "after_start_bytes": int(g.after_start),
+        "guard_threshold_bytes": g.guard_threshold.0,
+        "guard_ok": g.guard_ok,
     })
 }
 
