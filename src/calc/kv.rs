@@ -513,8 +513,8 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     let mut auto_fit = None;
     if let Some(upper) = auto_upper {
         let mut fit = upper;
-        for w in 0..workers.len() {
-            if worker_bpb[w] == 0 || dup(w) {
+        for (w, bpb) in worker_bpb.iter().enumerate() {
+            if *bpb == 0 || dup(w) {
                 continue;
             }
             let e = estimate(w, upper);

@@ -51,12 +51,10 @@ impl Provenance {
             }
         };
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Estimate(_))) {
-            return Provenance::Estimate((derived("derived from an estimate: ", m.basis())).into());
+            return Provenance::Estimate(derived("derived from an estimate: ", m.basis()));
         }
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Measured(_))) {
-            return Provenance::Measured(
-                (derived("derived from a measured value: ", m.basis())).into(),
-            );
+            return Provenance::Measured(derived("derived from a measured value: ", m.basis()));
         }
         Provenance::Exact
     }

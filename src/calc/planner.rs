@@ -471,7 +471,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
 
     let parts = pp_partition(m.n_layers, pp, s.parallel.pp_layer_partition.as_deref())
         .map_err(|e| CalcError::new("pp-layer-partition", e))?;
-    if parts.iter().any(|p| *p == 0) {
+    if parts.contains(&0) {
         notes.push("A pipeline stage has no decoder layers; it still holds its share of the embedding or head.".into());
     }
 
@@ -677,7 +677,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 format!("Model loading took {} GiB", format_gib(i128::from(w_total))),
                 w_prov.clone(),
             ));
-            let drafter = if last && drafter_layers > 0 || last && s.engine.speculative.is_some() {
+            let drafter = if last && (drafter_layers > 0 || s.engine.speculative.is_some()) {
                 match s
                     .engine
                     .speculative
