@@ -2,7 +2,8 @@
 //! inserts as inner HTML: the per-rank budget bars and the two sweeps.
 //!
 //! Plotters draws what the eye sees. Over it each chart gets an overlay of transparent,
-//! focusable shapes carrying `<title>` and `data-info` (exact bytes, formula, provenance), so
+//! focusable shapes carrying a `<title>` (exact bytes, formula, provenance; also their
+//! accessible name), so
 //! hover and keyboard focus explain every segment; each rank's group has a `data-testid`.
 //! Heights are the plan's ledger figures converted to the display unit; stacking them is
 //! drawing, not accounting.
@@ -49,6 +50,23 @@ pub fn legend() -> Vec<(String, &'static str)> {
     v.push((css_color(FG), "budget (utilization)"));
     v.push((css_color(TOTAL_MARK), "physical capacity"));
     v
+}
+
+/// A byte count in the display unit with two decimals and thousands separators, e.g.
+/// `16,384.00 GiB` (vLLM's own log lines keep their format; this is for the page's figures).
+pub fn amount(bytes: i128, unit: UnitSystem) -> String {
+    let s = human(bytes, unit);
+    let (num, name) = s.split_once(' ').unwrap_or((&s, ""));
+    let (neg, num) = num.strip_prefix('-').map_or((false, num), |n| (true, n));
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let grouped = int
+        .parse::<u128>()
+        .map_or_else(|_| int.to_string(), thousands);
+    format!(
+        "{}{grouped}{}{frac} {name}",
+        if neg { "-" } else { "" },
+        if frac.is_empty() { "" } else { "." }
+    )
 }
 
 fn unit_div(unit: UnitSystem) -> (f64, &'static str) {
@@ -128,7 +146,7 @@ pub fn line_info(l: &LedgerLine, unit: UnitSystem) -> String {
     format!(
         "{}: {} ({} B) = {} [{}{}{}]",
         l.term.label(),
-        human(l.bytes, unit),
+        amount(l.bytes, unit),
         thousands_signed(l.bytes),
         l.formula,
         l.provenance.label(),
@@ -147,7 +165,7 @@ fn hit_rect(out: &mut String, (x0, y0): (i32, i32), (x1, y1): (i32, i32), term: 
     let (w, h) = ((x1 - x0).abs().max(1), (y1 - y0).abs().max(2));
     let info = xml_escape(info);
     out.push_str(&format!(
-        r#"<rect class="hit" x="{x}" y="{y}" width="{w}" height="{h}" tabindex="0" data-term="{term}" data-info="{info}" aria-label="{info}"><title>{info}</title></rect>"#
+        r#"<rect class="hit" x="{x}" y="{y}" width="{w}" height="{h}" tabindex="0" data-term="{term}"><title>{info}</title></rect>"#
     ));
 }
 
@@ -160,6 +178,8 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
     let (div, uname) = unit_div(unit);
     let bars = bars(plan);
     let n = bars.len().max(1);
+    // At least three slots, so a single rank does not become a wall; bars stay centred.
+    let pad = (3usize.saturating_sub(n)) as f64 / 2.0;
     let to_y = |b: i128| b as f64 / div;
     let ymax = bars
         .iter()
@@ -180,7 +200,7 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
             .margin(8)
             .x_label_area_size(34)
             .y_label_area_size(56)
-            .build_cartesian_2d(0f64..n as f64, 0f64..ymax);
+            .build_cartesian_2d(-pad..n as f64 + pad, 0f64..ymax);
         let Ok(mut chart) = built else {
             return String::new();
         };
@@ -396,7 +416,7 @@ fn line_chart(s: Series<'_>) -> String {
             let (px, py) = chart.backend_coord(&(p.0, p.1));
             let info = xml_escape(&p.3);
             overlay.push_str(&format!(
-                r#"<circle class="hit" cx="{px}" cy="{py}" r="8" tabindex="0" data-current="{}" data-info="{info}" aria-label="{info}"><title>{info}</title></circle>"#,
+                r#"<circle class="hit" cx="{px}" cy="{py}" r="8" tabindex="0" data-current="{}"><title>{info}</title></circle>"#,
                 p.4
             ));
         }
@@ -462,7 +482,7 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
                     format!(
                         "gpu-memory-utilization {}: KV pool {} ({} B){}",
                         p.utilization,
-                        human(i128::from(p.kv_pool), unit),
+                        amount(i128::from(p.kv_pool), unit),
                         thousands(u128::from(p.kv_pool)),
                         if p.starts { "" } else { " (does not start)" }
                     ),
@@ -548,5 +568,8 @@ mod tests {
         assert_eq!(short_len(131_072), "128k");
         assert_eq!(short_len(1 << 20), "1M");
         assert_eq!(short_len(1000), "1,000");
+        assert_eq!(amount(16_384 * GIB as i128, UnitSystem::Binary), "16,384.00 GiB");
+        assert_eq!(amount(-(GIB as i128) / 2, UnitSystem::Binary), "-0.50 GiB");
+        assert_eq!(amount(46_099_333_120, UnitSystem::Decimal), "46.10 GB");
     }
 }

@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 use crate::calc::plan::{Plan, Term};
 use crate::calc::scenario::{MaxLen, Scenario};
-use crate::calc::units::{human, UnitSystem};
+use crate::calc::units::UnitSystem;
 use crate::calc::version::VllmVersion;
 use crate::catalog;
 use crate::io::url::{Field, SPEC_METHODS};
@@ -143,7 +143,7 @@ fn term_of(field: Field) -> Option<Term> {
 /// What an empty input means: vLLM's default, the example's value or the estimate.
 fn default_text(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) -> String {
     let rank0 = p.and_then(|p| p.ranks.first());
-    let line = |t: Term| rank0.and_then(|r| r.line(t)).map(|l| human(l.bytes, unit));
+    let line = |t: Term| rank0.and_then(|r| r.line(t)).map(|l| super::charts::amount(l.bytes, unit));
     let t = match field {
         Field::Model => s.model.name.clone(),
         Field::Config => "{ \"num_hidden_layers\": 32, ... }".into(),
@@ -199,17 +199,17 @@ fn default_text(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) 
             .unified
             .as_ref()
             .map_or("not a unified-memory box".into(), |u| {
-                human(i128::from(u.mem_available.bytes.0), unit)
+                super::charts::amount(i128::from(u.mem_available.bytes.0), unit)
             }),
         Field::Headroom => s
             .unified
             .as_ref()
-            .map_or(String::new(), |u| human(i128::from(u.headroom.0), unit)),
+            .map_or(String::new(), |u| super::charts::amount(i128::from(u.headroom.0), unit)),
         Field::Overhead => s
             .unified
             .as_ref()
             .and_then(|u| u.overhead.as_ref())
-            .map_or(String::new(), |o| human(i128::from(o.bytes.0), unit)),
+            .map_or(String::new(), |o| super::charts::amount(i128::from(o.bytes.0), unit)),
         Field::AvgLen => p
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),
@@ -251,22 +251,21 @@ fn chosen_in(field: Field, s: &Scenario) -> String {
     }
 }
 
-/// One labelled input with its default, provenance badge and error message.
-fn field_view(app: AppState, inp: &'static Input) -> AnyView {
+/// One labelled input with its default, provenance badge and error message. `defaults` holds
+/// every field's placeholder, indexed like `Field::ALL`.
+fn field_view(
+    app: AppState,
+    defaults: Memo<Vec<String>>,
+    errors: Memo<Vec<Option<String>>>,
+    inp: &'static Input,
+) -> AnyView {
     let f = inp.field;
+    let index = Field::ALL.iter().position(|x| *x == f).unwrap_or(0);
     let flag = f.flag();
     let text = app.text(f);
     let err_id = format!("{flag}-err");
-    let error = Memo::new(move |_| app.error(f));
-    let placeholder = move || {
-        let unit = app.unit.get();
-        app.scenario.with(|s| match s {
-            Ok(s) => app
-                .shown
-                .with(|p| default_text(f, s, p.as_deref(), unit)),
-            Err(_) => String::new(),
-        })
-    };
+    let error = move || errors.with(|e| e.get(index).cloned().flatten());
+    let placeholder = move || defaults.with(|d| d.get(index).cloned().unwrap_or_default());
     let set = move |ev: leptos::ev::Event| text.set(event_target_value(&ev));
     let control = match inp.kind {
         Kind::Text | Kind::Model => view! {
@@ -280,7 +279,7 @@ fn field_view(app: AppState, inp: &'static Input) -> AnyView {
                 list=if inp.kind == Kind::Model { Some("model-list") } else { None }
                 prop:value=move || text.get()
                 placeholder=placeholder
-                aria-invalid=move || error.with(Option::is_some).to_string()
+                aria-invalid=move || error().is_some().to_string()
                 aria-describedby=err_id.clone()
                 on:input=set
             />
@@ -295,7 +294,7 @@ fn field_view(app: AppState, inp: &'static Input) -> AnyView {
                 spellcheck="false"
                 prop:value=move || text.get()
                 placeholder=placeholder
-                aria-invalid=move || error.with(Option::is_some).to_string()
+                aria-invalid=move || error().is_some().to_string()
                 aria-describedby=err_id.clone()
                 on:input=set
             ></textarea>
@@ -385,7 +384,7 @@ fn field_view(app: AppState, inp: &'static Input) -> AnyView {
     });
     let wide = matches!(inp.kind, Kind::Check);
     view! {
-        <div class="field" class:check=wide class:invalid=move || error.with(Option::is_some)>
+        <div class="field" class:check=wide class:invalid=move || error().is_some()>
             <label for=flag>
                 <span class="name">{inp.label}</span>
                 <code class="flag">{format!("--{flag}")}</code>
@@ -393,7 +392,7 @@ fn field_view(app: AppState, inp: &'static Input) -> AnyView {
             </label>
             {control}
             <p class="err" id=format!("{flag}-err") role="alert">
-                {move || error.get()}
+                {error}
             </p>
         </div>
     }
@@ -422,6 +421,21 @@ fn partition_chips(app: AppState) -> impl IntoView {
 /// The whole form.
 pub fn form(app: AppState) -> impl IntoView {
     let models = catalog::models();
+    // One memo for every field's message: it changes only when a message does.
+    let errors = Memo::new(move |_| Field::ALL.iter().map(|f| app.error(*f)).collect::<Vec<_>>());
+    // One memo for every placeholder, so the inputs subscribe to one source, not three each.
+    let defaults = Memo::new(move |_| {
+        let unit = app.unit.get();
+        app.scenario.with(|s| match s {
+            Ok(s) => app.shown.with(|p| {
+                Field::ALL
+                    .iter()
+                    .map(|f| default_text(*f, s, p.as_deref(), unit))
+                    .collect()
+            }),
+            Err(_) => vec![String::new(); Field::ALL.len()],
+        })
+    });
     view! {
         <form class="inputs" aria-label="Scenario inputs" on:submit=|ev| ev.prevent_default()>
             <datalist id="model-list">
@@ -437,7 +451,7 @@ pub fn form(app: AppState) -> impl IntoView {
                     view! {
                         <fieldset>
                             <legend>{*title}</legend>
-                            {inputs.iter().map(|inp| field_view(app, inp)).collect_view()}
+                            {inputs.iter().map(|inp| field_view(app, defaults, errors, inp)).collect_view()}
                             {(i == 1).then(|| partition_chips(app))}
                         </fieldset>
                     }

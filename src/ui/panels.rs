@@ -6,10 +6,10 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::calc::plan::{Plan, Term};
-use crate::calc::units::{human, thousands, thousands_signed, UnitSystem};
+use crate::calc::plan::{Plan, Term, UnifiedGate};
+use crate::calc::units::{thousands, thousands_signed, UnitSystem};
 
-use super::charts;
+use super::charts::{self, xml_escape as esc};
 use super::state::{current_utilization, AppState};
 
 /// The verdict's headline and its second line, from the plan.
@@ -97,6 +97,35 @@ pub fn verdict(app: AppState) -> impl IntoView {
     }
 }
 
+/// The unified-memory start gate: what it needs against MemAvailable, and its terms.
+fn gate_html(g: &UnifiedGate, u: UnitSystem) -> String {
+    let fig = |id: &str, label: &str, text: String, bytes: Option<u64>| {
+        format!(
+            r#"<div class="figure"><dt>{label}</dt><dd data-testid="{id}"{}>{}</dd></div>"#,
+            bytes.map(|b| format!(r#" data-bytes="{b}""#)).unwrap_or_default(),
+            esc(&text)
+        )
+    };
+    let mut h = format!(
+        r#"<div class="gate{}"><h3>Unified-memory start gate</h3><dl class="figures">{}{}{}</dl><ul class="gate-lines">"#,
+        if g.ok { "" } else { " fail" },
+        fig("gate-needs", "Needs", charts::amount(i128::from(g.needs.0), u), Some(g.needs.0)),
+        fig("gate-available", "MemAvailable", charts::amount(i128::from(g.mem_available.0), u), Some(g.mem_available.0)),
+        fig("gate-verdict", "Verdict", (if g.ok { "starts" } else { "refused" }).into(), None),
+    );
+    for l in &g.lines {
+        h.push_str(&format!(
+            r#"<li title="{}">{}: {} ({})</li>"#,
+            esc(&charts::line_info(l, u)),
+            esc(l.term.label()),
+            esc(&charts::amount(l.bytes, u)),
+            esc(&l.formula)
+        ));
+    }
+    h.push_str(&format!(r#"</ul><p class="note">{}</p></div>"#, esc(&g.utilization_note)));
+    h
+}
+
 /// A figure with its label; `bytes` (when given) goes into `data-bytes` for exact reading.
 fn figure(
     testid: &'static str,
@@ -116,6 +145,12 @@ fn with_plan<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Op
     app.shown.with(|p| p.as_deref().and_then(|p| f(p, unit)))
 }
 
+/// The same for the slow lane (the ledger, the checks, the tables): one task later.
+fn with_later<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Option<T> {
+    let unit = app.later_unit.get();
+    app.later.with(|p| p.as_deref().and_then(|p| f(p, unit)))
+}
+
 const DASH: &str = "—";
 
 /// The rank whose pool decides the replica's.
@@ -128,7 +163,10 @@ fn limiting_rank(p: &Plan) -> Option<&crate::calc::plan::RankPlan> {
 /// Pool versus demand: the figures vLLM prints and what the scheduler could ask for.
 pub fn pool_figures(app: AppState) -> impl IntoView {
     let s = |o: Option<(String, Option<String>)>| o.unwrap_or((DASH.into(), None));
-    let bytes = |b: i128, unit| (human(b, unit), Some(b.to_string()));
+    let bytes = |b: i128, unit| (charts::amount(b, unit), Some(b.to_string()));
+    let gate = Memo::new(move |_| {
+        with_plan(app, |p, u| p.unified.as_ref().map(|g| gate_html(g, u))).unwrap_or_default()
+    });
     view! {
         <section class="panel" aria-labelledby="pool-h">
             <h2 id="pool-h">"Pool versus demand"</h2>
@@ -154,33 +192,45 @@ pub fn pool_figures(app: AppState) -> impl IntoView {
                 {figure("demand", "Demand: max-num-seqs x max-model-len (replica)", move || s(with_plan(app, |p, u| {
                     p.demand.as_ref().map(|d| {
                         let b = i128::try_from(d.all_seqs_bytes_replica).unwrap_or(i128::MAX);
-                        (format!("{} ({} seqs)", human(b, u), d.max_num_seqs), Some(b.to_string()))
+                        (format!("{} ({} seqs)", charts::amount(b, u), d.max_num_seqs), Some(b.to_string()))
                     })
                 })))}
                 {figure("concurrency-at-average", "Concurrency at the average length", move || s(with_plan(app, |p, _| {
                     p.demand.as_ref().map(|d| (format!("{:.2} at {} tokens", d.concurrency_at_average, thousands(u128::from(d.average_len))), None))
                 })))}
             </dl>
-            {move || with_plan(app, |p, u| p.unified.as_ref().map(|g| {
-                view! {
-                    <div class="gate" class:fail=!g.ok>
-                        <h3>"Unified-memory start gate"</h3>
-                        <dl class="figures">
-                            <div class="figure"><dt>"Needs"</dt><dd data-testid="gate-needs" data-bytes=g.needs.0.to_string()>{human(i128::from(g.needs.0), u)}</dd></div>
-                            <div class="figure"><dt>"MemAvailable"</dt><dd data-testid="gate-available" data-bytes=g.mem_available.0.to_string()>{human(i128::from(g.mem_available.0), u)}</dd></div>
-                            <div class="figure"><dt>"Verdict"</dt><dd data-testid="gate-verdict">{if g.ok { "starts" } else { "refused" }}</dd></div>
-                        </dl>
-                        <ul class="gate-lines">
-                            {g.lines.iter().map(|l| view! {
-                                <li title=charts::line_info(l, u)>{format!("{}: {} ({})", l.term.label(), human(l.bytes, u), l.formula)}</li>
-                            }).collect_view()}
-                        </ul>
-                        <p class="note">{g.utilization_note.clone()}</p>
-                    </div>
-                }
-            }))}
+            <div inner_html=move || gate.get()></div>
         </section>
     }
+}
+
+/// The per-rank figures as a table: the chart's text alternative.
+pub fn rank_table_html(p: &Plan, u: UnitSystem) -> String {
+    let mut h = String::from(
+        r#"<table data-testid="rank-table"><caption>Per-rank memory, as a table</caption><thead><tr><th scope="col">rank</th><th scope="col">stage (layers)</th><th scope="col">budget</th><th scope="col">weights</th><th scope="col">KV pool</th><th scope="col">free after start</th><th scope="col">total</th></tr></thead><tbody>"#,
+    );
+    for r in &p.ranks {
+        let id = r.rank;
+        h.push_str(&format!(
+            r#"<tr><th scope="row">rank {id}</th><td>{} ({}–{})</td>"#,
+            r.pp_rank,
+            r.layers.0,
+            r.layers.1.saturating_sub(1)
+        ));
+        for (t, key) in [
+            (Term::Budget, "budget"),
+            (Term::Weights, "weights"),
+            (Term::KvPool, "kv-pool"),
+            (Term::FreeAfterStart, "free"),
+            (Term::Total, "total"),
+        ] {
+            let v = r.line(t).map_or(DASH.to_string(), |l| charts::amount(l.bytes, u));
+            h.push_str(&format!(r#"<td data-testid="rank-{id}-{key}">{v}</td>"#));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</tbody></table>");
+    h
 }
 
 /// Shows the explanation of the focused or hovered chart shape.
@@ -189,8 +239,8 @@ fn info_handler(info: RwSignal<String>) -> impl Fn(web_sys::Event) + Copy + 'sta
         let el = ev
             .target()
             .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .and_then(|e| e.closest("[data-info]").ok().flatten());
-        if let Some(text) = el.and_then(|e| e.get_attribute("data-info")) {
+            .and_then(|e| e.closest(".hit").ok().flatten());
+        if let Some(text) = el.and_then(|e| e.text_content()) {
             info.set(text);
         }
     }
@@ -208,30 +258,7 @@ pub fn rank_chart(app: AppState) -> impl IntoView {
         "Hover or focus a segment (Tab) for its exact bytes, formula and provenance.",
     ));
     let on_info = info_handler(info);
-    let table = move || {
-        with_plan(app, |p, u| {
-            let rows = p
-                .ranks
-                .iter()
-                .map(|r| {
-                    let cell = |t: Term| r.line(t).map_or(DASH.to_string(), |l| human(l.bytes, u));
-                    let id = r.rank;
-                    view! {
-                        <tr>
-                            <th scope="row">{format!("rank {id}")}</th>
-                            <td>{format!("{} ({}–{})", r.pp_rank, r.layers.0, r.layers.1.saturating_sub(1))}</td>
-                            <td data-testid=format!("rank-{id}-budget")>{cell(Term::Budget)}</td>
-                            <td data-testid=format!("rank-{id}-weights")>{cell(Term::Weights)}</td>
-                            <td data-testid=format!("rank-{id}-kv-pool")>{cell(Term::KvPool)}</td>
-                            <td data-testid=format!("rank-{id}-free")>{cell(Term::FreeAfterStart)}</td>
-                            <td data-testid=format!("rank-{id}-total")>{cell(Term::Total)}</td>
-                        </tr>
-                    }
-                })
-                .collect_view();
-            Some(rows)
-        })
-    };
+    let table = Memo::new(move |_| with_later(app, |p, u| Some(rank_table_html(p, u))).unwrap_or_default());
     view! {
         <section class="panel" aria-labelledby="chart-h">
             <h2 id="chart-h">"Per-rank budget"</h2>
@@ -251,11 +278,7 @@ pub fn rank_chart(app: AppState) -> impl IntoView {
                     </ul>
                     <p class="chart-info" aria-live="polite" data-testid="chart-info">{move || info.get()}</p>
                 </figcaption>
-                <table class="sr-only" data-testid="rank-table">
-                    <caption>"Per-rank memory, as a table"</caption>
-                    <thead><tr><th scope="col">"rank"</th><th scope="col">"stage (layers)"</th><th scope="col">"budget"</th><th scope="col">"weights"</th><th scope="col">"KV pool"</th><th scope="col">"free after start"</th><th scope="col">"total"</th></tr></thead>
-                    <tbody>{table}</tbody>
-                </table>
+                <div class="sr-only" inner_html=move || table.get()></div>
             </figure>
         </section>
     }
@@ -264,11 +287,11 @@ pub fn rank_chart(app: AppState) -> impl IntoView {
 /// The two sweeps: concurrency against max-model-len and the pool against utilization.
 pub fn sweeps(app: AppState) -> impl IntoView {
     let len_svg = Memo::new(move |_| {
-        let current = with_plan(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
+        let current = with_later(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
         app.len_sweep.with(|pts| charts::len_sweep_chart(pts, current))
     });
     let pool_svg = Memo::new(move |_| {
-        let unit = app.unit.get();
+        let unit = app.later_unit.get();
         let current = app
             .scenario
             .with(|s| s.as_ref().map(current_utilization).unwrap_or(0.0));
@@ -277,61 +300,74 @@ pub fn sweeps(app: AppState) -> impl IntoView {
     });
     let info = RwSignal::new(String::new());
     let on_info = info_handler(info);
-    let len_rows = move || {
+    let len_rows = Memo::new(move |_| {
+        let mut h = String::from(r#"<table><caption>Concurrency by max-model-len</caption><thead><tr><th scope="col">max-model-len</th><th scope="col">max concurrency</th></tr></thead><tbody>"#);
         app.len_sweep.with(|pts| {
-            pts.iter()
-                .map(|p| view! { <tr><td>{thousands(u128::from(p.max_model_len))}</td><td>{format!("{:.2}", p.max_concurrency)}</td></tr> })
-                .collect_view()
-        })
-    };
-    let pool_rows = move || {
-        let unit = app.unit.get();
+            for p in pts {
+                h.push_str(&format!("<tr><td>{}</td><td>{:.2}</td></tr>", thousands(u128::from(p.max_model_len)), p.max_concurrency));
+            }
+        });
+        h + "</tbody></table>"
+    });
+    let pool_rows = Memo::new(move |_| {
+        let unit = app.later_unit.get();
+        let mut h = String::from(r#"<table><caption>KV pool by utilization</caption><thead><tr><th scope="col">utilization</th><th scope="col">KV pool</th></tr></thead><tbody>"#);
         app.pool_sweep.with(|pts| {
-            pts.iter()
-                .map(|p| view! { <tr><td>{format!("{:.2}", p.utilization)}</td><td>{human(i128::from(p.kv_pool), unit)}</td></tr> })
-                .collect_view()
-        })
-    };
+            for p in pts {
+                h.push_str(&format!("<tr><td>{:.2}</td><td>{}</td></tr>", p.utilization, charts::amount(i128::from(p.kv_pool), unit)));
+            }
+        });
+        h + "</tbody></table>"
+    });
     view! {
         <section class="panel sweeps" aria-labelledby="sweep-h" on:focusin=move |ev| on_info(ev.into()) on:mouseover=move |ev| on_info(ev.into())>
             <h2 id="sweep-h">"Sweeps"</h2>
             <figure class="chart" data-testid="len-sweep">
                 <figcaption>"Maximum concurrency against max-model-len (current length ringed)"</figcaption>
                 <div class="svg" inner_html=move || len_svg.get()></div>
-                <table class="sr-only"><caption>"Concurrency by max-model-len"</caption><thead><tr><th scope="col">"max-model-len"</th><th scope="col">"max concurrency"</th></tr></thead><tbody>{len_rows}</tbody></table>
+                <div class="sr-only" inner_html=move || len_rows.get()></div>
             </figure>
             <figure class="chart" data-testid="pool-sweep">
                 <figcaption>"KV pool per rank against gpu-memory-utilization (current fraction ringed)"</figcaption>
                 <div class="svg" inner_html=move || pool_svg.get()></div>
-                <table class="sr-only"><caption>"KV pool by utilization"</caption><thead><tr><th scope="col">"utilization"</th><th scope="col">"KV pool"</th></tr></thead><tbody>{pool_rows}</tbody></table>
+                <div class="sr-only" inner_html=move || pool_rows.get()></div>
             </figure>
             <p class="chart-info" aria-live="polite">{move || info.get()}</p>
         </section>
     }
 }
 
-/// The checks in phase order, with the knobs that act on each and the ones that do not.
+/// The checks in phase order, with the knobs that act on each and the ones that do not, then
+/// the plan's teaching notes, as HTML.
+pub fn checks_html(p: &Plan) -> String {
+    let mut h = String::from(r#"<ol class="checks" data-testid="checks">"#);
+    for c in &p.checks {
+        let (class, mark) = if c.ok { ("ok", "✓") } else { ("fail", "✗") };
+        h.push_str(&format!(
+            r#"<li class="{class}" data-phase="{}"><strong>{mark} {}</strong>{}: {}<br><small>{}{}</small></li>"#,
+            c.phase.key(),
+            esc(c.phase.label()),
+            c.rank.map(|r| format!(" (rank {r})")).unwrap_or_default(),
+            esc(&c.message),
+            if c.knobs.is_empty() { String::new() } else { format!("Acts here: {}. ", esc(&c.knobs.join(", "))) },
+            if c.not_knobs.is_empty() { String::new() } else { format!("Does not: {}.", esc(&c.not_knobs.join(", "))) },
+        ));
+    }
+    h.push_str(r#"</ol><ul class="notes" data-testid="notes">"#);
+    for n in &p.notes {
+        h.push_str(&format!("<li>{}</li>", esc(n)));
+    }
+    h.push_str("</ul>");
+    h
+}
+
+/// The checks panel.
 pub fn checks(app: AppState) -> impl IntoView {
+    let html = Memo::new(move |_| with_later(app, |p, _| Some(checks_html(p))).unwrap_or_default());
     view! {
         <section class="panel" aria-labelledby="checks-h">
             <h2 id="checks-h">"Start-up, phase by phase"</h2>
-            <ol class="checks" data-testid="checks">
-                {move || with_plan(app, |p, _| Some(p.checks.iter().map(|c| view! {
-                    <li class=if c.ok { "ok" } else { "fail" } data-phase=c.phase.key()>
-                        <strong>{format!("{} {}", if c.ok { "✓" } else { "✗" }, c.phase.label())}</strong>
-                        {c.rank.map(|r| format!(" (rank {r})"))}
-                        ": " {c.message.clone()}
-                        <br/>
-                        <small>
-                            {(!c.knobs.is_empty()).then(|| format!("Acts here: {}. ", c.knobs.join(", ")))}
-                            {(!c.not_knobs.is_empty()).then(|| format!("Does not: {}.", c.not_knobs.join(", ")))}
-                        </small>
-                    </li>
-                }).collect_view()))}
-            </ol>
-            <ul class="notes" data-testid="notes">
-                {move || with_plan(app, |p, _| Some(p.notes.iter().map(|n| view! { <li>{n.clone()}</li> }).collect_view()))}
-            </ul>
+            <div inner_html=move || html.get()></div>
         </section>
     }
 }
@@ -353,7 +389,7 @@ pub fn ledger_markdown(plan: &Plan, unit: UnitSystem) -> String {
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {}{}{} |\n",
                 l.term.label(),
-                human(l.bytes, unit),
+                charts::amount(l.bytes, unit),
                 thousands_signed(l.bytes),
                 l.formula.replace('|', "\\|"),
                 l.provenance.label(),
@@ -364,6 +400,36 @@ pub fn ledger_markdown(plan: &Plan, unit: UnitSystem) -> String {
         md.push('\n');
     }
     md
+}
+
+/// The ledger as HTML tables, one per distinct rank (all text escaped).
+pub fn ledger_html(plan: &Plan, unit: UnitSystem) -> String {
+    let mut h = String::new();
+    for bar in charts::bars(plan) {
+        let r = bar.plan;
+        h.push_str(&format!(
+            r#"<table class="ledger-table" data-testid="ledger-rank-{}"><caption>{} (stage {}, layers {}–{})</caption><thead><tr><th scope="col">term</th><th scope="col">value</th><th scope="col">bytes</th><th scope="col">formula</th><th scope="col">provenance</th></tr></thead><tbody>"#,
+            r.rank,
+            esc(&bar.label()),
+            r.pp_rank,
+            r.layers.0,
+            r.layers.1.saturating_sub(1)
+        ));
+        for l in &r.ledger {
+            let basis = esc(l.provenance.basis());
+            let kind = l.provenance.label();
+            h.push_str(&format!(
+                r#"<tr data-term="{}"><th scope="row">{}</th><td class="num">{}</td><td class="num">{}</td><td class="formula">{}</td><td><span class="badge {kind}" title="{basis}">{kind}</span> <small>{basis}</small></td></tr>"#,
+                l.term.key(),
+                esc(l.term.label()),
+                esc(&charts::amount(l.bytes, unit)),
+                thousands_signed(l.bytes),
+                esc(&l.formula),
+            ));
+        }
+        h.push_str("</tbody></table>");
+    }
+    h
 }
 
 /// Copies text to the clipboard and reports the outcome in `status`.
@@ -383,46 +449,10 @@ pub fn copy_text(text: String, status: RwSignal<String>) {
 pub fn ledger(app: AppState) -> impl IntoView {
     let status = RwSignal::new(String::new());
     let copy = move |_| {
-        let md = with_plan(app, |p, u| Some(ledger_markdown(p, u))).unwrap_or_default();
+        let md = with_later(app, |p, u| Some(ledger_markdown(p, u))).unwrap_or_default();
         copy_text(md, status);
     };
-    let tables = move || {
-        with_plan(app, |p: &Plan, u| {
-            Some(
-                charts::bars(p)
-                    .into_iter()
-                    .map(|bar| {
-                        let r = bar.plan;
-                        let caption = format!(
-                            "{} (stage {}, layers {}–{})",
-                            bar.label(),
-                            r.pp_rank,
-                            r.layers.0,
-                            r.layers.1.saturating_sub(1)
-                        );
-                        view! {
-                            <table class="ledger-table" data-testid=format!("ledger-rank-{}", r.rank)>
-                                <caption>{caption}</caption>
-                                <thead><tr><th scope="col">"term"</th><th scope="col">"value"</th><th scope="col">"bytes"</th><th scope="col">"formula"</th><th scope="col">"provenance"</th></tr></thead>
-                                <tbody>
-                                    {r.ledger.iter().map(|l| view! {
-                                        <tr data-term=l.term.key()>
-                                            <th scope="row">{l.term.label()}</th>
-                                            <td class="num">{human(l.bytes, u)}</td>
-                                            <td class="num">{thousands_signed(l.bytes)}</td>
-                                            <td class="formula">{l.formula.clone()}</td>
-                                            <td><span class=format!("badge {}", l.provenance.label()) title=l.provenance.basis().to_string()>{l.provenance.label()}</span>
-                                                " " <small>{l.provenance.basis().to_string()}</small></td>
-                                        </tr>
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                        }
-                    })
-                    .collect_view(),
-            )
-        })
-    };
+    let tables = Memo::new(move |_| with_later(app, |p, u| Some(ledger_html(p, u))).unwrap_or_default());
     view! {
         <section class="panel" aria-labelledby="ledger-h" data-testid="ledger">
             <h2 id="ledger-h">"Ledger"</h2>
@@ -430,7 +460,7 @@ pub fn ledger(app: AppState) -> impl IntoView {
                 <button type="button" data-testid="copy-markdown" on:click=copy>"Copy as Markdown"</button>
                 " " <span role="status">{move || status.get()}</span>
             </p>
-            <div class="scroll">{tables}</div>
+            <div class="scroll" inner_html=move || tables.get()></div>
         </section>
     }
 }
@@ -438,7 +468,7 @@ pub fn ledger(app: AppState) -> impl IntoView {
 /// The log lines and the error texts vLLM would print.
 pub fn vllm_log(app: AppState) -> impl IntoView {
     let text = move || {
-        app.shown.with(|p| {
+        app.later.with(|p| {
             p.as_deref().map_or(String::new(), |p: &Plan| {
                 let mut lines = p.log_lines.clone();
                 lines.extend(p.checks.iter().filter_map(|c| c.vllm_error.clone()));

@@ -57,6 +57,9 @@ pub struct AppState {
     /// is in error.
     pub shown: Memo<Option<Arc<Plan>>>,
     pub unit: Memo<UnitSystem>,
+    /// `shown` and `unit` one task later: the slow lane's panels read these.
+    pub later: Memo<Option<Arc<Plan>>>,
+    pub later_unit: Memo<UnitSystem>,
     pub len_sweep: Memo<Vec<LenPoint>>,
     pub pool_sweep: Memo<Vec<PoolPoint>>,
 }
@@ -104,10 +107,41 @@ impl AppState {
             })
         });
         let unit = Memo::new(move |_| checked.with(|(s, _)| s.unit()));
-        let len_sweep =
-            Memo::new(move |_| scenario.with(|s| s.as_ref().map(len_sweep).unwrap_or_default()));
-        let pool_sweep =
-            Memo::new(move |_| scenario.with(|s| s.as_ref().map(pool_sweep).unwrap_or_default()));
+        // The slow lane. The sweeps plan about thirty scenarios, and the ledger, the checks
+        // and the tables rebuild a lot of DOM; they follow the inputs one task after the
+        // verdict, the figures and the rank chart, so those update at once while typing.
+        let tick = RwSignal::new(0u64);
+        Effect::new(move |_| {
+            scenario.track();
+            shown.track();
+            unit.track();
+            set_timeout(
+                move || tick.update(|t| *t += 1),
+                std::time::Duration::ZERO,
+            );
+        });
+        let later = Memo::new(move |_| {
+            if tick.get() == 0 {
+                return None;
+            }
+            shown.get_untracked()
+        });
+        let later_unit = Memo::new(move |_| {
+            tick.track();
+            unit.get_untracked()
+        });
+        let len_sweep = Memo::new(move |_| {
+            if tick.get() == 0 {
+                return Vec::new();
+            }
+            scenario.with_untracked(|s| s.as_ref().map(len_sweep).unwrap_or_default())
+        });
+        let pool_sweep = Memo::new(move |_| {
+            if tick.get() == 0 {
+                return Vec::new();
+            }
+            scenario.with_untracked(|s| s.as_ref().map(pool_sweep).unwrap_or_default())
+        });
         AppState {
             texts,
             notices: RwSignal::new(notices),
@@ -116,6 +150,8 @@ impl AppState {
             plan,
             shown,
             unit,
+            later,
+            later_unit,
             len_sweep,
             pool_sweep,
         }
@@ -158,15 +194,34 @@ impl AppState {
     /// Starts the effects that mirror the state into the URL, local storage and the title.
     pub fn mirror_to_browser(&self) {
         let checked = self.checked;
+        // The URL and local storage are written at most every 150 ms, with the newest state:
+        // replaceState is slow in browsers (an IPC, several ms), and typing should not wait.
+        let pending: StoredValue<Option<String>> = StoredValue::new(None);
         Effect::new(move |_| {
             let query = checked.with(|(s, _)| url::encode(s));
-            let href = format!("?{query}");
-            let w = window();
-            if let Ok(h) = w.history() {
-                let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&href));
-            }
-            if let Ok(Some(ls)) = w.local_storage() {
-                let _ = ls.set_item(STORAGE_KEY, &query);
+            let first = pending.with_value(Option::is_none);
+            pending.set_value(Some(query));
+            if first {
+                set_timeout(
+                    move || {
+                        let Some(query) = pending.try_update_value(Option::take).flatten() else {
+                            return;
+                        };
+                        let w = window();
+                        if let Ok(h) = w.history() {
+                            let href = format!("?{query}");
+                            let _ = h.replace_state_with_url(
+                                &wasm_bindgen::JsValue::NULL,
+                                "",
+                                Some(&href),
+                            );
+                        }
+                        if let Ok(Some(ls)) = w.local_storage() {
+                            let _ = ls.set_item(STORAGE_KEY, &query);
+                        }
+                    },
+                    std::time::Duration::from_millis(150),
+                );
             }
         });
         let plan = self.plan;

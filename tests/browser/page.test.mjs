@@ -47,7 +47,7 @@ test('changing TP changes the per-rank figures and the chart', async () => {
   assert.notEqual(await text(page, 'kv-pool'), pool0);
   const w4 = await number(page, 'rank-0-weights');
   assert.ok(w4 < Number(weights0.match(/[\d.]+/)[0]), 'TP=4 holds less per rank');
-  assert.match(page.url(), /[?&]tp=4(&|$)/);
+  await page.waitForFunction(() => /[?&]tp=4(&|$)/.test(location.search));
   assertClean(problems);
   await context.close();
 });

@@ -1,0 +1,136 @@
+// Measures the issue's three budgets on the release build (not a test: it prints numbers).
+//
+//   1. size: gzip -9 of the html + js + wasm + css that dist/ serves (budget 150 KB);
+//   2. navigation -> first verdict: median of 5 fresh loads, in ms from navigation start to the
+//      verdict's text appearing (budget 100 ms);
+//   3. input change -> DOM update: median over 50 changes of gpu-memory-utilization, from the
+//      input event to the MutationObserver seeing the DOM change, for the first change anywhere
+//      and for the per-rank chart (budget 2 ms).
+//
+// Usage: build first (trunk build --release), then
+//   node scripts/measure-budgets.mjs            # serves dist/ itself on a free port
+//   BASE_URL=http://127.0.0.1:8080 node scripts/measure-budgets.mjs
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
+import { createServer } from 'node:http';
+import { join, extname } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const DIST = new URL('../dist/', import.meta.url).pathname;
+const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
+
+function sizes() {
+  const rows = [];
+  for (const f of readdirSync(DIST)) {
+    const ext = extname(f);
+    if (!['.html', '.js', '.wasm', '.css'].includes(ext)) continue;
+    const raw = readFileSync(join(DIST, f));
+    rows.push({ file: f, raw: raw.length, gzip: gzipSync(raw, { level: 9 }).length });
+  }
+  return rows;
+}
+
+function serve() {
+  const server = createServer((req, res) => {
+    const path = new URL(req.url, 'http://x').pathname;
+    const file = join(DIST, path === '/' ? 'index.html' : path);
+    try {
+      if (!statSync(file).isFile()) throw new Error('not a file');
+      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
+      res.end(readFileSync(file));
+    } catch {
+      res.writeHead(404).end();
+    }
+  });
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const rows = sizes();
+const total = rows.reduce((a, r) => a + r.gzip, 0);
+for (const r of rows) console.log(`size ${r.file}: ${r.raw} B raw, ${r.gzip} B gzip`);
+console.log(`size total gzip (html+js+wasm+css): ${total} B = ${(total / 1024).toFixed(1)} KiB (budget 150 KB)`);
+
+let server;
+let base = process.env.BASE_URL;
+if (!base) {
+  server = await serve();
+  base = `http://127.0.0.1:${server.address().port}`;
+}
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+});
+
+// Records performance.now() when the verdict first shows text.
+const firstVerdict = () => {
+  new MutationObserver((_, mo) => {
+    const el = document.querySelector('[data-testid=verdict-headline]');
+    if (el && el.textContent.trim() && !/Planning/.test(el.textContent)) {
+      window.__firstVerdict = performance.now();
+      mo.disconnect();
+    }
+  }).observe(document, { childList: true, subtree: true, characterData: true });
+};
+
+const loads = [];
+for (let i = 0; i < 5; i++) {
+  const ctx = await browser.newContext({ serviceWorkers: 'block' });
+  await ctx.addInitScript(firstVerdict);
+  const page = await ctx.newPage();
+  await page.goto(`${base}/?v=1`);
+  await page.waitForFunction(() => window.__firstVerdict !== undefined, null, { timeout: 20000 });
+  loads.push(await page.evaluate(() => window.__firstVerdict));
+  await ctx.close();
+}
+console.log(`first verdict after navigation: ${loads.map((x) => x.toFixed(1)).join(' / ')} ms, median ${median(loads).toFixed(1)} ms (budget 100 ms)`);
+
+const ctx = await browser.newContext({ serviceWorkers: 'block' });
+const page = await ctx.newPage();
+await page.goto(`${base}/?v=1`);
+await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+const changes = await page.evaluate(async () => {
+  const input = document.querySelector('[data-testid="gpu-memory-utilization"]');
+  const results = document.body;
+  const chart = document.querySelector('[data-testid="rank-chart"] .svg');
+  const out = [];
+  for (let i = 0; i < 50; i++) {
+    const value = (0.8 + (i % 2 ? 0.1 : 0) + i * 0.001).toFixed(3);
+    const r = await new Promise((resolve) => {
+      let first;
+      let chartAt;
+      const done = () => {
+        if (first !== undefined && chartAt !== undefined) {
+          a.disconnect();
+          b.disconnect();
+          resolve({ first, chart: chartAt });
+        }
+      };
+      const a = new MutationObserver(() => {
+        if (first === undefined) first = performance.now() - t0;
+        done();
+      });
+      const b = new MutationObserver(() => {
+        if (chartAt === undefined) chartAt = performance.now() - t0;
+        done();
+      });
+      a.observe(results, { childList: true, subtree: true, characterData: true, attributes: true });
+      b.observe(chart, { childList: true, subtree: true });
+      input.value = value;
+      const t0 = performance.now();
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    out.push(r);
+    await new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  }
+  return out;
+});
+const med = (k) => median(changes.map((c) => c[k]));
+console.log(`input change -> first DOM update: median ${med('first').toFixed(2)} ms over ${changes.length} changes (budget 2 ms)`);
+console.log(`input change -> per-rank chart updated: median ${med('chart').toFixed(2)} ms (min ${Math.min(...changes.map((c) => c.chart)).toFixed(2)}, max ${Math.max(...changes.map((c) => c.chart)).toFixed(2)})`);
+await browser.close();
+server?.close();
