@@ -30,11 +30,23 @@ pub const SEGMENTS: [(Term, RGBColor, &str); 8] = [
     (Term::Weights, RGBColor(78, 121, 167), "weights"),
     (Term::Drafter, RGBColor(118, 183, 178), "drafter"),
     (Term::Activation, RGBColor(242, 142, 43), "activation"),
-    (Term::OtherConsumption, RGBColor(237, 201, 72), "other consumption"),
+    (
+        Term::OtherConsumption,
+        RGBColor(237, 201, 72),
+        "other consumption",
+    ),
     (Term::CudaGraphs, RGBColor(176, 122, 161), "CUDA graphs"),
     (Term::KvPool, RGBColor(89, 161, 79), "KV pool"),
-    (Term::KvRoundingSlack, RGBColor(140, 209, 125), "block-rounding slack"),
-    (Term::OutsideBudget, RGBColor(186, 176, 172), "outside the budget"),
+    (
+        Term::KvRoundingSlack,
+        RGBColor(140, 209, 125),
+        "block-rounding slack",
+    ),
+    (
+        Term::OutsideBudget,
+        RGBColor(186, 176, 172),
+        "outside the budget",
+    ),
 ];
 
 /// The CSS colour of a segment, for the legend.
@@ -44,8 +56,10 @@ pub fn css_color(c: RGBColor) -> String {
 
 /// The legend: segment names with their colours, then the marks.
 pub fn legend() -> Vec<(String, &'static str)> {
-    let mut v: Vec<(String, &'static str)> =
-        SEGMENTS.iter().map(|(_, c, n)| (css_color(*c), *n)).collect();
+    let mut v: Vec<(String, &'static str)> = SEGMENTS
+        .iter()
+        .map(|(_, c, n)| (css_color(*c), *n))
+        .collect();
     v.push((css_color(FREE), "free after start"));
     v.push((css_color(FG), "budget (utilization)"));
     v.push((css_color(TOTAL_MARK), "physical capacity"));
@@ -55,7 +69,16 @@ pub fn legend() -> Vec<(String, &'static str)> {
 /// A byte count in the display unit with two decimals and thousands separators, e.g.
 /// `16,384.00 GiB` (vLLM's own log lines keep their format; this is for the page's figures).
 pub fn amount(bytes: i128, unit: UnitSystem) -> String {
-    let s = human(bytes, unit);
+    // Above 10,000 GiB (GB) the figure reads better in TiB (TB), as seed 003's "11.0 TB" does.
+    let (div, name) = match unit {
+        UnitSystem::Binary => ((GIB as f64) * 1024.0, "TiB"),
+        UnitSystem::Decimal => ((GB as f64) * 1000.0, "TB"),
+    };
+    let s = if (bytes.unsigned_abs() as f64) >= div * 10.0 {
+        format!("{:.2} {name}", bytes as f64 / div)
+    } else {
+        human(bytes, unit)
+    };
     let (num, name) = s.split_once(' ').unwrap_or((&s, ""));
     let (neg, num) = num.strip_prefix('-').map_or((false, num), |n| (true, n));
     let (int, frac) = num.split_once('.').unwrap_or((num, ""));
@@ -113,7 +136,12 @@ impl Bar<'_> {
 /// Bars in rank order. Identical TP ranks of a stage share a bar once there are more than
 /// eight ranks; stages always get their own bars, so stages that differ look different.
 pub fn bars(plan: &Plan) -> Vec<Bar<'_>> {
-    let group = plan.ranks.len() > 8;
+    groups(plan, plan.ranks.len() > 8)
+}
+
+/// Ranks in order, identical TP ranks of a stage together when `group` (the ledger always
+/// groups them: four identical tables say nothing the first does not).
+pub fn groups(plan: &Plan, group: bool) -> Vec<Bar<'_>> {
     let mut out: Vec<Bar<'_>> = Vec::new();
     for r in &plan.ranks {
         if group {
@@ -301,13 +329,12 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
             }
             overlay.push_str("</g>");
             let (cx, cy) = chart.backend_coord(&((x0 + x1) / 2.0, 0.0));
-            let label_style = ("sans-serif", 12)
-                .into_font()
-                .color(&FG)
-                .pos(plotters::style::text_anchor::Pos::new(
+            let label_style = ("sans-serif", 12).into_font().color(&FG).pos(
+                plotters::style::text_anchor::Pos::new(
                     plotters::style::text_anchor::HPos::Center,
                     plotters::style::text_anchor::VPos::Top,
-                ));
+                ),
+            );
             let short = if n > 12 {
                 format!("{first}")
             } else {
@@ -360,11 +387,26 @@ struct Series<'a> {
     points: Vec<(f64, f64, String, String, bool, bool)>,
     x_range: (f64, f64),
     x_fmt: &'a dyn Fn(&f64) -> String,
+    /// The y values are log2 of the figure; labels show the figure.
+    y_log2: bool,
     name: &'a str,
 }
 
 fn line_chart(s: Series<'_>) -> String {
-    let ymax = s.points.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.12;
+    let (ymin, ymax) = if s.y_log2 {
+        let lo = s.points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        let hi = s
+            .points
+            .iter()
+            .map(|p| p.1)
+            .fold(f64::NEG_INFINITY, f64::max);
+        (lo.floor().min(0.0) - 0.2, hi.ceil().max(lo + 1.0) + 0.2)
+    } else {
+        (
+            0.0,
+            s.points.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.12,
+        )
+    };
     let mut svg = String::new();
     let mut overlay = String::new();
     {
@@ -373,12 +415,19 @@ fn line_chart(s: Series<'_>) -> String {
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(56)
-            .build_cartesian_2d(s.x_range.0..s.x_range.1, 0f64..ymax);
+            .build_cartesian_2d(s.x_range.0..s.x_range.1, ymin..ymax);
         let Ok(mut chart) = built else {
             return String::new();
         };
         let y_fmt = |v: &f64| {
-            if ymax < 10.0 {
+            if s.y_log2 {
+                let x = 2f64.powf(*v);
+                if x < 1.0 {
+                    format!("{x:.2}")
+                } else {
+                    format!("{x:.0}")
+                }
+            } else if ymax < 10.0 {
                 format!("{v:.1}")
             } else {
                 format!("{v:.0}")
@@ -387,7 +436,7 @@ fn line_chart(s: Series<'_>) -> String {
         let _ = chart
             .configure_mesh()
             .x_labels(8)
-            .y_labels(5)
+            .y_labels(if s.y_log2 { 8 } else { 5 })
             .x_desc(s.x_desc)
             .y_desc(s.y_desc)
             .x_label_formatter(s.x_fmt)
@@ -436,13 +485,13 @@ pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
     let fmt = |x: &f64| short_len(2f64.powf(x.round()) as u64);
     line_chart(Series {
         x_desc: "max-model-len (tokens, log scale)",
-        y_desc: "max concurrency",
+        y_desc: "max concurrency (log scale)",
         points: points
             .iter()
             .map(|p| {
                 (
                     lg(p.max_model_len),
-                    p.max_concurrency,
+                    p.max_concurrency.max(1.0 / 64.0).log2(),
                     short_len(p.max_model_len),
                     format!(
                         "max-model-len {}: maximum concurrency {:.2}{}",
@@ -457,6 +506,7 @@ pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
             .collect(),
         x_range: (x0 - 0.3, x1 + 0.3),
         x_fmt: &fmt,
+        y_log2: true,
         name: "Maximum concurrency against max-model-len",
     })
 }
@@ -493,6 +543,7 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
             .collect(),
         x_range: (0.48, 1.0),
         x_fmt: &fmt,
+        y_log2: false,
         name: "KV pool against gpu-memory-utilization",
     })
 }
@@ -513,12 +564,13 @@ mod tests {
 
     #[test]
     fn one_bar_group_per_rank_with_explained_segments() {
-        let p = plan_of(&[(Field::Tp, "2"), (Field::Model, "llama-3.1-70b-instruct")]);
+        let p = plan_of(&[(Field::Tp, "4"), (Field::Model, "llama-3.1-70b-instruct")]);
+        assert!(p.starts(), "{:?}", p.first_failure());
         let svg = rank_chart(&p, UnitSystem::Binary);
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains(r#"data-testid="rank-bar-0""#));
-        assert!(svg.contains(r#"data-testid="rank-bar-1""#));
-        assert!(!svg.contains(r#"data-testid="rank-bar-2""#));
+        assert!(svg.contains(r#"data-testid="rank-bar-3""#));
+        assert!(!svg.contains(r#"data-testid="rank-bar-4""#));
         // Every drawn segment has a focusable explanation with exact bytes.
         assert!(svg.contains(r#"data-term="weights""#));
         assert!(svg.contains(r#"data-term="kv_pool""#));
@@ -568,7 +620,15 @@ mod tests {
         assert_eq!(short_len(131_072), "128k");
         assert_eq!(short_len(1 << 20), "1M");
         assert_eq!(short_len(1000), "1,000");
-        assert_eq!(amount(16_384 * GIB as i128, UnitSystem::Binary), "16,384.00 GiB");
+        assert_eq!(
+            amount(9_999 * GIB as i128, UnitSystem::Binary),
+            "9,999.00 GiB"
+        );
+        assert_eq!(
+            amount(16_384 * GIB as i128, UnitSystem::Binary),
+            "16.00 TiB"
+        );
+        assert_eq!(amount(10_995_116_277_760, UnitSystem::Decimal), "11.00 TB");
         assert_eq!(amount(-(GIB as i128) / 2, UnitSystem::Binary), "-0.50 GiB");
         assert_eq!(amount(46_099_333_120, UnitSystem::Decimal), "46.10 GB");
     }

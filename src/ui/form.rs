@@ -61,7 +61,11 @@ const SECTIONS: [(&str, &[Input]); 6] = [
         "Model and hardware",
         &[
             input(Field::Model, "Model (search the catalog)", Kind::Model),
-            input(Field::Config, "Custom model: paste its config.json", Kind::Config),
+            input(
+                Field::Config,
+                "Custom model: paste its config.json",
+                Kind::Config,
+            ),
             input(Field::Gpu, "GPU", Kind::Gpu),
             input(Field::Gpus, "GPUs available", Kind::Text),
             input(Field::Vllm, "vLLM version", Kind::Version),
@@ -72,7 +76,11 @@ const SECTIONS: [(&str, &[Input]); 6] = [
         &[
             input(Field::Tp, "Tensor parallel size", Kind::Text),
             input(Field::Pp, "Pipeline parallel size", Kind::Text),
-            input(Field::PpPartition, "Layers per stage (VLLM_PP_LAYER_PARTITION)", Kind::Text),
+            input(
+                Field::PpPartition,
+                "Layers per stage (VLLM_PP_LAYER_PARTITION)",
+                Kind::Text,
+            ),
             input(Field::Dp, "Data parallel size", Kind::Text),
             input(Field::Ep, "Expert parallel", Kind::Check),
         ],
@@ -84,12 +92,24 @@ const SECTIONS: [(&str, &[Input]); 6] = [
             input(Field::KvBytes, "KV cache memory bytes", Kind::Text),
             input(Field::MaxModelLen, "Max model len", Kind::Text),
             input(Field::MaxNumSeqs, "Max num seqs", Kind::Text),
-            input(Field::MaxNumBatchedTokens, "Max num batched tokens", Kind::Text),
+            input(
+                Field::MaxNumBatchedTokens,
+                "Max num batched tokens",
+                Kind::Text,
+            ),
             input(Field::KvDtype, "KV cache dtype", Kind::Choice(&KV_DTYPES)),
             input(Field::BlockSize, "Block size", Kind::Text),
             input(Field::Eager, "Enforce eager (no CUDA graphs)", Kind::Check),
-            input(Field::NumGpuBlocksOverride, "GPU blocks override", Kind::Text),
-            input(Field::NoHybrid, "Disable hybrid KV cache manager", Kind::Check),
+            input(
+                Field::NumGpuBlocksOverride,
+                "GPU blocks override",
+                Kind::Text,
+            ),
+            input(
+                Field::NoHybrid,
+                "Disable hybrid KV cache manager",
+                Kind::Check,
+            ),
         ],
     ),
     (
@@ -97,29 +117,53 @@ const SECTIONS: [(&str, &[Input]); 6] = [
         &[
             input(Field::Spec, "Method", Kind::Choice(&SPEC_METHODS)),
             input(Field::SpecTokens, "Speculative tokens", Kind::Text),
-            input(Field::Drafter, "Drafter weights per last-stage rank", Kind::Text),
+            input(
+                Field::Drafter,
+                "Drafter weights per last-stage rank",
+                Kind::Text,
+            ),
         ],
     ),
     (
         "Measured terms (override the estimates)",
         &[
-            input(Field::Weights, "Weights per rank: Model loading took (one, or one per stage)", Kind::Text),
+            input(
+                Field::Weights,
+                "Weights per rank: Model loading took (one, or one per stage)",
+                Kind::Text,
+            ),
             input(Field::Activation, "Activation peak", Kind::Text),
             input(Field::NonTorch, "Non-torch / other consumption", Kind::Text),
             input(Field::CudaGraph, "CUDA graph memory", Kind::Text),
             input(Field::LoadPeak, "Load-time transient peak", Kind::Text),
             input(Field::Free, "Free memory at the init snapshot", Kind::Text),
-            input(Field::AvailableKv, "Available KV cache memory (one, or one per stage)", Kind::Text),
-            input(Field::Tenants, "Held by other processes per GPU", Kind::Text),
+            input(
+                Field::AvailableKv,
+                "Available KV cache memory (one, or one per stage)",
+                Kind::Text,
+            ),
+            input(
+                Field::Tenants,
+                "Held by other processes per GPU",
+                Kind::Text,
+            ),
             input(Field::AvgLen, "Average request length (tokens)", Kind::Text),
         ],
     ),
     (
         "Unified memory start gate",
         &[
-            input(Field::MemAvailable, "MemAvailable before the start", Kind::Text),
+            input(
+                Field::MemAvailable,
+                "MemAvailable before the start",
+                Kind::Text,
+            ),
             input(Field::Headroom, "Headroom the gate keeps free", Kind::Text),
-            input(Field::Overhead, "Overhead besides weights and KV", Kind::Text),
+            input(
+                Field::Overhead,
+                "Overhead besides weights and KV",
+                Kind::Text,
+            ),
         ],
     ),
 ];
@@ -143,7 +187,11 @@ fn term_of(field: Field) -> Option<Term> {
 /// What an empty input means: vLLM's default, the example's value or the estimate.
 fn default_text(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) -> String {
     let rank0 = p.and_then(|p| p.ranks.first());
-    let line = |t: Term| rank0.and_then(|r| r.line(t)).map(|l| super::charts::amount(l.bytes, unit));
+    let line = |t: Term| {
+        rank0
+            .and_then(|r| r.line(t))
+            .map(|l| super::charts::amount(l.bytes, unit))
+    };
     let t = match field {
         Field::Model => s.model.name.clone(),
         Field::Config => "{ \"num_hidden_layers\": 32, ... }".into(),
@@ -164,7 +212,9 @@ fn default_text(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) 
         Field::KvBytes => s
             .engine
             .kv_cache_memory_bytes
-            .map_or("not set: the budget sizes the pool".into(), |b| b.to_string()),
+            .map_or("not set: the budget sizes the pool".into(), |b| {
+                b.to_string()
+            }),
         Field::MaxModelLen => match (s.engine.max_model_len, p.and_then(|p| p.replica.as_ref())) {
             (_, Some(r)) => r.max_model_len.to_string(),
             (MaxLen::Value(v), None) => v.to_string(),
@@ -201,15 +251,16 @@ fn default_text(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) 
             .map_or("not a unified-memory box".into(), |u| {
                 super::charts::amount(i128::from(u.mem_available.bytes.0), unit)
             }),
-        Field::Headroom => s
-            .unified
-            .as_ref()
-            .map_or(String::new(), |u| super::charts::amount(i128::from(u.headroom.0), unit)),
+        Field::Headroom => s.unified.as_ref().map_or(String::new(), |u| {
+            super::charts::amount(i128::from(u.headroom.0), unit)
+        }),
         Field::Overhead => s
             .unified
             .as_ref()
             .and_then(|u| u.overhead.as_ref())
-            .map_or(String::new(), |o| super::charts::amount(i128::from(o.bytes.0), unit)),
+            .map_or(String::new(), |o| {
+                super::charts::amount(i128::from(o.bytes.0), unit)
+            }),
         Field::AvgLen => p
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),

@@ -70,7 +70,8 @@ fn examples_menu(app: AppState) -> impl IntoView {
 /// The GiB/GB toggle.
 fn unit_toggle(app: AppState) -> impl IntoView {
     let unit = app.text(Field::Unit);
-    let is_gb = move || url::parse_unit(&unit.get()).ok() == Some(crate::calc::units::UnitSystem::Decimal);
+    let is_gb =
+        move || url::parse_unit(&unit.get()).ok() == Some(crate::calc::units::UnitSystem::Decimal);
     view! {
         <fieldset class="unit" data-testid="unit">
             <legend>"Unit"</legend>
@@ -130,6 +131,10 @@ pub fn App() -> impl IntoView {
         </header>
         {url_notice(app)}
         {panels::verdict(app)}
+        <p class="print-only">
+            "Scenario (the page's link): "
+            <code>{move || app.checked.with(|(s, _)| format!("?{}", url::encode(s)))}</code>
+        </p>
         <main class="layout">
             {form::form(app)}
             <div class="results" class:stale=stale>

@@ -102,16 +102,33 @@ fn gate_html(g: &UnifiedGate, u: UnitSystem) -> String {
     let fig = |id: &str, label: &str, text: String, bytes: Option<u64>| {
         format!(
             r#"<div class="figure"><dt>{label}</dt><dd data-testid="{id}"{}>{}</dd></div>"#,
-            bytes.map(|b| format!(r#" data-bytes="{b}""#)).unwrap_or_default(),
+            bytes
+                .map(|b| format!(r#" data-bytes="{b}""#))
+                .unwrap_or_default(),
             esc(&text)
         )
     };
     let mut h = format!(
         r#"<div class="gate{}"><h3>Unified-memory start gate</h3><dl class="figures">{}{}{}</dl><ul class="gate-lines">"#,
         if g.ok { "" } else { " fail" },
-        fig("gate-needs", "Needs", charts::amount(i128::from(g.needs.0), u), Some(g.needs.0)),
-        fig("gate-available", "MemAvailable", charts::amount(i128::from(g.mem_available.0), u), Some(g.mem_available.0)),
-        fig("gate-verdict", "Verdict", (if g.ok { "starts" } else { "refused" }).into(), None),
+        fig(
+            "gate-needs",
+            "Needs",
+            charts::amount(i128::from(g.needs.0), u),
+            Some(g.needs.0)
+        ),
+        fig(
+            "gate-available",
+            "MemAvailable",
+            charts::amount(i128::from(g.mem_available.0), u),
+            Some(g.mem_available.0)
+        ),
+        fig(
+            "gate-verdict",
+            "Verdict",
+            (if g.ok { "starts" } else { "refused" }).into(),
+            None
+        ),
     );
     for l in &g.lines {
         h.push_str(&format!(
@@ -122,7 +139,10 @@ fn gate_html(g: &UnifiedGate, u: UnitSystem) -> String {
             esc(&l.formula)
         ));
     }
-    h.push_str(&format!(r#"</ul><p class="note">{}</p></div>"#, esc(&g.utilization_note)));
+    h.push_str(&format!(
+        r#"</ul><p class="note">{}</p></div>"#,
+        esc(&g.utilization_note)
+    ));
     h
 }
 
@@ -224,7 +244,9 @@ pub fn rank_table_html(p: &Plan, u: UnitSystem) -> String {
             (Term::FreeAfterStart, "free"),
             (Term::Total, "total"),
         ] {
-            let v = r.line(t).map_or(DASH.to_string(), |l| charts::amount(l.bytes, u));
+            let v = r
+                .line(t)
+                .map_or(DASH.to_string(), |l| charts::amount(l.bytes, u));
             h.push_str(&format!(r#"<td data-testid="rank-{id}-{key}">{v}</td>"#));
         }
         h.push_str("</tr>");
@@ -251,14 +273,18 @@ fn info_handler(info: RwSignal<String>) -> impl Fn(web_sys::Event) + Copy + 'sta
 pub fn rank_chart(app: AppState) -> impl IntoView {
     let svg = Memo::new(move |_| {
         let unit = app.unit.get();
-        app.shown
-            .with(|p| p.as_deref().map(|p| charts::rank_chart(p, unit)).unwrap_or_default())
+        app.shown.with(|p| {
+            p.as_deref()
+                .map(|p| charts::rank_chart(p, unit))
+                .unwrap_or_default()
+        })
     });
     let info = RwSignal::new(String::from(
         "Hover or focus a segment (Tab) for its exact bytes, formula and provenance.",
     ));
     let on_info = info_handler(info);
-    let table = Memo::new(move |_| with_later(app, |p, u| Some(rank_table_html(p, u))).unwrap_or_default());
+    let table =
+        Memo::new(move |_| with_later(app, |p, u| Some(rank_table_html(p, u))).unwrap_or_default());
     view! {
         <section class="panel" aria-labelledby="chart-h">
             <h2 id="chart-h">"Per-rank budget"</h2>
@@ -287,8 +313,10 @@ pub fn rank_chart(app: AppState) -> impl IntoView {
 /// The two sweeps: concurrency against max-model-len and the pool against utilization.
 pub fn sweeps(app: AppState) -> impl IntoView {
     let len_svg = Memo::new(move |_| {
-        let current = with_later(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
-        app.len_sweep.with(|pts| charts::len_sweep_chart(pts, current))
+        let current =
+            with_later(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
+        app.len_sweep
+            .with(|pts| charts::len_sweep_chart(pts, current))
     });
     let pool_svg = Memo::new(move |_| {
         let unit = app.later_unit.get();
@@ -301,20 +329,32 @@ pub fn sweeps(app: AppState) -> impl IntoView {
     let info = RwSignal::new(String::new());
     let on_info = info_handler(info);
     let len_rows = Memo::new(move |_| {
-        let mut h = String::from(r#"<table><caption>Concurrency by max-model-len</caption><thead><tr><th scope="col">max-model-len</th><th scope="col">max concurrency</th></tr></thead><tbody>"#);
+        let mut h = String::from(
+            r#"<table><caption>Concurrency by max-model-len</caption><thead><tr><th scope="col">max-model-len</th><th scope="col">max concurrency</th></tr></thead><tbody>"#,
+        );
         app.len_sweep.with(|pts| {
             for p in pts {
-                h.push_str(&format!("<tr><td>{}</td><td>{:.2}</td></tr>", thousands(u128::from(p.max_model_len)), p.max_concurrency));
+                h.push_str(&format!(
+                    "<tr><td>{}</td><td>{:.2}</td></tr>",
+                    thousands(u128::from(p.max_model_len)),
+                    p.max_concurrency
+                ));
             }
         });
         h + "</tbody></table>"
     });
     let pool_rows = Memo::new(move |_| {
         let unit = app.later_unit.get();
-        let mut h = String::from(r#"<table><caption>KV pool by utilization</caption><thead><tr><th scope="col">utilization</th><th scope="col">KV pool</th></tr></thead><tbody>"#);
+        let mut h = String::from(
+            r#"<table><caption>KV pool by utilization</caption><thead><tr><th scope="col">utilization</th><th scope="col">KV pool</th></tr></thead><tbody>"#,
+        );
         app.pool_sweep.with(|pts| {
             for p in pts {
-                h.push_str(&format!("<tr><td>{:.2}</td><td>{}</td></tr>", p.utilization, charts::amount(i128::from(p.kv_pool), unit)));
+                h.push_str(&format!(
+                    "<tr><td>{:.2}</td><td>{}</td></tr>",
+                    p.utilization,
+                    charts::amount(i128::from(p.kv_pool), unit)
+                ));
             }
         });
         h + "</tbody></table>"
@@ -375,7 +415,7 @@ pub fn checks(app: AppState) -> impl IntoView {
 /// The ledger of one bar's rank(s) as Markdown.
 pub fn ledger_markdown(plan: &Plan, unit: UnitSystem) -> String {
     let mut md = String::from("# Headroom ledger\n\n");
-    for bar in charts::bars(plan) {
+    for bar in charts::groups(plan, true) {
         let r = bar.plan;
         md.push_str(&format!(
             "## {} (stage {}, layers {}–{})\n\n| term | value | bytes | formula | provenance |\n|---|---|---:|---|---|\n",
@@ -405,7 +445,7 @@ pub fn ledger_markdown(plan: &Plan, unit: UnitSystem) -> String {
 /// The ledger as HTML tables, one per distinct rank (all text escaped).
 pub fn ledger_html(plan: &Plan, unit: UnitSystem) -> String {
     let mut h = String::new();
-    for bar in charts::bars(plan) {
+    for bar in charts::groups(plan, true) {
         let r = bar.plan;
         h.push_str(&format!(
             r#"<table class="ledger-table" data-testid="ledger-rank-{}"><caption>{} (stage {}, layers {}–{})</caption><thead><tr><th scope="col">term</th><th scope="col">value</th><th scope="col">bytes</th><th scope="col">formula</th><th scope="col">provenance</th></tr></thead><tbody>"#,
@@ -452,7 +492,8 @@ pub fn ledger(app: AppState) -> impl IntoView {
         let md = with_later(app, |p, u| Some(ledger_markdown(p, u))).unwrap_or_default();
         copy_text(md, status);
     };
-    let tables = Memo::new(move |_| with_later(app, |p, u| Some(ledger_html(p, u))).unwrap_or_default());
+    let tables =
+        Memo::new(move |_| with_later(app, |p, u| Some(ledger_html(p, u))).unwrap_or_default());
     view! {
         <section class="panel" aria-labelledby="ledger-h" data-testid="ledger">
             <h2 id="ledger-h">"Ledger"</h2>
@@ -487,4 +528,57 @@ pub fn vllm_log(app: AppState) -> impl IntoView {
 /// Whether the panels show a plan older than the inputs (an input is in error).
 pub fn stale(app: AppState) -> impl Fn() -> bool + Copy {
     move || app.plan.with(|p| p.is_err()) && app.shown.with(Option::is_some)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calc;
+    use crate::io::url::{self, Field, UrlState};
+
+    fn plan_of(pairs: &[(Field, &str)]) -> Plan {
+        let mut st = UrlState::default();
+        for (f, t) in pairs {
+            st.set(*f, t).unwrap();
+        }
+        calc::plan(&url::scenario(&st).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn the_verdict_names_the_figure_or_the_failing_phase() {
+        let ok = plan_of(&[(Field::Example, "s3-synthetic-tp4")]);
+        let (starts, head, sub) = verdict_text(&ok);
+        assert!(starts);
+        assert_eq!(head, "Starts: 4.29 full-length requests fit per replica");
+        assert!(sub.contains("131,072-token"));
+        let bad = plan_of(&[
+            (Field::Model, "llama-3.1-70b-instruct"),
+            (Field::Util, "0.5"),
+        ]);
+        let (starts, head, _) = verdict_text(&bad);
+        assert!(!starts);
+        assert!(head.starts_with("Fails at "), "{head}");
+    }
+
+    #[test]
+    fn the_ledger_groups_identical_ranks_and_escapes_text() {
+        let p = plan_of(&[(Field::Example, "s3-synthetic-tp4")]);
+        let html = ledger_html(&p, UnitSystem::Decimal);
+        assert_eq!(
+            html.matches("<table").count(),
+            1,
+            "four identical TP ranks, one table"
+        );
+        assert!(html.contains("ranks 0–3"));
+        assert!(html.contains(r#"data-term="kv_pool""#));
+        assert!(html.contains("46.10 GB"));
+        assert!(!html.contains("<script"));
+        let md = ledger_markdown(&p, UnitSystem::Decimal);
+        assert!(md.starts_with("# Headroom ledger"));
+        assert!(md.contains("| KV pool (allocated) | 46.10 GB | 46,099,333,120 |"));
+        let table = rank_table_html(&p, UnitSystem::Decimal);
+        assert_eq!(table.matches("<tr>").count(), 4 + 1);
+        assert!(table.contains(r#"data-testid="rank-3-kv-pool">46.10 GB<"#));
+        assert!(checks_html(&p).contains(r#"data-phase="capacity""#));
+    }
 }

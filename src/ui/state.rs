@@ -115,10 +115,7 @@ impl AppState {
             scenario.track();
             shown.track();
             unit.track();
-            set_timeout(
-                move || tick.update(|t| *t += 1),
-                std::time::Duration::ZERO,
-            );
+            set_timeout(move || tick.update(|t| *t += 1), std::time::Duration::ZERO);
         });
         let later = Memo::new(move |_| {
             if tick.get() == 0 {
