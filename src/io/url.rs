@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::OnceLock;
 
 use crate::calc::scenario::{KvCacheDtype, MaxLen, Measured, Scenario, Speculative, Unified};
 use crate::calc::units::{parse_bytes, Bytes, UnitSystem};
@@ -397,7 +398,7 @@ impl Field {
             Rule::GpuId => catalog::gpu(t)
                 .map(drop)
                 .ok_or_else(|| format!("gpu {t:?} is not in the catalog")),
-            Rule::ExampleId => catalog::examples::examples()
+            Rule::ExampleId => examples()
                 .iter()
                 .any(|e| e.id == t)
                 .then_some(())
@@ -880,6 +881,13 @@ impl fmt::Display for InputError {
     }
 }
 
+/// The seed examples, built once: every check of `example=` and every plan of an example
+/// scenario reads them, and building them parses catalog rows.
+pub fn examples() -> &'static [catalog::examples::Example] {
+    static EXAMPLES: OnceLock<Vec<catalog::examples::Example>> = OnceLock::new();
+    EXAMPLES.get_or_init(catalog::examples::examples)
+}
+
 /// The catalog model a page without state starts from.
 pub const DEFAULT_MODEL: &str = "llama-3.1-8b-instruct";
 /// The catalog GPU a page without state starts from.
@@ -889,11 +897,8 @@ pub const DEFAULT_GPU: &str = "h100-sxm-80gb";
 /// chosen (or default) GPU with vLLM's defaults.
 fn base(state: &UrlState) -> Result<Scenario, InputError> {
     if let Some(id) = state.get(Field::Example) {
-        if let Some(e) = catalog::examples::examples()
-            .into_iter()
-            .find(|e| e.id == id)
-        {
-            return Ok(e.scenario);
+        if let Some(e) = examples().iter().find(|e| e.id == id) {
+            return Ok(e.scenario.clone());
         }
         return Err(InputError {
             field: Field::Example,

@@ -450,22 +450,68 @@ fn field_view(
     .into_any()
 }
 
-/// The effective layer split, one chip per stage (vLLM's default when the partition is unset).
-fn partition_chips(app: AppState) -> impl IntoView {
-    move || {
-        app.shown.with(|p| {
-            p.as_ref().map(|p| {
-                view! {
-                    <p class="chips" data-testid="pp-partition-effective">
-                        {p.pp_partition
-                            .iter()
-                            .enumerate()
-                            .map(|(i, n)| view! { <span class="chip">{format!("stage {i}: {n}")}</span> })
-                            .collect_view()}
-                    </p>
-                }
+/// The layer-partition editor: the effective split (vLLM's default when the partition is
+/// unset), one input per stage. Changing a stage writes the whole list into
+/// `--pp-layer-partition`; the core checks the sum against the model's layers.
+fn partition_editor(app: AppState) -> impl IntoView {
+    let text = app.text(Field::PpPartition);
+    // The list being edited: the typed one when it reads as a list, else the plan's split.
+    let current = move || {
+        crate::io::url::parse_partition(&text.get()).unwrap_or_else(|_| {
+            app.shown.with(|p| {
+                p.as_ref()
+                    .map(|p| p.pp_partition.clone())
+                    .unwrap_or_default()
             })
         })
+    };
+    let parts = Memo::new(move |_| current());
+    move || {
+        let list = parts.get();
+        let summary = list
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(", ");
+        view! {
+            <div class="stages">
+                <p class="chips" data-testid="pp-partition-effective">
+                    {format!("Effective split: {summary}")}
+                </p>
+                {list
+                    .iter()
+                    .enumerate()
+                    .map(|(i, n)| {
+                        let id = format!("pp-stage-{i}");
+                        let (label_for, input_id) = (id.clone(), id.clone());
+                        view! {
+                            <label class="stage" for=label_for>
+                                {format!("stage {i}")}
+                                <input
+                                    type="number"
+                                    min="1"
+                                    id=input_id
+                                    data-testid=id
+                                    prop:value=n.to_string()
+                                    on:change=move |ev| {
+                                        // Read the list now, untracked: a rebuilt editor keeps its
+                                        // first handlers, so nothing captured at render is current.
+                                        let mut l: Vec<String> = untrack(current)
+                                            .iter()
+                                            .map(u32::to_string)
+                                            .collect();
+                                        if let Some(slot) = l.get_mut(i) {
+                                            *slot = event_target_value(&ev).trim().to_string();
+                                        }
+                                        text.set(l.join(","));
+                                    }
+                                />
+                            </label>
+                        }
+                    })
+                    .collect_view()}
+            </div>
+        }
     }
 }
 
@@ -487,8 +533,9 @@ pub fn form(app: AppState) -> impl IntoView {
             Err(_) => vec![String::new(); Field::ALL.len()],
         })
     });
-    view! {
-        <form class="inputs" aria-label="Scenario inputs" on:submit=|ev| ev.prevent_default()>
+    let fields = move || {
+        app.ready.get().then(|| {
+            view! {
             <datalist id="model-list">
                 {models
                     .iter()
@@ -503,14 +550,20 @@ pub fn form(app: AppState) -> impl IntoView {
                         <fieldset>
                             <legend>{*title}</legend>
                             {inputs.iter().map(|inp| field_view(app, defaults, errors, inp)).collect_view()}
-                            {(i == 1).then(|| partition_chips(app))}
+                            {(i == 1).then(|| partition_editor(app))}
                         </fieldset>
                     }
                 })
                 .collect_view()}
-            <p class="hint">
+                <p class="hint">
                 "Empty inputs take the default shown in grey. Byte counts accept 79.29GiB, 46.1GB, 10e9, 9g (10^9) and 9G (2^30); token counts accept 128k and 128K."
             </p>
+            }
+        })
+    };
+    view! {
+        <form class="inputs" aria-label="Scenario inputs" on:submit=|ev| ev.prevent_default()>
+            {fields}
         </form>
     }
 }

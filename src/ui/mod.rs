@@ -12,7 +12,6 @@ pub mod state;
 
 use leptos::prelude::*;
 
-use crate::catalog;
 use crate::io::url::{self, Field, UrlState};
 
 use state::AppState;
@@ -37,8 +36,8 @@ fn examples_menu(app: AppState) -> impl IntoView {
     view! {
         <nav class="examples" data-testid="examples" aria-label="Examples">
             <span class="label">"Examples:"</span>
-            {catalog::examples::examples()
-                .into_iter()
+            {url::examples()
+                .iter()
                 .map(|e| {
                     let id = e.id;
                     let href = format!("?{}", url::encode(&example_state(id)));

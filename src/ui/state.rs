@@ -57,6 +57,9 @@ pub struct AppState {
     /// is in error.
     pub shown: Memo<Option<Arc<Plan>>>,
     pub unit: Memo<UnitSystem>,
+    /// False until the first task after mounting: the form is built then, so the verdict
+    /// and the figures paint first.
+    pub ready: Memo<bool>,
     /// `shown` and `unit` one task later: the slow lane's panels read these.
     pub later: Memo<Option<Arc<Plan>>>,
     pub later_unit: Memo<UnitSystem>,
@@ -117,6 +120,7 @@ impl AppState {
             unit.track();
             set_timeout(move || tick.update(|t| *t += 1), std::time::Duration::ZERO);
         });
+        let ready = Memo::new(move |_| tick.get() > 0);
         let later = Memo::new(move |_| {
             if tick.get() == 0 {
                 return None;
@@ -147,6 +151,7 @@ impl AppState {
             plan,
             shown,
             unit,
+            ready,
             later,
             later_unit,
             len_sweep,

@@ -59,8 +59,10 @@ test('S2: the unified-memory start gate with the KV pool pinned at 10e9', async 
 test('S1: three cards, PP=3: budgets by utilization and the default split', async () => {
   const { context, page, problems } = await open(browser, '/');
   await loadExample(page, 's1-three-cards');
-  const chips = await text(page, 'pp-partition-effective');
-  assert.match(chips, /stage 0: 14[\s\S]*stage 1: 15[\s\S]*stage 2: 14/);
+  assert.match(await text(page, 'pp-partition-effective'), /Effective split: 14, 15, 14/);
+  for (const [i, n] of [[0, '14'], [1, '15'], [2, '14']]) {
+    assert.equal(await page.inputValue(`[data-testid="pp-stage-${i}"]`), n);
+  }
   assert.equal(await page.locator('[data-testid^="rank-bar-"]').count(), 3);
   for (const [util, budget] of [['0.85', 54.0], ['0.90', 57.1], ['0.95', 60.3]]) {
     const before = await text(page, 'budget');
@@ -70,6 +72,16 @@ test('S1: three cards, PP=3: budgets by utilization and the default split', asyn
     near(await number(page, 'budget'), budget, 0.051, `budget at ${util} (GiB)`);
     near(await number(page, 'rank-2-budget'), budget, 0.051, `rank 2 budget at ${util} (GiB)`);
   }
+  // The partition editor writes the whole list; a sum that misses a layer is flagged there.
+  await page.fill('[data-testid="pp-stage-1"]', '16');
+  await page.press('[data-testid="pp-stage-1"]', 'Enter');
+  await page.locator('#pp-layer-partition-err').filter({ hasText: /43|sum/ }).waitFor();
+  await page.fill('[data-testid="pp-stage-2"]', '13');
+  await page.press('[data-testid="pp-stage-2"]', 'Enter');
+  await page.waitForFunction(() => /pp-partition=14,16,13/.test(location.search));
+  assert.equal(await page.inputValue('[data-testid="pp-layer-partition"]'), '14,16,13');
+  await page.locator('#pp-layer-partition-err:empty').waitFor({ state: 'attached' });
+  assert.match(await text(page, 'pp-partition-effective'), /Effective split: 14, 16, 13/);
   assertClean(problems);
   await context.close();
 });
