@@ -161,3 +161,36 @@ test('the ledger can be copied as Markdown and the link copied', async () => {
   assertClean(problems);
   await context.close();
 });
+
+test('a pasted config.json is a custom model that lives in the URL', async () => {
+  const config = JSON.stringify({
+    architectures: ['LlamaForCausalLM'],
+    model_type: 'llama',
+    hidden_size: 4096,
+    intermediate_size: 14336,
+    num_attention_heads: 32,
+    num_hidden_layers: 24,
+    num_key_value_heads: 8,
+    vocab_size: 128256,
+    max_position_embeddings: 65536,
+    torch_dtype: 'bfloat16',
+    tie_word_embeddings: false,
+  });
+  const { context, page, problems } = await open(browser, '/?v=1');
+  const tokens = await text(page, 'kv-cache-tokens');
+  await page.fill('[data-testid="config"]', config);
+  await changed(page, 'kv-cache-tokens', tokens);
+  await page.waitForFunction(() => location.search.includes('config='));
+  assert.match(await text(page, 'verdict'), /65,536-token/);
+  const custom = await text(page, 'kv-cache-tokens');
+  await page.reload();
+  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  assert.equal(await text(page, 'kv-cache-tokens'), custom);
+  assert.equal(await page.inputValue('[data-testid="config"]'), config);
+  // A config the parser refuses is flagged at its field; the page plans the catalog model.
+  await page.fill('[data-testid="config"]', '{"num_hidden_layers": "many"}');
+  await page.locator('#config-err').filter({ hasText: /\S/ }).waitFor();
+  assert.equal(await text(page, 'kv-cache-tokens'), tokens);
+  assertClean(problems);
+  await context.close();
+});
