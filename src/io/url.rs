@@ -553,7 +553,7 @@ pub fn decode(query: &str) -> Decoded {
         };
         if key == "v" {
             if seen_v {
-                ignore(&mut d, &key, "repeated; the first value is used".into());
+                ignore(&mut d, &key, "repeated; only the first value is read".into());
                 continue;
             }
             seen_v = true;
@@ -585,7 +585,7 @@ pub fn decode(query: &str) -> Decoded {
             continue;
         };
         if seen.contains(&field) {
-            ignore(&mut d, &key, "repeated; the first value is used".into());
+            ignore(&mut d, &key, "repeated; only the first value is read".into());
             continue;
         }
         seen.push(field);
