@@ -62,8 +62,21 @@ fn report(name: &str, (median, best): (f64, f64)) {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; an optional filter narrows the cases.
+    // `cargo bench` passes `--bench`; an optional filter narrows the cases. Without it (as
+    // under `cargo test --all-targets`) every case plans once as a smoke test, untimed.
     let filter: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    if !std::env::args().any(|a| a == "--bench") {
+        for (model, gpu, tp, pp) in [
+            ("llama-3.1-8b-instruct", "h100-sxm-80gb", 1, 1),
+            ("deepseek-r1", "h200-141gb", 8, 1),
+            ("llama-3.1-405b-instruct-fp8", "h200-141gb", 8, 1),
+            ("llama-3.1-70b-instruct", "h100-sxm-80gb", 4, 4),
+        ] {
+            assert!(plan(&scenario(model, gpu, tp, pp)).is_ok(), "{model} plans");
+        }
+        println!("bench smoke run: 4 scenarios plan (time them with `cargo bench --bench plan`)");
+        return;
+    }
     let run = |name: &str| filter.as_deref().map_or(true, |f| name.contains(f));
 
     let mut one = scenario("llama-3.1-8b-instruct", "h100-sxm-80gb", 1, 1);
