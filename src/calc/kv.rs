@@ -7,7 +7,6 @@
 //! `vllm/v1/core/kv_cache_utils.py` (concurrency and tokens). Golden vectors produced by vLLM's own
 //! code pin every number here (`tests/golden`).
 
-use std::collections::BTreeMap;
 use std::fmt;
 
 use super::units::{cdiv, format_gib};
@@ -381,22 +380,35 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         };
         canon.push(c);
     }
-    let mut by_index: BTreeMap<u32, Resolved> = BTreeMap::new();
+    // The global layers, by index: a layer lives on one PP stage, and the TP ranks of a stage
+    // repeat it.
+    let max_index = workers
+        .iter()
+        .flat_map(|w| w.layers.iter().map(|l| l.index as usize))
+        .max();
+    let Some(max_index) = max_index else {
+        return Err(KvError::Invalid(
+            "the model has no layer with a KV cache".into(),
+        ));
+    };
+    if max_index > 1 << 20 {
+        return Err(KvError::Invalid(format!(
+            "layer index {max_index} is beyond any model"
+        )));
+    }
+    let mut by_index: Vec<Option<Resolved>> = vec![None; max_index + 1];
     for (w, wk) in workers.iter().enumerate() {
         if canon[w] != w {
             continue;
         }
         for l in &wk.layers {
-            by_index.entry(l.index).or_insert_with(|| resolve(l));
+            let slot = &mut by_index[l.index as usize];
+            if slot.is_none() {
+                *slot = Some(resolve(l));
+            }
         }
     }
-    if by_index.is_empty() {
-        return Err(KvError::Invalid(
-            "the model has no layer with a KV cache".into(),
-        ));
-    }
-    let all: Vec<Resolved> = by_index.into_values().collect();
-    let max_index = all.iter().map(|r| r.index as usize).max().unwrap_or(0);
+    let all: Vec<Resolved> = by_index.into_iter().flatten().collect();
     let (raw_groups, padding_layers) = group_layers(&all, settings.disable_hybrid);
 
     let (max_model_len_initial, auto_upper) = match settings.max_model_len {
