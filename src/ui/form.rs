@@ -417,7 +417,7 @@ fn field_view(
     };
     let badge = term_of(f).map(|t| {
         let prov = move || {
-            app.shown.with(|p| {
+            app.later.with(|p| {
                 p.as_ref()
                     .and_then(|p| p.ranks.first())
                     .and_then(|r| r.line(t))
@@ -521,10 +521,13 @@ pub fn form(app: AppState) -> impl IntoView {
     // One memo for every field's message: it changes only when a message does.
     let errors = Memo::new(move |_| Field::ALL.iter().map(|f| app.error(*f)).collect::<Vec<_>>());
     // One memo for every placeholder, so the inputs subscribe to one source, not three each.
+    // Defaults and badges follow the slow lane: they change rarely, and typing should only
+    // wait for the verdict, the figures and the chart.
     let defaults = Memo::new(move |_| {
-        let unit = app.unit.get();
-        app.scenario.with(|s| match s {
-            Ok(s) => app.shown.with(|p| {
+        let unit = app.later_unit.get();
+        app.later.track();
+        app.scenario.with_untracked(|s| match s {
+            Ok(s) => app.later.with(|p| {
                 Field::ALL
                     .iter()
                     .map(|f| default_text(*f, s, p.as_deref(), unit))
