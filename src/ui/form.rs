@@ -434,6 +434,14 @@ fn field_view(
         }
     });
     let wide = matches!(inp.kind, Kind::Check);
+    let source = matches!(f, Field::Model | Field::Gpu).then(|| {
+        let text = move || {
+            app.later.track();
+            app.scenario
+                .with_untracked(|s| s.as_ref().ok().and_then(|s| row_source(f, s)))
+        };
+        view! { <p class="source" data-testid=format!("{flag}-source")>{text}</p> }
+    });
     view! {
         <div class="field" class:check=wide class:invalid=move || error().is_some()>
             <label for=flag>
@@ -442,12 +450,46 @@ fn field_view(
                 {badge}
             </label>
             {control}
+            {source}
             <p class="err" id=format!("{flag}-err") role="alert">
                 {error}
             </p>
         </div>
     }
     .into_any()
+}
+
+/// Where the chosen model's or GPU's catalog row came from (shown under the picker).
+fn row_source(field: Field, s: &Scenario) -> Option<String> {
+    match field {
+        Field::Model => catalog::models()
+            .iter()
+            .find(|r| r.model.name == s.model.name)
+            .map(|r| {
+                let unconfirmed = if r.unconfirmed.is_empty() {
+                    String::new()
+                } else {
+                    format!(" Unconfirmed: {}.", r.unconfirmed.join(", "))
+                };
+                format!(
+                    "Catalog row {} (retrieved {}): {}.{unconfirmed}",
+                    r.id, r.retrieved, r.source
+                )
+            }),
+        Field::Gpu => catalog::gpus()
+            .iter()
+            .find(|g| g.gpu.id == s.gpu.id)
+            .map(|g| {
+                format!(
+                    "Total {} B: {} (retrieved {}; {}).",
+                    crate::calc::units::thousands(u128::from(g.gpu.total.0)),
+                    g.basis,
+                    g.retrieved,
+                    g.source
+                )
+            }),
+        _ => None,
+    }
 }
 
 /// The layer-partition editor: the effective split (vLLM's default when the partition is
