@@ -19,8 +19,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
+use crate::calc::model::Model;
 use crate::calc::scenario::{KvCacheDtype, MaxLen, Measured, Scenario, Speculative, Unified};
 use crate::calc::units::{parse_bytes, Bytes, UnitSystem};
 use crate::calc::version::VllmVersion;
@@ -403,9 +404,7 @@ impl Field {
                 .any(|e| e.id == t)
                 .then_some(())
                 .ok_or_else(|| format!("example {t:?} is not one of the seed examples")),
-            Rule::Config => catalog::parse_config_json(t)
-                .map(drop)
-                .map_err(|e| format!("config.json: {e}")),
+            Rule::Config => parse_config(t).map(drop),
         }
         .map_err(|e| {
             // Name the flag once, whoever wrote the message.
@@ -553,7 +552,11 @@ pub fn decode(query: &str) -> Decoded {
         };
         if key == "v" {
             if seen_v {
-                ignore(&mut d, &key, "repeated; only the first value is read".into());
+                ignore(
+                    &mut d,
+                    &key,
+                    "repeated; only the first value is read".into(),
+                );
                 continue;
             }
             seen_v = true;
@@ -585,7 +588,11 @@ pub fn decode(query: &str) -> Decoded {
             continue;
         };
         if seen.contains(&field) {
-            ignore(&mut d, &key, "repeated; only the first value is read".into());
+            ignore(
+                &mut d,
+                &key,
+                "repeated; only the first value is read".into(),
+            );
             continue;
         }
         seen.push(field);
@@ -881,6 +888,22 @@ impl fmt::Display for InputError {
     }
 }
 
+/// A pasted config.json as a model, through the catalog's parser. The last text and its
+/// result are kept: the page checks and plans the same config on every other input's change.
+pub fn parse_config(text: &str) -> Result<Model, String> {
+    type Last = Option<(String, Result<Model, String>)>;
+    static LAST: Mutex<Last> = Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((t, r)) = last.as_ref() {
+        if t == text {
+            return r.clone();
+        }
+    }
+    let r = catalog::parse_config_json(text).map_err(|e| format!("config.json: {e}"));
+    *last = Some((text.to_string(), r.clone()));
+    r
+}
+
 /// The seed examples, built once: every check of `example=` and every plan of an example
 /// scenario reads them, and building them parses catalog rows.
 pub fn examples() -> &'static [catalog::examples::Example] {
@@ -943,8 +966,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                 s.model = row.model.clone();
             }
             Field::Config => {
-                s.model = catalog::parse_config_json(text)
-                    .map_err(|e| err(format!("config.json: {e}")))?;
+                s.model = parse_config(text).map_err(err)?;
             }
             Field::Gpu => {
                 let row = catalog::gpu(text)
