@@ -299,8 +299,20 @@ pub fn gpus() -> &'static [GpuRow] {
 }
 
 /// The model row with this id.
+///
+/// Parses only that row (file names are ids), so a page that shows one model before anything
+/// else does not pay for the whole catalog.
 pub fn model(id: &str) -> Option<&'static ModelRow> {
-    models().iter().find(|r| r.id == id)
+    static ROWS: OnceLock<Vec<OnceLock<Option<ModelRow>>>> = OnceLock::new();
+    let cells = ROWS.get_or_init(|| MODEL_FILES.iter().map(|_| OnceLock::new()).collect());
+    let i = MODEL_FILES.iter().position(|(file_id, _)| *file_id == id)?;
+    cells[i]
+        .get_or_init(|| {
+            parse_model_row(MODEL_FILES[i].1)
+                .ok()
+                .filter(|r| r.id == id)
+        })
+        .as_ref()
 }
 
 /// The GPU row with this id.
