@@ -3,7 +3,7 @@
 
 use crate::calc::model::{LayerKind, Model};
 use crate::calc::scenario::{Gpu, MaxLen, Measured, Parallel, Speculative, Unified};
-use crate::calc::units::{Bytes, GB, GIB};
+use crate::calc::units::{Bytes, UnitSystem, GB, GIB};
 use crate::calc::Scenario;
 
 /// One example system.
@@ -14,6 +14,8 @@ pub struct Example {
     pub summary: &'static str,
     /// The article it comes from.
     pub article: &'static str,
+    /// The unit the article works in (seed 003 uses decimal GB; the others GiB).
+    pub unit: UnitSystem,
     pub scenario: Scenario,
 }
 
@@ -194,6 +196,7 @@ pub fn examples() -> Vec<Example> {
             title: "Three cards, pipeline parallel (DeepSeek-V4-Flash, PP=3)",
             summary: "gpu-memory-utilization acts at the init check and KV sizing, not while loading; the drafter on the last stage shifts the balanced split.",
             article: "000: why two configs crashing on the same line mean VRAM is not the cause",
+            unit: UnitSystem::Binary,
             scenario: s1_three_cards(),
         },
         Example {
@@ -201,6 +204,7 @@ pub fn examples() -> Vec<Example> {
             title: "A start gate on unified memory (2x GB10, TP=2)",
             summary: "On unified memory the fraction misfires; the pool is pinned in bytes and the start is gated on MemAvailable.",
             article: "002: memory budget, what one start must fit",
+            unit: UnitSystem::Binary,
             scenario: s2_unified_gate(),
         },
         Example {
@@ -208,6 +212,7 @@ pub fn examples() -> Vec<Example> {
             title: "A synthetic TP=4 worker (80 GB devices, decimal GB)",
             summary: "The pool is preallocated from the budget; max-num-seqs x max-model-len is demand, not a reservation.",
             article: "003: vLLM crashes with out of memory during startup; debug it",
+            unit: UnitSystem::Decimal,
             scenario: s3_synthetic_tp4(),
         },
     ]

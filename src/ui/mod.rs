@@ -16,9 +16,11 @@ use crate::io::url::{self, Field, UrlState};
 
 use state::AppState;
 
-/// The unit an example is read in: the articles' own (seed 003 works in decimal GB).
+/// The unit an example is read in: the article's own (seed 003 works in decimal GB).
 fn example_unit(id: &str) -> Option<&'static str> {
-    (id == "s3-synthetic-tp4").then_some("gb")
+    crate::catalog::examples::example(id)
+        .filter(|e| e.unit == crate::calc::units::UnitSystem::Decimal)
+        .map(|_| "gb")
 }
 
 /// The state an example link loads.
