@@ -12,7 +12,7 @@ use super::model::{LayerKind, Model};
 use super::plan::*;
 use super::runtime;
 use super::scenario::{KvCacheDtype, MaxLen, Scenario};
-use super::units::{cdiv, ceil_fraction, format_gib, py_fixed, thousands, Bytes, GIB};
+use super::units::{cdiv, ceil_fraction, format_gib, py_fixed, Bytes, Grouped, GIB};
 use super::version::VllmVersion;
 use super::weights::{self, Placement};
 use super::{pp_partition, CalcError};
@@ -189,7 +189,7 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             "config",
             format!(
                 "the model's weights would be about {} bytes, beyond any deployment",
-                thousands(u128::from(est))
+                Grouped(i128::from(est))
             ),
         ));
     }
@@ -301,7 +301,7 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
                 field,
                 format!(
                     "{field} {} is more than 1 PiB, beyond any GPU",
-                    thousands(u128::from(b))
+                    Grouped(i128::from(b))
                 ),
             ));
         }
@@ -321,7 +321,7 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
                     field,
                     format!(
                         "{field} {} is beyond any deployment (at most 2^32)",
-                        thousands(u128::from(v))
+                        Grouped(i128::from(v))
                     ),
                 ));
             }
@@ -503,7 +503,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             "parameter counts ({}) scaled by {:.3} to the checkpoint's {} bytes",
             m.quant.label(),
             f,
-            thousands(c as u128)
+            Grouped(c as i128)
         ),
         _ => format!("parameter counts x bytes per weight ({})", m.quant.label()),
     };
@@ -514,8 +514,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     let requested = ceil_fraction(total, util);
     let budget_formula = format!(
         "ceil({} x {util}) = {}",
-        thousands(total as u128),
-        thousands(requested as u128)
+        Grouped(total as i128),
+        Grouped(requested as i128)
     );
     let graphs_on = !s.engine.enforce_eager;
     let sizes = runtime::cudagraph_sizes(s, mns, mnbt);
@@ -566,7 +566,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             ledger.push(line(
                 Term::Total,
                 i128::from(total),
-                format!("{} B as the driver reports it", thousands(total as u128)),
+                format!("{} B as the driver reports it", Grouped(total as i128)),
                 if s.gpu.total_confirmed {
                     Provenance::Exact
                 } else {
@@ -582,7 +582,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 Some(f) => (
                     f.bytes.0,
                     Provenance::Measured(f.source.clone().into()),
-                    format!("{} B measured", thousands(f.bytes.0 as u128)),
+                    format!("{} B measured", Grouped(f.bytes.0 as i128)),
                 ),
                 None => {
                     let used = pre_est + s.runtime.other_tenants.0;
@@ -591,9 +591,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                         Provenance::Estimate(pre_basis.clone().into()),
                         format!(
                             "{} - {} (context/NCCL) - {} (other tenants)",
-                            thousands(total as u128),
-                            thousands(pre_est as u128),
-                            thousands(s.runtime.other_tenants.0 as u128)
+                            Grouped(total as i128),
+                            Grouped(pre_est as i128),
+                            Grouped(s.runtime.other_tenants.0 as i128)
                         ),
                     )
                 }
@@ -603,7 +603,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 i128::from(total) - i128::from(free0),
                 format!(
                     "total - free at snapshot = {}",
-                    thousands((total - free0.min(total)) as u128)
+                    Grouped((total - free0.min(total)) as i128)
                 ),
                 Provenance::combine(&[&ledger[0].provenance, &free_prov]),
             ));
@@ -801,13 +801,13 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 (
                         i128::from(k),
                         Provenance::Exact,
-                        format!("--kv-cache-memory-bytes {}: pinned, gpu-memory-utilization ignored for the pool", thousands(k as u128)),
+                        format!("--kv-cache-memory-bytes {}: pinned, gpu-memory-utilization ignored for the pool", Grouped(k as i128)),
                     )
             } else if let Some(a) = stage_avail {
                 (
                     i128::from(a.bytes.0),
                     Provenance::Measured(a.source.clone().into()),
-                    format!("{} B measured", thousands(a.bytes.0 as u128)),
+                    format!("{} B measured", Grouped(a.bytes.0 as i128)),
                 )
             } else {
                 let non_kv = i128::from(weights_all) + i128::from(other) + i128::from(act);
@@ -824,12 +824,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     ]),
                     format!(
                         "{} - ({} weights + {} other + {} activation) - {} graphs = {}",
-                        thousands(requested as u128),
-                        thousands(weights_all as u128),
-                        thousands(other as u128),
-                        thousands(act as u128),
-                        thousands(cg_in_budget as u128),
-                        crate::calc::units::thousands_signed(a)
+                        Grouped(requested as i128),
+                        Grouped(weights_all as i128),
+                        Grouped(other as i128),
+                        Grouped(act as i128),
+                        Grouped(cg_in_budget as i128),
+                        crate::calc::units::Grouped(a)
                     ),
                 )
             };
@@ -1021,10 +1021,10 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             let message = match &e {
                 KvError::Capacity { max_model_len, needed, check_memory, estimate, .. } => format!(
                     "rank {rank}: one {}-token request needs {} of KV, the pool has {} (after the null block); the longest that fits is {} tokens",
-                    thousands(u128::from(*max_model_len)),
+                    Grouped(i128::from(*max_model_len)),
                     gib(i128::from(*needed)),
                     gib(*check_memory),
-                    thousands(u128::from(*estimate))
+                    Grouped(i128::from(*estimate))
                 ),
                 _ => format!(
                     "rank {rank}: nothing is left for the KV cache ({} available)",
@@ -1056,9 +1056,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 rank: Some(kvp.limiting_worker as u32),
                 message: format!(
                     "one {}-token request needs {} blocks; the pool has {} blocks (limiting rank {})",
-                    thousands(u128::from(kvp.max_model_len)),
-                    thousands(u128::from(kvp.blocks_per_request)),
-                    thousands(u128::from(kvp.num_blocks)),
+                    Grouped(i128::from(kvp.max_model_len)),
+                    Grouped(i128::from(kvp.blocks_per_request)),
+                    Grouped(i128::from(kvp.num_blocks)),
                     kvp.limiting_worker
                 ),
                 vllm_error: None,
@@ -1094,17 +1094,17 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             if v.at_least(0, 28) {
                 log_lines.push(format!(
                     "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {conc}x",
-                    thousands(u128::from(kvp.kv_cache_tokens)),
-                    thousands(u128::from(kvp.max_model_len))
+                    Grouped(i128::from(kvp.kv_cache_tokens)),
+                    Grouped(i128::from(kvp.max_model_len))
                 ));
             } else {
                 log_lines.push(format!(
                     "GPU KV cache size: {} tokens",
-                    thousands(u128::from(kvp.kv_cache_tokens))
+                    Grouped(i128::from(kvp.kv_cache_tokens))
                 ));
                 log_lines.push(format!(
                     "Maximum concurrency for {} tokens per request: {conc}x",
-                    thousands(u128::from(kvp.max_model_len))
+                    Grouped(i128::from(kvp.max_model_len))
                 ));
             }
             let graphs_outside = !s.version.graphs_inside_budget();
@@ -1206,14 +1206,14 @@ fn fill_ranks(
             i128::from(pool),
             format!(
                 "num_blocks {} (min over ranks) x bytes_per_block {} ({} layers' pages of {} B)",
-                thousands(u128::from(kvp.num_blocks)),
-                thousands(u128::from(w.bytes_per_block)),
+                Grouped(i128::from(kvp.num_blocks)),
+                Grouped(i128::from(w.bytes_per_block)),
                 if w.page_size > 0 {
                     w.bytes_per_block / w.page_size.max(1)
                 } else {
                     0
                 },
-                thousands(u128::from(w.page_size))
+                Grouped(i128::from(w.page_size))
             ),
             pool_prov.clone(),
         ));
@@ -1377,8 +1377,8 @@ fn measured_kv_plan(
     let prov = Provenance::Measured(
         (format!(
             "{} B backed {} tokens ({}); bytes per token scale with a stage's layers",
-            thousands(u128::from(mk.pool_bytes)),
-            thousands(u128::from(mk.tokens)),
+            Grouped(i128::from(mk.pool_bytes)),
+            Grouped(i128::from(mk.tokens)),
             mk.source
         ))
         .into(),
@@ -1481,7 +1481,7 @@ fn measured_kv_plan(
         message: format!(
             "rank {}: one {}-token request needs {} of KV, the pool has {} (measured ratio)",
             lim.rank,
-            thousands(u128::from(max_len)),
+            Grouped(i128::from(max_len)),
             gib(i128::from(needed)),
             gib(lim.available_kv)
         ),
@@ -1530,8 +1530,8 @@ fn measured_kv_plan(
     if ok {
         log_lines.push(format!(
             "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {}x (measured ratio, not vLLM's block arithmetic)",
-            thousands(u128::from(tokens)),
-            thousands(u128::from(max_len)),
+            Grouped(i128::from(tokens)),
+            Grouped(i128::from(max_len)),
             py_fixed(conc, 2)
         ));
     }
@@ -1605,7 +1605,7 @@ fn unified_gate(
             i128::from(k),
             format!(
                 "--kv-cache-memory-bytes {} = {}",
-                thousands(u128::from(k)),
+                Grouped(i128::from(k)),
                 gib(i128::from(k))
             ),
             Provenance::Exact,

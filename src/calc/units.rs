@@ -292,3 +292,46 @@ mod tests {
         assert_eq!(ceil_fraction(150_118_055_936, 0.92), 138_108_611_462);
     }
 }
+
+/// `f"{n:,}"` as a `Display` value: writes the grouped digits straight into the formatter, so a
+/// `format!` with several figures allocates once.
+///
+/// ```
+/// use headroom::calc::units::Grouped;
+/// assert_eq!(format!("{}", Grouped(1_234_567)), "1,234,567");
+/// assert_eq!(format!("{}", Grouped(-1_000)), "-1,000");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Grouped(pub i128);
+
+impl fmt::Display for Grouped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut digits = [0u8; 40];
+        let mut n = self.0.unsigned_abs();
+        let mut len = 0;
+        loop {
+            digits[len] = b'0' + (n % 10) as u8;
+            len += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let mut out = [0u8; 56];
+        let mut o = 0;
+        if self.0 < 0 {
+            out[o] = b'-';
+            o += 1;
+        }
+        for i in (0..len).rev() {
+            out[o] = digits[i];
+            o += 1;
+            if i > 0 && i % 3 == 0 {
+                out[o] = b',';
+                o += 1;
+            }
+        }
+        // Only ASCII digits, commas and a sign were written.
+        f.write_str(std::str::from_utf8(&out[..o]).unwrap_or(""))
+    }
+}
