@@ -307,14 +307,28 @@ pub struct Grouped(pub i128);
 impl fmt::Display for Grouped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut digits = [0u8; 40];
-        let mut n = self.0.unsigned_abs();
         let mut len = 0;
-        loop {
-            digits[len] = b'0' + (n % 10) as u8;
-            len += 1;
-            n /= 10;
-            if n == 0 {
-                break;
+        let abs = self.0.unsigned_abs();
+        // u128 division is slow; every real byte count fits in a u64.
+        match u64::try_from(abs) {
+            Ok(mut n) => loop {
+                digits[len] = b'0' + (n % 10) as u8;
+                len += 1;
+                n /= 10;
+                if n == 0 {
+                    break;
+                }
+            },
+            Err(_) => {
+                let mut n = abs;
+                loop {
+                    digits[len] = b'0' + (n % 10) as u8;
+                    len += 1;
+                    n /= 10;
+                    if n == 0 {
+                        break;
+                    }
+                }
             }
         }
         let mut out = [0u8; 56];
