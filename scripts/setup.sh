@@ -86,7 +86,7 @@ if [[ $want_browser == 1 ]]; then
     step "installing Debian chromium (apt-get, about 1.5 min)"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update
-    apt-get install -y --no-install-recommends chromium fonts-dejavu-core
+    apt-get install -y chromium fonts-dejavu-core
   fi
 fi
 
