@@ -419,20 +419,18 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         return Err(KvError::Invalid("max-model-len must be at least 1".into()));
     }
     let in_flight = settings.max_in_flight_tokens;
-    let group_blocks = |len: u64| -> Vec<u64> {
-        raw_groups
-            .iter()
-            .map(|(k, _)| {
-                blocks_per_request(
-                    &k.kind,
-                    k.block_size,
-                    len,
-                    in_flight,
-                    settings.disable_hybrid,
-                )
-            })
-            .collect()
+    // Blocks one request at `len` tokens needs in a group.
+    let blocks_of = |k: &Resolved, len: u64| -> u64 {
+        blocks_per_request(
+            &k.kind,
+            k.block_size,
+            len,
+            in_flight,
+            settings.disable_hybrid,
+        )
     };
+    let group_blocks =
+        |len: u64| -> Vec<u64> { raw_groups.iter().map(|(k, _)| blocks_of(k, len)).collect() };
 
     // Per worker: bytes per block is the largest group's page sum over the layers it holds
     // (padded groups are padded logically; the largest member count decides).
@@ -457,20 +455,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     }
     // _project_kv_cache_groups_to_worker keeps every global group on every worker (a group
     // with none of this worker's layers stays, empty), so a request needs every group's blocks.
-    let blocks_sum = |len: u64| -> u64 {
-        raw_groups
-            .iter()
-            .map(|(k, _)| {
-                blocks_per_request(
-                    &k.kind,
-                    k.block_size,
-                    len,
-                    in_flight,
-                    settings.disable_hybrid,
-                )
-            })
-            .sum()
-    };
+    let blocks_sum = |len: u64| -> u64 { raw_groups.iter().map(|(k, _)| blocks_of(k, len)).sum() };
     let needed_for = |w: usize, len: u64| -> u64 { worker_bpb[w].saturating_mul(blocks_sum(len)) };
     let null_block = settings.version.at_least(0, 29);
     let mut available: Vec<i128> = workers.iter().map(|w| w.available).collect();
