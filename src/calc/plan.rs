@@ -41,20 +41,23 @@ impl Provenance {
 
     /// Exact only when every input is exact; otherwise the first non-exact input's kind.
     pub fn combine(parts: &[&Provenance]) -> Provenance {
-        // A basis that is already "derived from ..." is kept as is, so chains of derived
-        // figures do not stack the prefix.
-        let derived = |prefix: &str, basis: &str| {
-            if basis.starts_with("derived from") {
-                Arc::<str>::from(basis)
-            } else {
-                Arc::<str>::from(format!("{prefix}{basis}"))
+        // A basis that is already "derived from ..." is kept as is (the same shared text), so
+        // chains of derived figures neither stack the prefix nor copy the text.
+        let derived = |prefix: &str, p: &Provenance| -> Arc<str> {
+            match p {
+                Provenance::Estimate(b) | Provenance::Measured(b)
+                    if b.starts_with("derived from") =>
+                {
+                    Arc::clone(b)
+                }
+                other => Arc::from(format!("{prefix}{}", other.basis())),
             }
         };
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Estimate(_))) {
-            return Provenance::Estimate(derived("derived from an estimate: ", m.basis()));
+            return Provenance::Estimate(derived("derived from an estimate: ", m));
         }
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Measured(_))) {
-            return Provenance::Measured(derived("derived from a measured value: ", m.basis()));
+            return Provenance::Measured(derived("derived from a measured value: ", m));
         }
         Provenance::Exact
     }

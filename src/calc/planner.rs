@@ -562,7 +562,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 drafter_layers: if last { drafter_layers } else { 0 },
             };
             let est = weights::rank_weights(m, &place);
-            let mut ledger = Vec::new();
+            // About twenty lines per rank: allocate once.
+            let mut ledger = Vec::with_capacity(24);
             ledger.push(line(
                 Term::Total,
                 i128::from(total),
