@@ -531,6 +531,65 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         && m.moe
             .as_ref()
             .is_some_and(|moe| moe.n_experts % (tp64 * u64::from(s.parallel.dp)).max(1) != 0));
+    // The first lines of every rank's ledger (total, pre-snapshot, free, budget) are the same
+    // on every rank: build them once.
+    let mut head: Vec<LedgerLine> = Vec::with_capacity(4);
+    head.push(line(
+        Term::Total,
+        i128::from(total),
+        format!("{} B as the driver reports it", Grouped(total as i128)),
+        if s.gpu.total_confirmed {
+            Provenance::Exact
+        } else {
+            Provenance::Estimate(
+                (format!("{}: driver total not confirmed from a reading", s.gpu.name)).into(),
+            )
+        },
+    ));
+
+    // Before the snapshot: context, NCCL, other tenants; or the measured free figure.
+    let (free0, free_prov, free_formula) = match &s.runtime.free_memory {
+        Some(f) => (
+            f.bytes.0,
+            Provenance::Measured(f.source.clone().into()),
+            format!("{} B measured", Grouped(f.bytes.0 as i128)),
+        ),
+        None => {
+            let used = pre_est + s.runtime.other_tenants.0;
+            (
+                total.saturating_sub(used),
+                Provenance::Estimate(pre_basis.clone().into()),
+                format!(
+                    "{} - {} (context/NCCL) - {} (other tenants)",
+                    Grouped(total as i128),
+                    Grouped(pre_est as i128),
+                    Grouped(s.runtime.other_tenants.0 as i128)
+                ),
+            )
+        }
+    };
+    head.push(line(
+        Term::PreSnapshot,
+        i128::from(total) - i128::from(free0),
+        format!(
+            "total - free at snapshot = {}",
+            Grouped((total - free0.min(total)) as i128)
+        ),
+        Provenance::combine(&[&head[0].provenance, &free_prov]),
+    ));
+    head.push(line(
+        Term::FreeAtStart,
+        i128::from(free0),
+        free_formula,
+        free_prov.clone(),
+    ));
+    head.push(line(
+        Term::Budget,
+        i128::from(requested),
+        budget_formula.clone(),
+        Provenance::combine(&[&head[0].provenance]),
+    ));
+
     for (stage, n_layers) in parts.iter().enumerate() {
         let stage = stage as u32;
         let layers = (stage_start, stage_start + n_layers);
@@ -564,63 +623,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             let est = weights::rank_weights(m, &place);
             // About twenty lines per rank: allocate once.
             let mut ledger = Vec::with_capacity(24);
-            ledger.push(line(
-                Term::Total,
-                i128::from(total),
-                format!("{} B as the driver reports it", Grouped(total as i128)),
-                if s.gpu.total_confirmed {
-                    Provenance::Exact
-                } else {
-                    Provenance::Estimate(
-                        (format!("{}: driver total not confirmed from a reading", s.gpu.name))
-                            .into(),
-                    )
-                },
-            ));
-
-            // Before the snapshot: context, NCCL, other tenants; or the measured free figure.
-            let (free0, free_prov, free_formula) = match &s.runtime.free_memory {
-                Some(f) => (
-                    f.bytes.0,
-                    Provenance::Measured(f.source.clone().into()),
-                    format!("{} B measured", Grouped(f.bytes.0 as i128)),
-                ),
-                None => {
-                    let used = pre_est + s.runtime.other_tenants.0;
-                    (
-                        total.saturating_sub(used),
-                        Provenance::Estimate(pre_basis.clone().into()),
-                        format!(
-                            "{} - {} (context/NCCL) - {} (other tenants)",
-                            Grouped(total as i128),
-                            Grouped(pre_est as i128),
-                            Grouped(s.runtime.other_tenants.0 as i128)
-                        ),
-                    )
-                }
-            };
-            ledger.push(line(
-                Term::PreSnapshot,
-                i128::from(total) - i128::from(free0),
-                format!(
-                    "total - free at snapshot = {}",
-                    Grouped((total - free0.min(total)) as i128)
-                ),
-                Provenance::combine(&[&ledger[0].provenance, &free_prov]),
-            ));
-            ledger.push(line(
-                Term::FreeAtStart,
-                i128::from(free0),
-                free_formula,
-                free_prov.clone(),
-            ));
-            ledger.push(line(
-                Term::Budget,
-                i128::from(requested),
-                budget_formula.clone(),
-                Provenance::combine(&[&ledger[0].provenance]),
-            ));
-
+            ledger.extend_from_slice(&head);
             // Weights on this rank.
             let measured_w = s
                 .runtime
@@ -816,7 +819,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 (
                     a,
                     Provenance::combine(&[
-                        &ledger[0].provenance,
+                        &head[0].provenance,
                         &w_prov,
                         &drafter.1,
                         &act_prov,
