@@ -1158,6 +1158,8 @@ fn kv_knobs(phase: Phase) -> Vec<&'static str> {
             "max-num-batched-tokens (activation)",
             "enforce-eager (graphs)",
             "tensor-parallel-size",
+            "pp-layer-partition (move layers off the deciding stage)",
+            "speculative-config (the drafter lives on the last stage)",
         ],
         Phase::UnifiedGate | Phase::Init | Phase::Load => vec![],
     }
