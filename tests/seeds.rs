@@ -663,3 +663,21 @@ fn s2_memory_guard_after_the_start() {
         .message
         .contains("below the memory guard's 8.00 GiB threshold"));
 }
+
+#[test]
+fn s1_the_balanced_split_starts_where_the_default_does_not() {
+    // Seed 000: the default split 14, 15, 14 does not start; 15, 16, 12 runs. Here the
+    // last stage carries the 12 GiB drafter, so at 0.90 it has nothing left for KV at the
+    // default split, while the balanced split moves two layers off it. (Only the 15-layer
+    // stage's 53.3 GiB is stated; the other stages' weights are labelled estimates.)
+    let p = planned(&example("s1-three-cards"));
+    let c = p.first_failure().expect("the default split fails");
+    assert_eq!(c.phase, Phase::KvSizing);
+    assert_eq!(c.rank, Some(2));
+    assert!(c.knobs.iter().any(|k| k.starts_with("pp-layer-partition")));
+    let mut s = example("s1-three-cards");
+    s.parallel.pp_layer_partition = Some(vec![15, 16, 12]);
+    s.runtime.weights_per_stage = None;
+    let p = planned(&s);
+    assert!(p.starts(), "{:?}", p.first_failure());
+}

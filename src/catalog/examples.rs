@@ -64,6 +64,9 @@ pub fn s1_three_cards() -> Scenario {
         ..Parallel::default()
     };
     s.engine.gpu_memory_utilization = Some(0.90);
+    // The article's engine reported the context it could hold (959,488 tokens) rather than
+    // being given one: `auto` lets the pool decide, as there.
+    s.engine.max_model_len = MaxLen::Auto;
     s.engine.speculative = Some(Speculative {
         method: "deepseek_mtp".into(),
         num_speculative_tokens: 1,
