@@ -3,7 +3,7 @@
 #   1. setup (tools from the registries, chromium included);
 #   2. native Rust tests: `cargo test --all-targets` (everyone's unit, integration and golden tests);
 #   3. `cargo test --no-default-features --lib --tests`: calc and catalog build and pass without
-#      the web feature;
+#      the web feature; then the doc examples;
 #   4. Trunk's release build into dist/;
 #   5. the browser tests (node's test runner + playwright-core + Debian chromium) against dist/
 #      served on 127.0.0.1 by a small static server this script starts and stops.
@@ -26,6 +26,9 @@ cargo test --all-targets
 
 echo "== cargo test --no-default-features --lib --tests"
 cargo test --no-default-features --lib --tests
+
+echo "== cargo test --no-default-features --doc"
+cargo test --no-default-features --doc
 
 echo "== trunk build --release"
 trunk build --release --offline
