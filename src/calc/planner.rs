@@ -137,6 +137,16 @@ fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, Stri
     }
 }
 
+/// A stage's entry of a per-stage measurement list (`None` when the list or entry is absent).
+fn stage_measure(
+    list: &Option<Vec<Option<super::scenario::Measured>>>,
+    stage: usize,
+) -> Option<&super::scenario::Measured> {
+    list.as_ref()
+        .and_then(|v| v.get(stage))
+        .and_then(Option::as_ref)
+}
+
 fn line(term: Term, bytes: i128, formula: String, provenance: Provenance) -> LedgerLine {
     LedgerLine {
         term,
@@ -605,9 +615,47 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 r.rank = rank;
                 r.tp_rank = tp_rank;
                 ranks.push(r);
-                let w = workers.last().cloned().expect("worker 0 of the stage");
-                workers.push(w);
+                // The KV plan sees one worker per stage; its figures are copied back to
+                // every TP rank below.
                 continue;
+            }
+            // A middle stage shaped like the one before it (same layer count, same layer
+            // kinds, same measurements, neither first nor last) plans identically but for its
+            // layer indices: copy it and shift them.
+            if tp_rank == 0 && tp_ranks_identical && stage >= 2 && !last {
+                let prev = (stage - 1) as usize;
+                let prev_layers = (layers.0 - parts[prev], layers.0);
+                let range = |(a, b): (u32, u32)| a as usize..b as usize;
+                let same = parts[prev] == *n_layers
+                    && m.layers[range(prev_layers)] == m.layers[range(layers)]
+                    && m.moe.as_ref().map_or(true, |moe| {
+                        moe.dense_layers.get(range(prev_layers))
+                            == moe.dense_layers.get(range(layers))
+                    })
+                    && stage_measure(&s.runtime.weights_per_stage, prev)
+                        == stage_measure(&s.runtime.weights_per_stage, stage as usize)
+                    && stage_measure(&s.runtime.available_kv_per_stage, prev)
+                        == stage_measure(&s.runtime.available_kv_per_stage, stage as usize);
+                if same {
+                    let mut r = ranks[prev * tp as usize].clone();
+                    r.rank = rank;
+                    r.pp_rank = stage;
+                    r.layers = layers;
+                    if let Some(l) = r.ledger.iter_mut().find(|l| l.term == Term::WeightsLayers) {
+                        l.formula = format!(
+                            "layers {}..{} ({} layers), linears split by TP {tp}",
+                            layers.0, layers.1, n_layers
+                        )
+                        .into();
+                    }
+                    ranks.push(r);
+                    let mut w = workers[prev].clone();
+                    for l in &mut w.layers {
+                        l.index += layers.0 - prev_layers.0;
+                    }
+                    workers.push(w);
+                    continue;
+                }
             }
             let place = Placement {
                 tp: tp64,
@@ -1012,7 +1060,43 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         disable_hybrid: s.engine.disable_hybrid_kv_cache_manager,
         version: v,
     };
-    let kv_result = kv::plan_kv(&workers, &settings);
+    // With identical TP ranks, `workers` holds one worker per stage: spread the per-worker
+    // figures and indices back over the stage's TP ranks.
+    let per_stage = if tp_ranks_identical { tp as usize } else { 1 };
+    let kv_result = kv::plan_kv(&workers, &settings)
+        .map(|mut kvp| {
+            if per_stage > 1 {
+                kvp.workers = kvp
+                    .workers
+                    .into_iter()
+                    .flat_map(|w| std::iter::repeat(w).take(per_stage))
+                    .collect();
+                kvp.limiting_worker *= per_stage;
+            }
+            kvp
+        })
+        .map_err(|e| match e {
+            KvError::NoMemory { worker } => KvError::NoMemory {
+                worker: worker * per_stage,
+            },
+            KvError::AutoFit { worker } => KvError::AutoFit {
+                worker: worker * per_stage,
+            },
+            KvError::Capacity {
+                worker,
+                max_model_len,
+                needed,
+                check_memory,
+                estimate,
+            } => KvError::Capacity {
+                worker: worker * per_stage,
+                max_model_len,
+                needed,
+                check_memory,
+                estimate,
+            },
+            KvError::Invalid(m) => KvError::Invalid(m),
+        });
     match kv_result {
         Err(e) => {
             let (phase, rank) = match &e {

@@ -51,7 +51,24 @@ fn cases() -> Vec<(&'static str, &'static str, Scenario)> {
     let mut hybrid_pp = scenario("qwen3-next-80b-a3b-instruct", "a100-sxm4-80gb", 2, 2);
     hybrid_pp.engine.max_model_len = MaxLen::Value(65_536);
 
+    // Four stages: the middle ones are shaped alike, so they must plan alike but for their
+    // layer indices (planner shortcut), including a linear-attention hybrid pattern.
+    let mut dense_pp4 = scenario("llama-3.1-70b-instruct", "h100-sxm-80gb", 2, 4);
+    dense_pp4.engine.max_model_len = MaxLen::Value(131_072);
+    let mut hybrid_pp4 = scenario("qwen3-next-80b-a3b-instruct", "h100-sxm-80gb", 2, 4);
+    hybrid_pp4.engine.max_model_len = MaxLen::Value(65_536);
+
     vec![
+        (
+            "llama-3.1-70b-tp2-pp4-h100",
+            "Llama-3.1-70B, TP=2 x PP=4 on H100 SXM, 131,072 tokens (four stages)",
+            dense_pp4,
+        ),
+        (
+            "qwen3-next-80b-tp2-pp4-h100",
+            "Qwen3-Next-80B-A3B, TP=2 x PP=4 on H100 SXM, 65,536 tokens (four hybrid stages)",
+            hybrid_pp4,
+        ),
         (
             "llama-3.1-70b-tp4-h100",
             "Llama-3.1-70B, TP=4 on H100 SXM, utilization 0.9, 131,072 tokens (dense GQA)",
