@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use super::formula::Formula;
 use super::kv::KvGroup;
 use super::units::Bytes;
 use super::version::VllmVersion;
@@ -161,7 +162,7 @@ pub struct LedgerLine {
     pub term: Term,
     /// Signed: an overspent budget shows as a negative available figure, as vLLM computes it.
     pub bytes: i128,
-    pub formula: Arc<str>,
+    pub formula: Formula,
     pub provenance: Provenance,
 }
 

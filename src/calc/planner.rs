@@ -7,6 +7,7 @@
 //!    `--kv-cache-memory-bytes`;
 //! 4. the KV layout, the capacity check and `num_blocks` (the minimum over ranks), in `kv`.
 
+use super::formula::{Arg, Formula};
 use super::kv::{self, KvError, KvSettings, LayerKv, LayerSpec, MaxModelLen, WorkerKv};
 use super::model::{LayerKind, Model};
 use super::plan::*;
@@ -137,6 +138,19 @@ fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, Stri
     }
 }
 
+/// The decoder-layer weights' formula of a stage.
+fn layers_formula(layers: (u32, u32), tp: u32) -> Formula {
+    Formula::template(
+        "layers {}..{} ({} layers), linears split by TP {}",
+        &[
+            Arg::Plain(i128::from(layers.0)),
+            Arg::Plain(i128::from(layers.1)),
+            Arg::Plain(i128::from(layers.1 - layers.0)),
+            Arg::Plain(i128::from(tp)),
+        ],
+    )
+}
+
 /// A stage's entry of a per-stage measurement list (`None` when the list or entry is absent).
 fn stage_measure(
     list: &Option<Vec<Option<super::scenario::Measured>>>,
@@ -147,7 +161,12 @@ fn stage_measure(
         .and_then(Option::as_ref)
 }
 
-fn line(term: Term, bytes: i128, formula: String, provenance: Provenance) -> LedgerLine {
+fn line(
+    term: Term,
+    bytes: i128,
+    formula: impl Into<Formula>,
+    provenance: Provenance,
+) -> LedgerLine {
     LedgerLine {
         term,
         bytes,
@@ -600,6 +619,23 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         Provenance::combine(&[&head[0].provenance]),
     ));
 
+    // Runtime terms that do not depend on the stage, or only on being the last one.
+    let activation_for = |last: bool| {
+        let (est, basis) = runtime::activation_estimate(m, tp64, mnbt, mns, last);
+        runtime::term(&s.runtime.activation_peak, est, basis)
+    };
+    let activation_mid = activation_for(false);
+    let activation_last = activation_for(true);
+    let other_term = {
+        let (est, basis) = runtime::other_consumption_estimate();
+        runtime::term(&s.runtime.non_torch, est, basis)
+    };
+    let graphs_term = if graphs_on {
+        let (est, basis) = runtime::cuda_graph_estimate(sizes.len());
+        runtime::term(&s.runtime.cuda_graph, est, basis)
+    } else {
+        (0, Provenance::Exact)
+    };
     for (stage, n_layers) in parts.iter().enumerate() {
         let stage = stage as u32;
         let layers = (stage_start, stage_start + n_layers);
@@ -642,11 +678,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     r.pp_rank = stage;
                     r.layers = layers;
                     if let Some(l) = r.ledger.iter_mut().find(|l| l.term == Term::WeightsLayers) {
-                        l.formula = format!(
-                            "layers {}..{} ({} layers), linears split by TP {tp}",
-                            layers.0, layers.1, n_layers
-                        )
-                        .into();
+                        l.formula = layers_formula(layers, tp);
                     }
                     ranks.push(r);
                     let mut w = workers[prev].clone();
@@ -687,21 +719,21 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     ledger.push(line(
                         Term::WeightsEmbedding,
                         i128::from(scaled(est.embedding)),
-                        format!(
-                            "padded vocab {} / TP {tp} rows x hidden {} x {} B",
-                            m.padded_vocab(),
-                            m.hidden_size,
-                            m.dtype.bytes()
+                        Formula::template(
+                            "padded vocab {} / TP {} rows x hidden {} x {} B",
+                            &[
+                                Arg::Plain(i128::from(m.padded_vocab())),
+                                Arg::Plain(i128::from(tp)),
+                                Arg::Plain(i128::from(m.hidden_size)),
+                                Arg::Plain(i128::from(m.dtype.bytes())),
+                            ],
                         ),
                         prov.clone(),
                     ));
                     ledger.push(line(
                         Term::WeightsLayers,
                         i128::from(scaled(est.layers)),
-                        format!(
-                            "layers {}..{} ({} layers), linears split by TP {tp}",
-                            layers.0, layers.1, n_layers
-                        ),
+                        layers_formula(layers, tp),
                         prov.clone(),
                     ));
                     ledger.push(line(
@@ -709,14 +741,15 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                         i128::from(scaled(est.head)),
                         if last {
                             if m.tie_word_embeddings && first {
-                                "tied to the embedding: final norm only".to_string()
+                                Formula::from("tied to the embedding: final norm only")
                             } else {
-                                format!(
-                                    "LM head: padded vocab / TP {tp} rows x hidden + final norm"
+                                Formula::template(
+                                    "LM head: padded vocab / TP {} rows x hidden + final norm",
+                                    &[Arg::Plain(i128::from(tp))],
                                 )
                             }
                         } else {
-                            "not on this stage".to_string()
+                            Formula::from("not on this stage")
                         },
                         prov.clone(),
                     ));
@@ -726,7 +759,10 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             ledger.push(line(
                 Term::Weights,
                 i128::from(w_total),
-                format!("Model loading took {} GiB", format_gib(i128::from(w_total))),
+                Formula::template(
+                    "Model loading took {} GiB",
+                    &[Arg::Gib(i128::from(w_total))],
+                ),
                 w_prov.clone(),
             ));
             let drafter = if last && (drafter_layers > 0 || s.engine.speculative.is_some()) {
@@ -752,7 +788,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 ledger.push(line(
                     Term::Drafter,
                     i128::from(drafter.0),
-                    "the speculative drafter, built on the last PP stage only".into(),
+                    "the speculative drafter, built on the last PP stage only",
                     drafter.1.clone(),
                 ));
             }
@@ -779,7 +815,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 ledger.push(line(
                     Term::LoadPeak,
                     i128::from(load_peak),
-                    "transient above the weights while loading (e.g. an expert repack)".into(),
+                    "transient above the weights while loading (e.g. an expert repack)",
                     load_prov.clone(),
                 ));
             }
@@ -799,38 +835,35 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 ));
             }
 
-            // Profiling terms.
-            let (act_est, act_basis) = runtime::activation_estimate(m, tp64, mnbt, mns, last);
-            let (act, act_prov) = runtime::term(&s.runtime.activation_peak, act_est, act_basis);
-            let (oth_est, oth_basis) = runtime::other_consumption_estimate();
-            let (other, other_prov) = runtime::term(&s.runtime.non_torch, oth_est, oth_basis);
-            let (cg_est, cg_basis) = runtime::cuda_graph_estimate(sizes.len());
-            let (cg, cg_prov) = if graphs_on {
-                runtime::term(&s.runtime.cuda_graph, cg_est, cg_basis)
+            // Profiling terms (the same on every stage but for the last one's logits).
+            let (act, act_prov) = if last {
+                activation_last.clone()
             } else {
-                (0, Provenance::Exact)
+                activation_mid.clone()
             };
+            let (other, other_prov) = other_term.clone();
+            let (cg, cg_prov) = graphs_term.clone();
             ledger.push(line(
                 Term::Activation,
                 i128::from(act),
-                "profile run's peak above the resting allocation (transient_peak_headroom)".into(),
+                "profile run's peak above the resting allocation (transient_peak_headroom)",
                 act_prov.clone(),
             ));
-            ledger.push(line(Term::OtherConsumption, i128::from(other), "persistent non-weight use after the snapshot (runner buffers, workspaces, non-torch)".into(), other_prov.clone()));
+            ledger.push(line(Term::OtherConsumption, i128::from(other), "persistent non-weight use after the snapshot (runner buffers, workspaces, non-torch)", other_prov.clone()));
             ledger.push(line(
                 Term::CudaGraphs,
                 i128::from(cg),
                 if !graphs_on {
-                    "--enforce-eager: no CUDA graphs".into()
+                    Formula::from("--enforce-eager: no CUDA graphs")
                 } else if v.graphs_inside_budget() {
-                    format!(
+                    Formula::template(
                         "{} capture sizes; estimated and subtracted inside the budget (v0.20+)",
-                        sizes.len()
+                        &[Arg::Plain(sizes.len() as i128)],
                     )
                 } else {
-                    format!(
+                    Formula::template(
                         "{} capture sizes; outside the budget before v0.20",
-                        sizes.len()
+                        &[Arg::Plain(sizes.len() as i128)],
                     )
                 },
                 cg_prov.clone(),
@@ -845,7 +878,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 .and_then(|v| v.get(stage as usize))
                 .and_then(Option::as_ref)
                 .or(s.runtime.available_kv.as_ref());
-            let (available, avail_prov, avail_formula): (i128, Provenance, String) = if let Some(
+            let (available, avail_prov, avail_formula): (i128, Provenance, Formula) = if let Some(
                 k,
             ) =
                 s.engine.kv_cache_memory_bytes
@@ -853,13 +886,13 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 (
                         i128::from(k),
                         Provenance::Exact,
-                        format!("--kv-cache-memory-bytes {}: pinned, gpu-memory-utilization ignored for the pool", Grouped(k as i128)),
+                        Formula::template("--kv-cache-memory-bytes {}: pinned, gpu-memory-utilization ignored for the pool", &[Arg::Grouped(i128::from(k))]),
                     )
             } else if let Some(a) = stage_avail {
                 (
                     i128::from(a.bytes.0),
                     Provenance::Measured(a.source.clone().into()),
-                    format!("{} B measured", Grouped(a.bytes.0 as i128)),
+                    Formula::template("{} B measured", &[Arg::Grouped(i128::from(a.bytes.0))]),
                 )
             } else {
                 let non_kv = i128::from(weights_all) + i128::from(other) + i128::from(act);
@@ -874,14 +907,16 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                         &other_prov,
                         &cg_prov,
                     ]),
-                    format!(
+                    Formula::template(
                         "{} - ({} weights + {} other + {} activation) - {} graphs = {}",
-                        Grouped(requested as i128),
-                        Grouped(weights_all as i128),
-                        Grouped(other as i128),
-                        Grouped(act as i128),
-                        Grouped(cg_in_budget as i128),
-                        crate::calc::units::Grouped(a)
+                        &[
+                            Arg::Grouped(i128::from(requested)),
+                            Arg::Grouped(i128::from(weights_all)),
+                            Arg::Grouped(i128::from(other)),
+                            Arg::Grouped(i128::from(act)),
+                            Arg::Grouped(i128::from(cg_in_budget)),
+                            Arg::Grouped(a),
+                        ],
                     ),
                 )
             };
@@ -1264,6 +1299,10 @@ fn fill_ranks(
         .map(|r| line_prov(r, Term::AvailableKv))
         .collect();
     let pool_prov = Provenance::combine(&avail_provs.iter().collect::<Vec<_>>());
+    // Total and budget are the same on every rank, and so is what lies outside the budget.
+    let outside_prov = ranks.first().map_or(Provenance::Exact, |r| {
+        Provenance::combine(&[&line_prov(r, Term::Total), &line_prov(r, Term::Budget)])
+    });
     for i in 0..ranks.len() {
         let w = &kvp.workers[i];
         // A TP rank identical to its neighbour (same stage, same KV outcome, same ledger so
@@ -1271,8 +1310,9 @@ fn fill_ranks(
         if i > 0 && kvp.workers[i - 1] == *w && ranks[i - 1].pp_rank == ranks[i].pp_rank {
             let n = ranks[i].ledger.len();
             if ranks[i - 1].ledger.len() > n && ranks[i - 1].ledger[..n] == ranks[i].ledger[..] {
-                let prev = ranks[i - 1].clone();
-                let r = &mut ranks[i];
+                let (before, after) = ranks.split_at_mut(i);
+                let prev = &before[i - 1];
+                let r = &mut after[0];
                 r.ledger.extend_from_slice(&prev.ledger[n..]);
                 r.kv_bytes_per_token = prev.kv_bytes_per_token;
                 r.page_size = prev.page_size;
@@ -1294,16 +1334,16 @@ fn fill_ranks(
         r.ledger.push(line(
             Term::KvPool,
             i128::from(pool),
-            format!(
+            Formula::template(
                 "num_blocks {} (min over ranks) x bytes_per_block {} ({} layers' pages of {} B)",
-                Grouped(i128::from(kvp.num_blocks)),
-                Grouped(i128::from(w.bytes_per_block)),
-                if w.page_size > 0 {
-                    w.bytes_per_block / w.page_size.max(1)
-                } else {
-                    0
-                },
-                Grouped(i128::from(w.page_size))
+                &[
+                    Arg::Grouped(i128::from(kvp.num_blocks)),
+                    Arg::Grouped(i128::from(w.bytes_per_block)),
+                    Arg::Plain(i128::from(
+                        w.bytes_per_block.checked_div(w.page_size).unwrap_or(0),
+                    )),
+                    Arg::Grouped(i128::from(w.page_size)),
+                ],
             ),
             pool_prov.clone(),
         ));
@@ -1311,7 +1351,7 @@ fn fill_ranks(
         r.ledger.push(line(
             Term::KvRoundingSlack,
             slack,
-            "available - pool: block rounding and the minimum across ranks".into(),
+            "available - pool: block rounding and the minimum across ranks",
             Provenance::combine(&[&line_prov(r, Term::AvailableKv), &pool_prov]),
         ));
         let get = |t: Term| r.ledger.iter().find(|l| l.term == t).map_or(0, |l| l.bytes);
@@ -1324,15 +1364,12 @@ fn fill_ranks(
         r.ledger.push(line(
             Term::OutsideBudget,
             outside,
-            format!(
-                "total - budget{}",
-                if graphs_outside {
-                    " (CUDA graphs land here before v0.20)"
-                } else {
-                    ""
-                }
-            ),
-            Provenance::combine(&[&line_prov(r, Term::Total), &line_prov(r, Term::Budget)]),
+            if graphs_outside {
+                Formula::from("total - budget (CUDA graphs land here before v0.20)")
+            } else {
+                Formula::from("total - budget")
+            },
+            outside_prov.clone(),
         ));
         let free_after = free0 - used;
         r.free_after_start = free_after;
@@ -1340,7 +1377,7 @@ fn fill_ranks(
         r.ledger.push(line(
             Term::FreeAfterStart,
             free_after,
-            held_what.into(),
+            held_what,
             after_prov,
         ));
     }
@@ -1594,7 +1631,7 @@ fn measured_kv_plan(
         r.ledger.push(line(
             Term::KvPool,
             pool,
-            "the pinned/available KV memory, converted to tokens with the measured ratio".into(),
+            "the pinned/available KV memory, converted to tokens with the measured ratio",
             prov.clone(),
         ));
         let get = |t: Term| r.ledger.iter().find(|l| l.term == t).map_or(0, |l| l.bytes);
@@ -1606,14 +1643,14 @@ fn measured_kv_plan(
         r.ledger.push(line(
             Term::OutsideBudget,
             outside,
-            "total - budget".into(),
+            "total - budget",
             Provenance::combine(&[&line_prov(r, Term::Total), &line_prov(r, Term::Budget)]),
         ));
         let after_prov = free_after_provenance(r, &held_prov);
         r.ledger.push(line(
             Term::FreeAfterStart,
             free_after,
-            held_what.into(),
+            held_what,
             after_prov,
         ));
     }
@@ -1703,7 +1740,7 @@ fn unified_gate(
         None => line(
             Term::KvPool,
             r.available_kv,
-            "the budget's KV share (pin it with --kv-cache-memory-bytes on unified memory)".into(),
+            "the budget's KV share (pin it with --kv-cache-memory-bytes on unified memory)",
             r.line(Term::AvailableKv)
                 .map(|l| l.provenance.clone())
                 .unwrap_or(Provenance::Exact),
@@ -1713,7 +1750,7 @@ fn unified_gate(
         Some(o) => line(
             Term::OtherConsumption,
             i128::from(o.bytes.0),
-            "overhead: graphs, workspaces, activations (a remainder, not each part)".into(),
+            "overhead: graphs, workspaces, activations (a remainder, not each part)",
             Provenance::Measured(o.source.clone().into()),
         ),
         None => {
@@ -1723,7 +1760,7 @@ fn unified_gate(
             line(
                 Term::OtherConsumption,
                 sum,
-                "activation + other + graphs estimates".into(),
+                "activation + other + graphs estimates",
                 Provenance::Estimate("sum of the estimated runtime terms".into()),
             )
         }

@@ -124,7 +124,19 @@ pub fn py_round(x: f64, ndigits: usize) -> f64 {
 /// assert_eq!(format_gib(0), "0.0");
 /// ```
 pub fn format_gib(bytes: i128) -> String {
-    py_float_str(py_round(bytes as f64 / GIB as f64, 2))
+    let x = bytes as f64 / GIB as f64;
+    if x.abs() >= 1e15 {
+        // Python switches to exponent notation at 1e16; take the general path out there.
+        return py_float_str(py_round(x, 2));
+    }
+    // The correctly rounded two-place decimal, trailing zeros dropped down to one: the same
+    // digits as `str(round(x, 2))`, because the nearest double to a two-place decimal of this
+    // magnitude prints back as that decimal.
+    let mut s = format!("{x:.2}");
+    if s.ends_with('0') {
+        s.pop();
+    }
+    s
 }
 
 /// Python's `"%.2f" % x` (and `f"{x:.2f}"`).
@@ -256,6 +268,18 @@ mod tests {
         assert_eq!(format_gib(5_609_399_256), "5.22");
         assert_eq!(format_gib(80 * GIB as i128), "80.0");
         assert_eq!(format_gib(-(GIB as i128)), "-1.0");
+    }
+
+    #[test]
+    fn format_gib_fast_path_agrees_with_python_rounding() {
+        let mut x: i128 = 1;
+        for i in 0..20_000i128 {
+            x = (x * 6_364_136_223_846_793_005 + 1_442_695_040_888_963_407) % (1 << 50);
+            for b in [x, -x, i * 10_737_418, i * GIB as i128 / 200] {
+                let slow = py_float_str(py_round(b as f64 / GIB as f64, 2));
+                assert_eq!(format_gib(b), slow, "{b}");
+            }
+        }
     }
 
     #[test]
