@@ -174,6 +174,32 @@ pub struct Runtime {
     pub available_kv_per_stage: Option<Vec<Option<Measured>>>,
 }
 
+/// A runtime term that can be measured for every stage at once or stage by stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StageTerm {
+    /// "Model loading took": `weights` / `weights_per_stage`.
+    Weights,
+    /// "Available KV cache memory": `available_kv` / `available_kv_per_stage`.
+    AvailableKv,
+}
+
+impl Runtime {
+    /// Sets `term` from a list of values: one value holds for every stage, several are one per
+    /// stage (`None` keeps that stage's estimate).
+    pub fn set_per_stage(&mut self, term: StageTerm, list: Vec<Option<Measured>>) {
+        let (all, per_stage) = match term {
+            StageTerm::Weights => (&mut self.weights, &mut self.weights_per_stage),
+            StageTerm::AvailableKv => (&mut self.available_kv, &mut self.available_kv_per_stage),
+        };
+        if list.len() == 1 {
+            *all = list.into_iter().next().flatten();
+            *per_stage = None;
+        } else {
+            *per_stage = Some(list);
+        }
+    }
+}
+
 /// The unified-memory start gate of seed 002 (GB10-style boxes).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Unified {

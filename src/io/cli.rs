@@ -13,7 +13,9 @@ use std::fmt;
 use std::fmt::Write as _;
 use std::io::Read;
 
-use crate::calc::scenario::{KvCacheDtype, MaxLen, Measured, Scenario, Speculative, Unified};
+use crate::calc::scenario::{
+    KvCacheDtype, MaxLen, Measured, Scenario, Speculative, StageTerm, Unified,
+};
 use crate::calc::units::{human, parse_bytes, thousands, thousands_signed, UnitSystem};
 use crate::calc::version::VllmVersion;
 use crate::calc::{self, solve, CalcError, Plan, RankPlan};
@@ -980,20 +982,10 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
         ))
     };
     if let Some(list) = per_stage("weights")? {
-        if list.len() == 1 {
-            s.runtime.weights = list.into_iter().next().flatten();
-            s.runtime.weights_per_stage = None;
-        } else {
-            s.runtime.weights_per_stage = Some(list);
-        }
+        s.runtime.set_per_stage(StageTerm::Weights, list);
     }
     if let Some(list) = per_stage("available-kv")? {
-        if list.len() == 1 {
-            s.runtime.available_kv = list.into_iter().next().flatten();
-            s.runtime.available_kv_per_stage = None;
-        } else {
-            s.runtime.available_kv_per_stage = Some(list);
-        }
+        s.runtime.set_per_stage(StageTerm::AvailableKv, list);
     }
     if let Some(m) = measured("free-memory")? {
         s.runtime.free_memory = Some(m);

@@ -22,7 +22,9 @@ use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
 use crate::calc::model::Model;
-use crate::calc::scenario::{KvCacheDtype, MaxLen, Measured, Scenario, Speculative, Unified};
+use crate::calc::scenario::{
+    KvCacheDtype, MaxLen, Measured, Scenario, Speculative, StageTerm, Unified,
+};
 use crate::calc::units::{parse_bytes, Bytes, UnitSystem};
 use crate::calc::version::VllmVersion;
 use crate::catalog;
@@ -1017,29 +1019,17 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                 s.engine.disable_hybrid_kv_cache_manager = parse_bool(text).map_err(err)?
             }
             Field::Vllm => s.version = VllmVersion::parse(text).map_err(err)?,
-            Field::Weights => {
-                let list = measured_list(field, text)?;
-                if list.len() == 1 {
-                    s.runtime.weights = list.into_iter().next().flatten();
-                    s.runtime.weights_per_stage = None;
-                } else {
-                    s.runtime.weights_per_stage = Some(list);
-                }
-            }
+            Field::Weights => s
+                .runtime
+                .set_per_stage(StageTerm::Weights, measured_list(field, text)?),
             Field::Activation => s.runtime.activation_peak = Some(measured(field, text)?),
             Field::NonTorch => s.runtime.non_torch = Some(measured(field, text)?),
             Field::CudaGraph => s.runtime.cuda_graph = Some(measured(field, text)?),
             Field::LoadPeak => s.runtime.load_peak = Some(measured(field, text)?),
             Field::Free => s.runtime.free_memory = Some(measured(field, text)?),
-            Field::AvailableKv => {
-                let list = measured_list(field, text)?;
-                if list.len() == 1 {
-                    s.runtime.available_kv = list.into_iter().next().flatten();
-                    s.runtime.available_kv_per_stage = None;
-                } else {
-                    s.runtime.available_kv_per_stage = Some(list);
-                }
-            }
+            Field::AvailableKv => s
+                .runtime
+                .set_per_stage(StageTerm::AvailableKv, measured_list(field, text)?),
             Field::Tenants => {
                 s.runtime.other_tenants = Bytes(parse_bytes(text).map_err(|e| err(e.0))?)
             }
