@@ -209,17 +209,3 @@ pub fn balanced_partition(
         equation,
     })
 }
-
-/// Figures of a plan swept over one input: (x, y) pairs for charts.
-pub fn sweep<F>(s: &Scenario, xs: &[f64], set: F) -> Vec<(f64, Option<Plan>)>
-where
-    F: Fn(&mut Scenario, f64),
-{
-    xs.iter()
-        .map(|x| {
-            let mut t = s.clone();
-            set(&mut t, *x);
-            (*x, plan(&t).ok())
-        })
-        .collect()
-}

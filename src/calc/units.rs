@@ -72,24 +72,59 @@ pub fn cdiv(a: u64, b: u64) -> u64 {
 
 /// `f"{n:,}"`: thousands separated by commas.
 pub fn thousands(n: u128) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, ch) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
+    let mut out = String::new();
+    // Writing into a String cannot fail.
+    let _ = write_grouped(&mut out, false, n);
     out
 }
 
 /// Signed variant of [`thousands`] for values that can go negative.
 pub fn thousands_signed(n: i128) -> String {
-    if n < 0 {
-        format!("-{}", thousands(n.unsigned_abs()))
-    } else {
-        thousands(n as u128)
+    Grouped(n).to_string()
+}
+
+/// Writes `abs` with a comma every three digits, after a `-` when `negative`: the one rule
+/// behind [`thousands`] and [`Grouped`], without allocating.
+fn write_grouped(out: &mut impl fmt::Write, negative: bool, abs: u128) -> fmt::Result {
+    // Least significant digit first. u128 division is slow, so the rest is done in u64 as soon
+    // as it fits (every real byte count does from the start).
+    let mut digits = [0u8; 40];
+    let mut len = 0;
+    let mut wide = abs;
+    let mut n = loop {
+        match u64::try_from(wide) {
+            Ok(n) => break n,
+            Err(_) => {
+                digits[len] = b'0' + (wide % 10) as u8;
+                len += 1;
+                wide /= 10;
+            }
+        }
+    };
+    loop {
+        digits[len] = b'0' + (n % 10) as u8;
+        len += 1;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
     }
+    let mut text = [0u8; 56];
+    let mut o = 0;
+    if negative {
+        text[o] = b'-';
+        o += 1;
+    }
+    for i in (0..len).rev() {
+        text[o] = digits[i];
+        o += 1;
+        if i > 0 && i % 3 == 0 {
+            text[o] = b',';
+            o += 1;
+        }
+    }
+    // Only ASCII digits, commas and a sign were written.
+    out.write_str(std::str::from_utf8(&text[..o]).unwrap_or(""))
 }
 
 /// Python's `str(float)`: the shortest repr that round-trips, with `.0` on integral values.
@@ -289,6 +324,14 @@ mod tests {
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(472_880), "472,880");
         assert_eq!(thousands(1_234_567_890), "1,234,567,890");
+        assert_eq!(
+            thousands(u128::MAX),
+            "340,282,366,920,938,463,463,374,607,431,768,211,455"
+        );
+        assert_eq!(
+            thousands_signed(-18_446_744_073_709_551_616),
+            "-18,446,744,073,709,551,616"
+        );
     }
 
     #[test]
@@ -330,46 +373,6 @@ pub struct Grouped(pub i128);
 
 impl fmt::Display for Grouped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut digits = [0u8; 40];
-        let mut len = 0;
-        let abs = self.0.unsigned_abs();
-        // u128 division is slow; every real byte count fits in a u64.
-        match u64::try_from(abs) {
-            Ok(mut n) => loop {
-                digits[len] = b'0' + (n % 10) as u8;
-                len += 1;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            },
-            Err(_) => {
-                let mut n = abs;
-                loop {
-                    digits[len] = b'0' + (n % 10) as u8;
-                    len += 1;
-                    n /= 10;
-                    if n == 0 {
-                        break;
-                    }
-                }
-            }
-        }
-        let mut out = [0u8; 56];
-        let mut o = 0;
-        if self.0 < 0 {
-            out[o] = b'-';
-            o += 1;
-        }
-        for i in (0..len).rev() {
-            out[o] = digits[i];
-            o += 1;
-            if i > 0 && i % 3 == 0 {
-                out[o] = b',';
-                o += 1;
-            }
-        }
-        // Only ASCII digits, commas and a sign were written.
-        f.write_str(std::str::from_utf8(&out[..o]).unwrap_or(""))
+        write_grouped(f, self.0 < 0, self.0.unsigned_abs())
     }
 }
