@@ -1354,32 +1354,7 @@ fn fill_ranks(
             "available - pool: block rounding and the minimum across ranks",
             Provenance::combine(&[&line_prov(r, Term::AvailableKv), &pool_prov]),
         ));
-        let get = |t: Term| r.ledger.iter().find(|l| l.term == t).map_or(0, |l| l.bytes);
-        let total = get(Term::Total);
-        let budget = get(Term::Budget);
-        let free0 = get(Term::FreeAtStart);
-        let (held, held_prov, held_what) = held_besides(s, r);
-        let used = get(Term::Weights) + get(Term::Drafter) + held + i128::from(pool);
-        let outside = total - budget;
-        r.ledger.push(line(
-            Term::OutsideBudget,
-            outside,
-            if graphs_outside {
-                Formula::from("total - budget (CUDA graphs land here before v0.20)")
-            } else {
-                Formula::from("total - budget")
-            },
-            outside_prov.clone(),
-        ));
-        let free_after = free0 - used;
-        r.free_after_start = free_after;
-        let after_prov = free_after_provenance(r, &held_prov);
-        r.ledger.push(line(
-            Term::FreeAfterStart,
-            free_after,
-            held_what,
-            after_prov,
-        ));
+        push_after_start(s, r, i128::from(pool), graphs_outside, &outside_prov);
     }
     let usable = kvp.num_blocks.saturating_sub(1);
     ReplicaPlan {
@@ -1395,6 +1370,38 @@ fn fill_ranks(
         provenance: pool_prov,
         data_parallel: s.parallel.dp,
     }
+}
+
+/// The lines after the pool: what lies outside the budget, and what is free once started.
+fn push_after_start(
+    s: &Scenario,
+    r: &mut RankPlan,
+    pool: i128,
+    graphs_outside: bool,
+    outside_prov: &Provenance,
+) {
+    let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+    let outside = get(Term::Total) - get(Term::Budget);
+    let (held, held_prov, held_what) = held_besides(s, r);
+    let free_after = get(Term::FreeAtStart) - get(Term::Weights) - get(Term::Drafter) - held - pool;
+    r.ledger.push(line(
+        Term::OutsideBudget,
+        outside,
+        if graphs_outside {
+            Formula::from("total - budget (CUDA graphs land here before v0.20)")
+        } else {
+            Formula::from("total - budget")
+        },
+        outside_prov.clone(),
+    ));
+    r.free_after_start = free_after;
+    let after_prov = free_after_provenance(r, &held_prov);
+    r.ledger.push(line(
+        Term::FreeAfterStart,
+        free_after,
+        held_what,
+        after_prov,
+    ));
 }
 
 /// The provenance of a rank's line for `term`; exact when the rank has no such line (a term
@@ -1625,6 +1632,10 @@ fn measured_kv_plan(
         .collect();
     inputs.push(prov.clone());
     let prov = Provenance::combine(&inputs.iter().collect::<Vec<_>>());
+    let graphs_outside = !s.version.graphs_inside_budget();
+    let outside_prov = ranks.first().map_or(Provenance::Exact, |r| {
+        Provenance::combine(&[&line_prov(r, Term::Total), &line_prov(r, Term::Budget)])
+    });
     for r in ranks.iter_mut() {
         let pool = r.available_kv.max(0);
         r.kv_pool = Bytes(pool as u64);
@@ -1634,25 +1645,7 @@ fn measured_kv_plan(
             "the pinned/available KV memory, converted to tokens with the measured ratio",
             prov.clone(),
         ));
-        let get = |t: Term| r.ledger.iter().find(|l| l.term == t).map_or(0, |l| l.bytes);
-        let outside = get(Term::Total) - get(Term::Budget);
-        let (held, held_prov, held_what) = held_besides(s, r);
-        let free_after =
-            get(Term::FreeAtStart) - get(Term::Weights) - get(Term::Drafter) - held - pool;
-        r.free_after_start = free_after;
-        r.ledger.push(line(
-            Term::OutsideBudget,
-            outside,
-            "total - budget",
-            Provenance::combine(&[&line_prov(r, Term::Total), &line_prov(r, Term::Budget)]),
-        ));
-        let after_prov = free_after_provenance(r, &held_prov);
-        r.ledger.push(line(
-            Term::FreeAfterStart,
-            free_after,
-            held_what,
-            after_prov,
-        ));
+        push_after_start(s, r, pool, graphs_outside, &outside_prov);
     }
     if ok {
         log_lines.push(format!(
