@@ -282,3 +282,28 @@ fn graphs_move_outside_the_budget_before_0_20() {
     s.version = headroom::calc::version::VllmVersion::parse("0.19").unwrap();
     assert_eq!(plan(&s).unwrap().gpu_memory_utilization, 0.90);
 }
+
+#[test]
+fn the_log_carries_the_error_vllm_raises_and_no_line_it_would_not_print() {
+    // Llama-3.1-70B on one H100: loading runs out of memory, so no rank logs its loading time.
+    let mut s = Scenario::new(llama70b(), gpu(H100, 9));
+    s.engine.max_model_len = MaxLen::Value(131_072);
+    let p = plan(&s).unwrap();
+    let failed = p.first_failure().unwrap();
+    assert_eq!(failed.phase, headroom::calc::Phase::Load);
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| Some(l) == failed.vllm_error.as_ref()));
+    assert!(!p.log_lines.iter().any(|l| l.contains("Model loading took")));
+    // A capacity failure prints vLLM's ValueError text.
+    let mut s = Scenario::new(Model::example_dense(), gpu(H100, 9));
+    s.runtime.available_kv = given(1 << 30);
+    let p = plan(&s).unwrap();
+    let e = p.first_failure().unwrap().vllm_error.clone().unwrap();
+    assert!(
+        p.log_lines.iter().any(|l| l.ends_with(&e)),
+        "{:#?}",
+        p.log_lines
+    );
+}

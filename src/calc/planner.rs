@@ -1036,6 +1036,13 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel"],
         not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
     });
+    if load_fail.is_some() {
+        // The failing rank never finishes loading, so it never prints "Model loading took".
+        log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        return Ok(finish(
+            s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
+        ));
+    }
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
         // The consumed memory of load_model: the target and, on the last stage, the drafter.
         let loaded = i128::from(r.weights.0) + r.line(Term::Drafter).map_or(0, |l| l.bytes);
@@ -1043,11 +1050,6 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             "(rank {}) Model loading took {} GiB memory and T seconds",
             r.rank,
             format_gib(loaded)
-        ));
-    }
-    if load_fail.is_some() {
-        return Ok(finish(
-            s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
         ));
     }
     if block_size != 16 && s.engine.block_size.is_none() {

@@ -510,11 +510,8 @@ pub fn ledger(app: AppState) -> impl IntoView {
 pub fn vllm_log(app: AppState) -> impl IntoView {
     let text = move || {
         app.later.with(|p| {
-            p.as_deref().map_or(String::new(), |p: &Plan| {
-                let mut lines = p.log_lines.clone();
-                lines.extend(p.checks.iter().filter_map(|c| c.vllm_error.clone()));
-                lines.join("\n")
-            })
+            p.as_deref()
+                .map_or(String::new(), |p: &Plan| p.log_lines.join("\n"))
         })
     };
     view! {
