@@ -307,3 +307,22 @@ fn the_log_carries_the_error_vllm_raises_and_no_line_it_would_not_print() {
         p.log_lines
     );
 }
+
+#[test]
+fn the_log_says_how_certain_its_figures_are() {
+    use headroom::calc::Provenance;
+    // Every runtime term of example C is given: the printed figures are measured-derived.
+    let p = example_c(131_072);
+    assert!(
+        matches!(p.log_provenance, Provenance::Measured(_)),
+        "{:?}",
+        p.log_provenance
+    );
+    // Nothing given: the weights and budget are estimates, and so are the log's figures.
+    let p = plan(&Scenario::new(Model::example_dense(), gpu(H100, 9))).unwrap();
+    assert!(
+        matches!(p.log_provenance, Provenance::Estimate(_)),
+        "{:?}",
+        p.log_provenance
+    );
+}

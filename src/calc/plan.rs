@@ -342,6 +342,9 @@ pub struct Plan {
     pub unified: Option<UnifiedGate>,
     /// What vLLM would print, in order.
     pub log_lines: Vec<String>,
+    /// Where the figures in `log_lines` come from: they print the weights, the available KV
+    /// memory and the pool, so they are estimates whenever those are.
+    pub log_provenance: Provenance,
     /// Teaching notes: a sentence per non-obvious fact this scenario shows.
     pub notes: Vec<String>,
 }

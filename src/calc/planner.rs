@@ -1834,7 +1834,18 @@ fn finish(
             },
         );
     }
+    let mut printed: Vec<&Provenance> = ranks
+        .iter()
+        .flat_map(|r| [Term::Weights, Term::Drafter, Term::AvailableKv].map(|t| r.line(t)))
+        .flatten()
+        .map(|l| &l.provenance)
+        .collect();
+    if let Some(r) = &replica {
+        printed.push(&r.provenance);
+    }
+    let log_provenance = Provenance::combine(&printed);
     Plan {
+        log_provenance,
         version: s.version,
         tp: s.parallel.tp,
         pp: s.parallel.pp,

@@ -1493,7 +1493,16 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
     }
 
     if !p.log_lines.is_empty() {
-        let _ = writeln!(out, "\nvLLM would log");
+        let _ = writeln!(
+            out,
+            "\nvLLM would log (figures: {}{})",
+            p.log_provenance.label(),
+            if p.log_provenance.basis().is_empty() {
+                String::new()
+            } else {
+                format!("; {}", p.log_provenance.basis())
+            }
+        );
         for l in &p.log_lines {
             let _ = writeln!(out, "  {l}");
         }

@@ -192,6 +192,9 @@ pub fn plan(p: &Plan) -> Value {
         p.unified.as_ref().map_or(Value::Null, unified),
     );
     m.insert("log_lines".into(), json!(p.log_lines));
+    let (label, basis) = provenance(&p.log_provenance);
+    m.insert("log_provenance".into(), label);
+    m.insert("log_provenance_basis".into(), basis);
     m.insert("notes".into(), json!(p.notes));
     Value::Object(m)
 }

@@ -514,9 +514,25 @@ pub fn vllm_log(app: AppState) -> impl IntoView {
                 .map_or(String::new(), |p: &Plan| p.log_lines.join("\n"))
         })
     };
+    // The printed figures are as certain as the weights and memory they come from.
+    let basis = move || {
+        app.later.with(|p| {
+            p.as_deref()
+                .map_or((String::new(), String::new()), |p: &Plan| {
+                    let prov = &p.log_provenance;
+                    (prov.label().to_string(), prov.basis().to_string())
+                })
+        })
+    };
     view! {
         <section class="panel" aria-labelledby="log-h">
             <h2 id="log-h">"What vLLM would print"</h2>
+            <p class="log-basis" data-testid="vllm-log-provenance">
+                "Figures: "
+                <span class=move || format!("badge {}", basis().0)>{move || basis().0}</span>
+                " "
+                <small>{move || basis().1}</small>
+            </p>
             <pre class="log" data-testid="vllm-log" tabindex="0">{text}</pre>
         </section>
     }
