@@ -551,16 +551,8 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calc;
     use crate::io::url::{self, Field, UrlState};
-
-    fn plan_of(pairs: &[(Field, &str)]) -> Plan {
-        let mut st = UrlState::default();
-        for (f, t) in pairs {
-            st.set(*f, t).unwrap();
-        }
-        calc::plan(&url::scenario(&st).unwrap()).unwrap()
-    }
+    use crate::ui::plan_of;
 
     #[test]
     fn one_bar_group_per_rank_with_explained_segments() {

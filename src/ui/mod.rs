@@ -157,3 +157,13 @@ pub fn App() -> impl IntoView {
 pub fn mount() {
     leptos::mount::mount_to_body(App);
 }
+
+/// The plan of a page state given as (field, text) pairs, for the UI's unit tests.
+#[cfg(test)]
+pub(crate) fn plan_of(pairs: &[(Field, &str)]) -> crate::calc::Plan {
+    let mut st = UrlState::default();
+    for (f, t) in pairs {
+        st.set(*f, t).unwrap();
+    }
+    crate::calc::plan(&url::scenario(&st).unwrap()).unwrap()
+}

@@ -546,16 +546,8 @@ pub fn stale(app: AppState) -> impl Fn() -> bool + Copy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::calc;
-    use crate::io::url::{self, Field, UrlState};
-
-    fn plan_of(pairs: &[(Field, &str)]) -> Plan {
-        let mut st = UrlState::default();
-        for (f, t) in pairs {
-            st.set(*f, t).unwrap();
-        }
-        calc::plan(&url::scenario(&st).unwrap()).unwrap()
-    }
+    use crate::io::url::Field;
+    use crate::ui::plan_of;
 
     #[test]
     fn the_verdict_names_the_figure_or_the_failing_phase() {
