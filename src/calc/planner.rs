@@ -857,7 +857,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     Formula::from("--enforce-eager: no CUDA graphs")
                 } else if v.graphs_inside_budget() {
                     Formula::template(
-                        "{} capture sizes; estimated and subtracted inside the budget (v0.20+)",
+                        "{} capture sizes; vLLM subtracts its own estimate of them inside the budget (v0.20+)",
                         &[Arg::Plain(sizes.len() as i128)],
                     )
                 } else {
