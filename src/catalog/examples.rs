@@ -191,37 +191,74 @@ pub fn s3_synthetic_tp4() -> Scenario {
     s
 }
 
-/// All three, in article order.
-pub fn examples() -> Vec<Example> {
-    vec![
-        Example {
-            id: "s1-three-cards",
-            title: "Three cards, pipeline parallel (DeepSeek-V4-Flash, PP=3)",
-            summary: "gpu-memory-utilization acts at the init check and KV sizing, not while loading; the drafter on the last stage shifts the balanced split.",
-            article: "000: why two configs crashing on the same line mean VRAM is not the cause",
-            unit: UnitSystem::Binary,
-            scenario: s1_three_cards(),
-        },
-        Example {
-            id: "s2-unified-gate",
-            title: "A start gate on unified memory (2x GB10, TP=2)",
-            summary: "On unified memory the fraction misfires; the pool is pinned in bytes and the start is gated on MemAvailable.",
-            article: "002: memory budget, what one start must fit",
-            unit: UnitSystem::Binary,
-            scenario: s2_unified_gate(),
-        },
-        Example {
-            id: "s3-synthetic-tp4",
-            title: "A synthetic TP=4 worker (80 GB devices, decimal GB)",
-            summary: "The pool is preallocated from the budget; max-num-seqs x max-model-len is demand, not a reservation.",
-            article: "003: vLLM crashes with out of memory during startup; debug it",
-            unit: UnitSystem::Decimal,
-            scenario: s3_synthetic_tp4(),
-        },
-    ]
+/// What the examples menu shows of one example, and how to build its scenario. Static, so
+/// listing the examples (the page's menu, `example=` checks) never builds a scenario.
+#[derive(Clone, Copy, Debug)]
+pub struct ExampleInfo {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub summary: &'static str,
+    /// The article it comes from.
+    pub article: &'static str,
+    /// The unit the article works in (seed 003 uses decimal GB; the others GiB).
+    pub unit: UnitSystem,
+    /// Builds the scenario (parses the catalog rows it uses).
+    pub build: fn() -> Scenario,
 }
 
-/// The example with this id.
+impl ExampleInfo {
+    /// The example with its scenario built.
+    pub fn example(&self) -> Example {
+        Example {
+            id: self.id,
+            title: self.title,
+            summary: self.summary,
+            article: self.article,
+            unit: self.unit,
+            scenario: (self.build)(),
+        }
+    }
+}
+
+/// All three, in article order.
+pub const INFO: [ExampleInfo; 3] = [
+    ExampleInfo {
+        id: "s1-three-cards",
+        title: "Three cards, pipeline parallel (DeepSeek-V4-Flash, PP=3)",
+        summary: "gpu-memory-utilization acts at the init check and KV sizing, not while loading; the drafter on the last stage shifts the balanced split.",
+        article: "000: why two configs crashing on the same line mean VRAM is not the cause",
+        unit: UnitSystem::Binary,
+        build: s1_three_cards,
+    },
+    ExampleInfo {
+        id: "s2-unified-gate",
+        title: "A start gate on unified memory (2x GB10, TP=2)",
+        summary: "On unified memory the fraction misfires; the pool is pinned in bytes and the start is gated on MemAvailable.",
+        article: "002: memory budget, what one start must fit",
+        unit: UnitSystem::Binary,
+        build: s2_unified_gate,
+    },
+    ExampleInfo {
+        id: "s3-synthetic-tp4",
+        title: "A synthetic TP=4 worker (80 GB devices, decimal GB)",
+        summary: "The pool is preallocated from the budget; max-num-seqs x max-model-len is demand, not a reservation.",
+        article: "003: vLLM crashes with out of memory during startup; debug it",
+        unit: UnitSystem::Decimal,
+        build: s3_synthetic_tp4,
+    },
+];
+
+/// The menu entry with this id.
+pub fn info(id: &str) -> Option<&'static ExampleInfo> {
+    INFO.iter().find(|e| e.id == id)
+}
+
+/// All three, in article order, with their scenarios built.
+pub fn examples() -> Vec<Example> {
+    INFO.iter().map(ExampleInfo::example).collect()
+}
+
+/// The example with this id (only its scenario is built).
 pub fn example(id: &str) -> Option<Example> {
-    examples().into_iter().find(|e| e.id == id)
+    info(id).map(ExampleInfo::example)
 }

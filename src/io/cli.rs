@@ -789,7 +789,7 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
     // The base scenario.
     let example = match v("example") {
         Some(id) => Some(catalog::examples::example(id).ok_or_else(|| {
-            let ids: Vec<&str> = catalog::examples::examples().iter().map(|e| e.id).collect();
+            let ids: Vec<&str> = catalog::examples::INFO.iter().map(|e| e.id).collect();
             CliError::new(
                 "--example",
                 format!(

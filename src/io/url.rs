@@ -401,10 +401,8 @@ impl Field {
             Rule::GpuId => catalog::gpu(t)
                 .map(drop)
                 .ok_or_else(|| format!("gpu {t:?} is not in the catalog")),
-            Rule::ExampleId => examples()
-                .iter()
-                .any(|e| e.id == t)
-                .then_some(())
+            Rule::ExampleId => catalog::examples::info(t)
+                .map(drop)
                 .ok_or_else(|| format!("example {t:?} is not one of the seed examples")),
             Rule::Config => parse_config(t).map(drop),
         }
@@ -906,11 +904,18 @@ pub fn parse_config(text: &str) -> Result<Model, String> {
     r
 }
 
-/// The seed examples, built once: every check of `example=` and every plan of an example
-/// scenario reads them, and building them parses catalog rows.
-pub fn examples() -> &'static [catalog::examples::Example] {
-    static EXAMPLES: OnceLock<Vec<catalog::examples::Example>> = OnceLock::new();
-    EXAMPLES.get_or_init(catalog::examples::examples)
+/// The seed examples' menu entries (static: listing them builds no scenario).
+pub fn examples() -> &'static [catalog::examples::ExampleInfo] {
+    &catalog::examples::INFO
+}
+
+/// The scenario of one seed example, built once per example: every plan of an example
+/// scenario starts from it, and building it parses catalog rows.
+fn example_scenario(id: &str) -> Option<&'static Scenario> {
+    static BUILT: [OnceLock<Scenario>; catalog::examples::INFO.len()] =
+        [const { OnceLock::new() }; catalog::examples::INFO.len()];
+    let i = catalog::examples::INFO.iter().position(|e| e.id == id)?;
+    Some(BUILT[i].get_or_init(catalog::examples::INFO[i].build))
 }
 
 /// The catalog model a page without state starts from.
@@ -922,8 +927,8 @@ pub const DEFAULT_GPU: &str = "h100-sxm-80gb";
 /// chosen (or default) GPU with vLLM's defaults.
 fn base(state: &UrlState) -> Result<Scenario, InputError> {
     if let Some(id) = state.get(Field::Example) {
-        if let Some(e) = examples().iter().find(|e| e.id == id) {
-            return Ok(e.scenario.clone());
+        if let Some(s) = example_scenario(id) {
+            return Ok(s.clone());
         }
         return Err(InputError {
             field: Field::Example,

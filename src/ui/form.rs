@@ -559,7 +559,6 @@ fn partition_editor(app: AppState) -> impl IntoView {
 
 /// The whole form.
 pub fn form(app: AppState) -> impl IntoView {
-    let models = catalog::models();
     // One memo for every field's message: it changes only when a message does.
     let errors = Memo::new(move |_| Field::ALL.iter().map(|f| app.error(*f)).collect::<Vec<_>>());
     // One memo for every placeholder, so the inputs subscribe to one source, not three each.
@@ -580,6 +579,8 @@ pub fn form(app: AppState) -> impl IntoView {
     });
     let fields = move || {
         app.ready.get().then(|| {
+            // The catalog is parsed whole here, in the slow lane, not before the first verdict.
+            let models = catalog::models();
             view! {
             <datalist id="model-list">
                 {models

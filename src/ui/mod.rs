@@ -18,7 +18,7 @@ use state::AppState;
 
 /// The unit an example is read in: the article's own (seed 003 works in decimal GB).
 fn example_unit(id: &str) -> Option<&'static str> {
-    crate::catalog::examples::example(id)
+    crate::catalog::examples::info(id)
         .filter(|e| e.unit == crate::calc::units::UnitSystem::Decimal)
         .map(|_| "gb")
 }
