@@ -569,3 +569,79 @@ fn model_row_keys_follow_the_readme_order() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The app's JSON reader against serde_json.
+
+/// The same value read by `catalog::json` and by `serde_json`: same structure, same strings,
+/// same integers, and floats equal to the bit.
+fn same(ours: &catalog::json::Value, theirs: &serde_json::Value, at: &str) {
+    use catalog::json::Value as O;
+    use serde_json::Value as T;
+    match (ours, theirs) {
+        (O::Null, T::Null) => {}
+        (O::Bool(a), T::Bool(b)) => assert_eq!(a, b, "{at}"),
+        (O::String(a), T::String(b)) => assert_eq!(a, b, "{at}"),
+        (O::Number(_), T::Number(n)) => {
+            assert_eq!(ours.as_u64(), n.as_u64(), "{at}: as_u64");
+            assert_eq!(
+                ours.as_f64().map(f64::to_bits),
+                n.as_f64().map(f64::to_bits),
+                "{at}: as_f64"
+            );
+        }
+        (O::Array(a), T::Array(b)) => {
+            assert_eq!(a.len(), b.len(), "{at}: length");
+            for (i, (x, y)) in a.iter().zip(b).enumerate() {
+                same(x, y, &format!("{at}[{i}]"));
+            }
+        }
+        (O::Object(a), T::Object(b)) => {
+            assert_eq!(a.len(), b.len(), "{at}: keys");
+            for (k, v) in a.iter() {
+                same(v, &b[k], &format!("{at}.{k}"));
+            }
+        }
+        _ => panic!("{at}: {ours} is not {theirs}"),
+    }
+}
+
+#[test]
+fn the_apps_json_reader_reads_every_catalog_file_as_serde_json_does() {
+    let mut files = model_paths();
+    files.push(catalog_dir().join("gpus.json"));
+    for path in files {
+        let text = fs::read_to_string(&path).unwrap();
+        let ours = catalog::json::parse(&text).unwrap();
+        let theirs: serde_json::Value = serde_json::from_str(&text).unwrap();
+        same(&ours, &theirs, &stem(&path));
+    }
+    // Numbers at the edges: the largest u64, past it, negative, tiny, huge, many digits.
+    let edge = r#"[18446744073709551615, 18446744073709551616, -9223372036854775808, -1,
+        0.1, 2.2250738585072014e-308, 5e-324, 1.7976931348623157e308, 0.30000000000000004,
+        1e-05, 8.0, 123456789012345678901234567890, 3.141592653589793238462643383279]"#;
+    let ours = catalog::json::parse(edge).unwrap();
+    let theirs: serde_json::Value = serde_json::from_str(edge).unwrap();
+    same(&ours, &theirs, "edge");
+}
+
+#[test]
+fn a_catalog_row_with_a_wrong_field_names_it() {
+    let text = MODEL_FILES
+        .iter()
+        .find(|(id, _)| *id == "llama-3.1-8b-instruct")
+        .unwrap()
+        .1;
+    let broken = text.replacen("\"retrieved\": \"", "\"retrieved\": 7, \"was\": \"", 1);
+    let e = parse_model_row(&broken).unwrap_err();
+    assert_eq!(e.field, "retrieved");
+    assert!(
+        e.message
+            .contains("retrieved must be a string, not a number"),
+        "{e}"
+    );
+    let e = parse_model_row("[1]").unwrap_err();
+    assert!(e.message.contains("must be a JSON object"), "{e}");
+    let e = parse_gpus("[{\"id\": \"x\"}]").unwrap_err();
+    assert!(e.message.contains("name is missing"), "{e}");
+}

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use serde_json::{Map, Value};
+use super::json::{self, Map, Value};
 
 use crate::calc::model::{LayerKind, LinearState, Mla, Model, ModelDtype, Moe, WeightQuant};
 
@@ -46,14 +46,14 @@ pub fn parse_config_json(text: &str) -> Result<Model, ConfigError> {
             "config.json is larger than 4 MiB",
         ));
     }
-    let v: Value = serde_json::from_str(text)
+    let v: Value = json::parse(text)
         .map_err(|e| ConfigError::new("config", format!("config.json is not valid JSON: {e}")))?;
     parse_config_value(&v)
 }
 
 struct Fields<'a> {
     /// The text model's fields (a multimodal wrapper's `text_config`), then the top level.
-    layers: Vec<&'a Map<String, Value>>,
+    layers: Vec<&'a Map>,
 }
 
 impl<'a> Fields<'a> {

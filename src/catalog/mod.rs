@@ -4,15 +4,15 @@
 
 pub mod config;
 pub mod examples;
+pub mod json;
 
 use std::sync::OnceLock;
-
-use serde::Deserialize;
 
 use crate::calc::model::{MeasuredKv, Model};
 use crate::calc::scenario::Gpu;
 use crate::calc::units::Bytes;
 pub use config::{parse_config_json, parse_config_value, ConfigError};
+use json::{Map, Value};
 
 /// A model of the catalog, with where its numbers came from.
 #[derive(Clone, Debug)]
@@ -171,81 +171,134 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
 
 const GPUS_JSON: &str = include_str!("../../catalog/gpus.json");
 
-#[derive(Deserialize)]
-struct RawCheckpoint {
-    total_bytes: u64,
-    source: String,
+/// One object of a catalog file, read field by field; errors name the file's field.
+struct Row<'a> {
+    what: &'static str,
+    map: &'a Map,
 }
 
-#[derive(Deserialize)]
-struct RawMeasured {
-    kv_pool_bytes: Option<u64>,
-    kv_tokens: Option<u64>,
-    tp: Option<u32>,
-    source: String,
-}
+impl<'a> Row<'a> {
+    fn new(what: &'static str, v: &'a Value) -> Result<Row<'a>, ConfigError> {
+        v.as_object().map(|map| Row { what, map }).ok_or_else(|| {
+            ConfigError::new(
+                what,
+                format!("{what} must be a JSON object, not {}", v.kind()),
+            )
+        })
+    }
 
-#[derive(Deserialize)]
-struct RawModel {
-    id: String,
-    name: String,
-    #[serde(default)]
-    hf_repo: String,
-    source: String,
-    retrieved: String,
-    config: serde_json::Value,
-    checkpoint: Option<RawCheckpoint>,
-    measured: Option<RawMeasured>,
-    #[serde(default)]
-    unconfirmed: Vec<String>,
-    #[serde(default)]
-    notes: String,
-}
+    /// The field, `None` when it is missing or null.
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
 
-#[derive(Deserialize)]
-struct RawGpu {
-    id: String,
-    name: String,
-    #[serde(default)]
-    memory_marketing: String,
-    total_bytes: u64,
-    total_bytes_basis: String,
-    total_bytes_confirmed: bool,
-    unified_memory: bool,
-    compute_capability: Option<String>,
-    source: String,
-    retrieved: String,
+    fn wrong(&self, key: &str, want: &str, v: &Value) -> ConfigError {
+        ConfigError::new(
+            key,
+            format!("{}: {key} must be {want}, not {}", self.what, v.kind()),
+        )
+    }
+
+    fn missing(&self, key: &str) -> ConfigError {
+        ConfigError::new(key, format!("{}: {key} is missing", self.what))
+    }
+
+    fn opt_str(&self, key: &str) -> Result<Option<String>, ConfigError> {
+        self.get(key)
+            .map(|v| {
+                v.as_str()
+                    .map(str::to_string)
+                    .ok_or_else(|| self.wrong(key, "a string", v))
+            })
+            .transpose()
+    }
+
+    fn str(&self, key: &str) -> Result<String, ConfigError> {
+        self.opt_str(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    fn opt_u64(&self, key: &str) -> Result<Option<u64>, ConfigError> {
+        self.get(key)
+            .map(|v| {
+                v.as_u64()
+                    .ok_or_else(|| self.wrong(key, "a non-negative integer", v))
+            })
+            .transpose()
+    }
+
+    fn u64(&self, key: &str) -> Result<u64, ConfigError> {
+        self.opt_u64(key)?.ok_or_else(|| self.missing(key))
+    }
+
+    fn bool(&self, key: &str) -> Result<bool, ConfigError> {
+        let v = self.get(key).ok_or_else(|| self.missing(key))?;
+        v.as_bool()
+            .ok_or_else(|| self.wrong(key, "true or false", v))
+    }
+
+    fn strings(&self, key: &str) -> Result<Vec<String>, ConfigError> {
+        let Some(v) = self.get(key) else {
+            return Ok(Vec::new());
+        };
+        v.as_array()
+            .and_then(|a| a.iter().map(|x| x.as_str().map(str::to_string)).collect())
+            .ok_or_else(|| self.wrong(key, "a list of strings", v))
+    }
+
+    fn object(&self, key: &str) -> Result<Option<Row<'a>>, ConfigError> {
+        self.get(key)
+            .map(|v| {
+                v.as_object()
+                    .map(|map| Row {
+                        what: self.what,
+                        map,
+                    })
+                    .ok_or_else(|| self.wrong(key, "an object", v))
+            })
+            .transpose()
+    }
 }
 
 /// Parses one catalog model file: the row's metadata around a `config.json`.
 pub fn parse_model_row(text: &str) -> Result<ModelRow, ConfigError> {
-    let raw: RawModel = serde_json::from_str(text)
+    let v = json::parse(text)
         .map_err(|e| ConfigError::new("catalog row", format!("not a catalog row: {e}")))?;
-    let mut model = parse_config_value(&raw.config)?;
-    model.name = raw.name.clone();
-    if let Some(c) = &raw.checkpoint {
-        model.checkpoint_bytes = Some(c.total_bytes);
+    let row = Row::new("catalog row", &v)?;
+    let config = row.get("config").ok_or_else(|| row.missing("config"))?;
+    let mut model = parse_config_value(config)?;
+    let name = row.str("name")?;
+    model.name = name.clone();
+    let mut checkpoint_source = None;
+    if let Some(c) = row.object("checkpoint")? {
+        model.checkpoint_bytes = Some(c.u64("total_bytes")?);
+        checkpoint_source = Some(c.str("source")?);
     }
-    if let Some(m) = &raw.measured {
-        if let (Some(pool), Some(tokens)) = (m.kv_pool_bytes, m.kv_tokens) {
+    if let Some(m) = row.object("measured")? {
+        let source = m.str("source")?;
+        let tp = m.opt_u64("tp")?;
+        if let (Some(pool), Some(tokens)) = (m.opt_u64("kv_pool_bytes")?, m.opt_u64("kv_tokens")?) {
             model.measured_kv = Some(MeasuredKv {
                 pool_bytes: pool,
                 tokens,
-                tp: m.tp.unwrap_or(1),
-                source: m.source.clone(),
+                tp: tp
+                    .map(u32::try_from)
+                    .transpose()
+                    .map_err(|_| ConfigError::new("tp", "catalog row: measured.tp is too large"))?
+                    .unwrap_or(1),
+                source,
             });
         }
     }
     Ok(ModelRow {
-        id: raw.id,
-        name: raw.name,
-        hf_repo: raw.hf_repo,
-        source: raw.source,
-        retrieved: raw.retrieved,
+        id: row.str("id")?,
+        name,
+        hf_repo: row.opt_str("hf_repo")?.unwrap_or_default(),
+        source: row.str("source")?,
+        retrieved: row.str("retrieved")?,
         model,
-        unconfirmed: raw.unconfirmed,
-        notes: raw.notes,
-        checkpoint_source: raw.checkpoint.map(|c| c.source),
+        unconfirmed: row.strings("unconfirmed")?,
+        notes: row.opt_str("notes")?.unwrap_or_default(),
+        checkpoint_source,
     })
 }
 
@@ -259,25 +312,33 @@ fn parse_cc(s: Option<&str>) -> (u32, u32) {
 
 /// Parses `catalog/gpus.json`.
 pub fn parse_gpus(text: &str) -> Result<Vec<GpuRow>, ConfigError> {
-    let raw: Vec<RawGpu> = serde_json::from_str(text)
+    let v = json::parse(text)
         .map_err(|e| ConfigError::new("gpus.json", format!("not a GPU list: {e}")))?;
-    Ok(raw
-        .into_iter()
-        .map(|g| GpuRow {
-            gpu: Gpu {
-                id: g.id,
-                name: g.name,
-                total: Bytes(g.total_bytes),
-                total_confirmed: g.total_bytes_confirmed,
-                unified_memory: g.unified_memory,
-                compute_capability: parse_cc(g.compute_capability.as_deref()),
-            },
-            memory_marketing: g.memory_marketing,
-            source: g.source,
-            retrieved: g.retrieved,
-            basis: g.total_bytes_basis,
+    let list = v.as_array().ok_or_else(|| {
+        ConfigError::new(
+            "gpus.json",
+            format!("not a GPU list: a JSON array is expected, not {}", v.kind()),
+        )
+    })?;
+    list.iter()
+        .map(|g| {
+            let g = Row::new("gpus.json", g)?;
+            Ok(GpuRow {
+                gpu: Gpu {
+                    id: g.str("id")?,
+                    name: g.str("name")?,
+                    total: Bytes(g.u64("total_bytes")?),
+                    total_confirmed: g.bool("total_bytes_confirmed")?,
+                    unified_memory: g.bool("unified_memory")?,
+                    compute_capability: parse_cc(g.opt_str("compute_capability")?.as_deref()),
+                },
+                memory_marketing: g.opt_str("memory_marketing")?.unwrap_or_default(),
+                source: g.str("source")?,
+                retrieved: g.str("retrieved")?,
+                basis: g.str("total_bytes_basis")?,
+            })
         })
-        .collect())
+        .collect()
 }
 
 /// Every model row, parsed once. A row that fails to parse is a bug the catalog tests catch;
