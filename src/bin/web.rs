@@ -6,7 +6,16 @@ fn main() {
         console_error_panic_hook::hook(info);
         show_panic_panel(&info.to_string());
     }));
+    mark("main");
     headroom::ui::mount();
+    mark("mounted");
+}
+
+/// A performance mark, read by scripts/measure-budgets.mjs to split the first-verdict time.
+fn mark(name: &str) {
+    if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
+        let _ = p.mark(name);
+    }
 }
 
 /// Builds the error panel with DOM calls (no HTML parsing of the message).

@@ -11,6 +11,7 @@ pub mod panels;
 pub mod state;
 
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::io::url::{self, Field, UrlState};
 
@@ -105,6 +106,22 @@ fn url_notice(app: AppState) -> impl IntoView {
     }
 }
 
+/// The form beside the result panels.
+fn layout(app: AppState) -> impl IntoView {
+    let stale = panels::stale(app);
+    view! {
+        {form::form(app)}
+        <div class="results" class:stale=stale>
+            {panels::pool_figures(app)}
+            {panels::rank_chart(app)}
+            {panels::sweeps(app)}
+            {panels::checks(app)}
+            {panels::ledger(app)}
+            {panels::vllm_log(app)}
+        </div>
+    }
+}
+
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
@@ -116,7 +133,18 @@ pub fn App() -> impl IntoView {
         let href = window().location().href().unwrap_or_default();
         panels::copy_text(href, link_status);
     };
-    let stale = panels::stale(app);
+    // The verdict paints alone; the form and the panels are mounted in the next task, so the
+    // first screen does not wait for their code to compile and their DOM to build. A second
+    // mount (not a reactive `Option` of the layout) keeps Trunk's output smaller: the layout is
+    // built once and never rebuilt as a whole.
+    set_timeout(
+        move || {
+            if let Some(el) = document().get_element_by_id("layout") {
+                leptos::mount::mount_to(el.unchecked_into(), move || layout(app)).forget();
+            }
+        },
+        std::time::Duration::ZERO,
+    );
     view! {
         <header class="top">
             <div class="brand">
@@ -136,17 +164,8 @@ pub fn App() -> impl IntoView {
             "Scenario (the page's link): "
             <code>{move || app.checked.with(|(s, _)| format!("?{}", url::encode(s)))}</code>
         </p>
-        <main class="layout">
-            {form::form(app)}
-            <div class="results" class:stale=stale>
-                {panels::pool_figures(app)}
-                {panels::rank_chart(app)}
-                {panels::sweeps(app)}
-                {panels::checks(app)}
-                {panels::ledger(app)}
-                {panels::vllm_log(app)}
-            </div>
-        </main>
+        // Filled one task later by `layout` (see `App`).
+        <main class="layout" id="layout"></main>
         <footer>
             <p>"Headroom follows vLLM 0.14 to 0.33. Figures are exact where the badge says exact; estimates state their assumption; measured values say where they came from."</p>
         </footer>
