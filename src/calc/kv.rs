@@ -307,7 +307,7 @@ fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u
     }) && matches!(buckets[0].0.kind, LayerKv::Full | LayerKv::Mla);
     if same_type {
         let mut layers: Vec<u32> = buckets.iter().flat_map(|(_, v)| v.clone()).collect();
-        layers.sort_unstable();
+        super::sort_small(&mut layers);
         let mut first = buckets[0].0.clone();
         first.page = buckets.iter().map(|(k, _)| k.page).sum();
         return (vec![(first, layers)], 0);

@@ -120,7 +120,7 @@ pub fn cudagraph_sizes(s: &Scenario, mns: u64, mnbt: u64) -> Vec<u64> {
     if spec_tokens == 0 && mns <= max && !sizes.contains(&mns) {
         sizes.push(mns);
     }
-    sizes.sort_unstable();
+    super::sort_small(&mut sizes);
     sizes
 }
 

@@ -275,7 +275,7 @@ pub fn parse_bytes(input: &str) -> Result<u64, ParseBytesError> {
     if matches!(unit, "K" | "M" | "G" | "T") {
         return Err(err(&format!(
             "vLLM does not allow decimals with the binary suffix {unit}; did you mean {num}{}?",
-            unit.to_lowercase()
+            unit.to_ascii_lowercase()
         )));
     }
     let x: f64 = num

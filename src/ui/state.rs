@@ -274,7 +274,7 @@ fn sweep_lengths(s: &Scenario, current: u64) -> Vec<u64> {
     if !lens.contains(&current) {
         lens.push(current);
     }
-    lens.sort_unstable();
+    calc::sort_small(&mut lens);
     lens
 }
 
@@ -319,7 +319,7 @@ pub fn pool_sweep(s: &Scenario) -> Vec<PoolPoint> {
     let mut utils: Vec<f64> = SWEEP_UTILS.to_vec();
     if !utils.iter().any(|u| (u - current).abs() < 1e-9) {
         utils.push(current);
-        utils.sort_by(f64::total_cmp);
+        calc::sort_small(&mut utils);
     }
     utils
         .into_iter()
