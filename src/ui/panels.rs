@@ -150,14 +150,25 @@ fn gate_html(g: &UnifiedGate, u: UnitSystem) -> String {
 fn figure(
     testid: &'static str,
     label: &'static str,
-    value: impl Fn() -> (String, Option<String>) + Send + Sync + Copy + 'static,
+    value: impl Fn() -> (String, Option<String>) + Send + Sync + 'static,
 ) -> impl IntoView {
+    let value: Box<dyn Fn() -> (String, Option<String>) + Send + Sync> = Box::new(value);
+    figure_view(testid, label, Memo::new(move |_| value()))
+}
+
+/// One figure's markup, not generic: every figure shares its code.
+fn figure_view(
+    testid: &'static str,
+    label: &'static str,
+    value: Memo<(String, Option<String>)>,
+) -> AnyView {
     view! {
         <div class="figure">
             <dt>{label}</dt>
-            <dd data-testid=testid data-bytes=move || value().1>{move || value().0}</dd>
+            <dd data-testid=testid data-bytes=move || value.with(|v| v.1.clone())>{move || value.with(|v| v.0.clone())}</dd>
         </div>
     }
+    .into_any()
 }
 
 fn with_plan<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Option<T> {
@@ -169,6 +180,14 @@ fn with_plan<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Op
 fn with_later<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Option<T> {
     let unit = app.later_unit.get();
     app.later.with(|p| p.as_deref().and_then(|p| f(p, unit)))
+}
+
+/// A memo of markup. The closure is boxed, so every such memo shares one instantiation of
+/// Leptos's memo code (each distinct closure type would otherwise get its own, about a
+/// kilobyte of wasm apiece).
+fn html_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<String> {
+    let f: Box<dyn Fn() -> String + Send + Sync> = Box::new(f);
+    Memo::new(move |_| f())
 }
 
 const DASH: &str = "—";
@@ -184,7 +203,7 @@ fn limiting_rank(p: &Plan) -> Option<&crate::calc::plan::RankPlan> {
 pub fn pool_figures(app: AppState) -> impl IntoView {
     let s = |o: Option<(String, Option<String>)>| o.unwrap_or((DASH.into(), None));
     let bytes = |b: i128, unit| (charts::amount(b, unit), Some(b.to_string()));
-    let gate = Memo::new(move |_| {
+    let gate = html_memo(move || {
         with_plan(app, |p, u| p.unified.as_ref().map(|g| gate_html(g, u))).unwrap_or_default()
     });
     view! {
@@ -219,7 +238,7 @@ pub fn pool_figures(app: AppState) -> impl IntoView {
                     p.demand.as_ref().map(|d| (format!("{:.2} at {} tokens", d.concurrency_at_average, thousands(u128::from(d.average_len))), None))
                 })))}
             </dl>
-            <div inner_html=move || gate.get()></div>
+            <div inner_html=gate></div>
         </section>
     }
 }
@@ -271,7 +290,7 @@ fn info_handler(info: RwSignal<String>) -> impl Fn(web_sys::Event) + Copy + 'sta
 /// The per-rank budget chart, its legend, the focused segment's explanation and a table
 /// alternative for screen readers.
 pub fn rank_chart(app: AppState) -> impl IntoView {
-    let svg = Memo::new(move |_| {
+    let svg = html_memo(move || {
         let unit = app.unit.get();
         app.shown.with(|p| {
             p.as_deref()
@@ -284,14 +303,14 @@ pub fn rank_chart(app: AppState) -> impl IntoView {
     ));
     let on_info = info_handler(info);
     let table =
-        Memo::new(move |_| with_later(app, |p, u| Some(rank_table_html(p, u))).unwrap_or_default());
+        html_memo(move || with_later(app, |p, u| Some(rank_table_html(p, u))).unwrap_or_default());
     view! {
         <section class="panel" aria-labelledby="chart-h">
             <h2 id="chart-h">"Per-rank budget"</h2>
             <figure class="chart" data-testid="rank-chart">
                 <div
                     class="svg"
-                    inner_html=move || svg.get()
+                    inner_html=svg
                     on:focusin=move |ev| on_info(ev.into())
                     on:mouseover=move |ev| on_info(ev.into())
                 ></div>
@@ -304,7 +323,7 @@ pub fn rank_chart(app: AppState) -> impl IntoView {
                     </ul>
                     <p class="chart-info" aria-live="polite" data-testid="chart-info">{move || info.get()}</p>
                 </figcaption>
-                <div class="sr-only" inner_html=move || table.get()></div>
+                <div class="sr-only" inner_html=table></div>
             </figure>
         </section>
     }
@@ -312,13 +331,13 @@ pub fn rank_chart(app: AppState) -> impl IntoView {
 
 /// The two sweeps: concurrency against max-model-len and the pool against utilization.
 pub fn sweeps(app: AppState) -> impl IntoView {
-    let len_svg = Memo::new(move |_| {
+    let len_svg = html_memo(move || {
         let current =
             with_later(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
         app.len_sweep
             .with(|pts| charts::len_sweep_chart(pts, current))
     });
-    let pool_svg = Memo::new(move |_| {
+    let pool_svg = html_memo(move || {
         let unit = app.later_unit.get();
         let current = app
             .scenario
@@ -328,7 +347,7 @@ pub fn sweeps(app: AppState) -> impl IntoView {
     });
     let info = RwSignal::new(String::new());
     let on_info = info_handler(info);
-    let len_rows = Memo::new(move |_| {
+    let len_rows = html_memo(move || {
         let mut h = String::from(
             r#"<table><caption>Concurrency by max-model-len</caption><thead><tr><th scope="col">max-model-len</th><th scope="col">max concurrency</th></tr></thead><tbody>"#,
         );
@@ -343,7 +362,7 @@ pub fn sweeps(app: AppState) -> impl IntoView {
         });
         h + "</tbody></table>"
     });
-    let pool_rows = Memo::new(move |_| {
+    let pool_rows = html_memo(move || {
         let unit = app.later_unit.get();
         let mut h = String::from(
             r#"<table><caption>KV pool by utilization</caption><thead><tr><th scope="col">utilization</th><th scope="col">KV pool</th></tr></thead><tbody>"#,
@@ -364,13 +383,13 @@ pub fn sweeps(app: AppState) -> impl IntoView {
             <h2 id="sweep-h">"Sweeps"</h2>
             <figure class="chart" data-testid="len-sweep">
                 <figcaption>"Maximum concurrency against max-model-len (current length ringed)"</figcaption>
-                <div class="svg" inner_html=move || len_svg.get()></div>
-                <div class="sr-only" inner_html=move || len_rows.get()></div>
+                <div class="svg" inner_html=len_svg></div>
+                <div class="sr-only" inner_html=len_rows></div>
             </figure>
             <figure class="chart" data-testid="pool-sweep">
                 <figcaption>"KV pool per rank against gpu-memory-utilization (current fraction ringed)"</figcaption>
-                <div class="svg" inner_html=move || pool_svg.get()></div>
-                <div class="sr-only" inner_html=move || pool_rows.get()></div>
+                <div class="svg" inner_html=pool_svg></div>
+                <div class="sr-only" inner_html=pool_rows></div>
             </figure>
             <p class="chart-info" aria-live="polite">{move || info.get()}</p>
         </section>
@@ -403,11 +422,11 @@ pub fn checks_html(p: &Plan) -> String {
 
 /// The checks panel.
 pub fn checks(app: AppState) -> impl IntoView {
-    let html = Memo::new(move |_| with_later(app, |p, _| Some(checks_html(p))).unwrap_or_default());
+    let html = html_memo(move || with_later(app, |p, _| Some(checks_html(p))).unwrap_or_default());
     view! {
         <section class="panel" aria-labelledby="checks-h">
             <h2 id="checks-h">"Start-up, phase by phase"</h2>
-            <div inner_html=move || html.get()></div>
+            <div inner_html=html></div>
         </section>
     }
 }
@@ -493,7 +512,7 @@ pub fn ledger(app: AppState) -> impl IntoView {
         copy_text(md, status);
     };
     let tables =
-        Memo::new(move |_| with_later(app, |p, u| Some(ledger_html(p, u))).unwrap_or_default());
+        html_memo(move || with_later(app, |p, u| Some(ledger_html(p, u))).unwrap_or_default());
     view! {
         <section class="panel" aria-labelledby="ledger-h" data-testid="ledger">
             <h2 id="ledger-h">"Ledger"</h2>
@@ -501,7 +520,7 @@ pub fn ledger(app: AppState) -> impl IntoView {
                 <button type="button" data-testid="copy-markdown" on:click=copy>"Copy as Markdown"</button>
                 " " <span role="status">{move || status.get()}</span>
             </p>
-            <div class="scroll" inner_html=move || tables.get()></div>
+            <div class="scroll" inner_html=tables></div>
         </section>
     }
 }
