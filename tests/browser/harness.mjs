@@ -56,10 +56,14 @@ export async function open(browser, path = '/', options = {}) {
   return { context, page, problems };
 }
 
-/** Navigates and waits for the first verdict. */
+/**
+ * Navigates and waits for the first verdict, then for the rest of the page, which is mounted
+ * one task after the verdict.
+ */
 export async function goto(page, path) {
   await page.goto(new URL(path, BASE_URL).href);
   await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)', { timeout: 20_000 });
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached', timeout: 20_000 });
 }
 
 /** The page is clean: no console errors, nothing requested off the origin. */

@@ -194,3 +194,27 @@ test('a pasted config.json is a custom model that lives in the URL', async () =>
   assertClean(problems);
   await context.close();
 });
+
+test('a panic shows the error panel, not a dead page', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&tp=1');
+  // Make the next element the app creates fail, once: the view code unwraps DOM calls, so the
+  // wasm panics, and the panel (built with createElement too) must still appear.
+  await page.evaluate(() => {
+    const original = Document.prototype.createElement;
+    Document.prototype.createElement = function () {
+      Document.prototype.createElement = original;
+      throw new Error('createElement refused by the test');
+    };
+  });
+  await setInput(page, 'pipeline-parallel-size', '2');
+  const panel = page.locator('[data-testid="panic-panel"]');
+  await panel.waitFor({ timeout: 10_000 });
+  assert.match(await panel.innerText(), /internal error/);
+  assert.match(await panel.locator('pre').innerText(), /panicked|createElement/);
+  assert.equal(await panel.locator('a[href="?v=1"]').count(), 1, 'a way to start over');
+  // The panel is the first thing on the page and announces itself.
+  assert.equal(await page.evaluate(() => document.body.firstElementChild.dataset.testid), 'panic-panel');
+  assert.equal(await panel.getAttribute('role'), 'alert');
+  assert.ok(problems.console.some((m) => /panicked/.test(m)), 'the panic is logged to the console');
+  await context.close();
+});
