@@ -11,7 +11,11 @@
 //! Colours: plotters writes them as attributes; `public/style.css` recolours the sentinel
 //! foreground (`#010101`) and the text for dark mode.
 
-use plotters::prelude::*;
+use plotters::prelude::{Color, RGBColor, SVGBackend, ShapeStyle};
+use plotters_backend::text_anchor::{HPos, Pos, VPos};
+use plotters_backend::{
+    BackendColor, BackendCoord, BackendTextStyle, DrawingBackend, FontFamily, FontTransform,
+};
 
 use crate::calc::plan::{LedgerLine, Plan, RankPlan, Term};
 use crate::calc::units::{human, thousands, thousands_signed, UnitSystem, GB, GIB};
@@ -201,6 +205,209 @@ fn hit_rect(out: &mut String, (x0, y0): (i32, i32), (x1, y1): (i32, i32), term: 
 pub const CHART_W: u32 = 720;
 pub const CHART_H: u32 = 340;
 
+/// Text as the charts draw it: sans-serif in the foreground colour, anchored and rotated as
+/// asked. Plotters' SVG backend writes it (a `<text>` element); no font is loaded.
+#[derive(Clone, Copy)]
+struct Label {
+    size: f64,
+    anchor: Pos,
+    rotate: bool,
+}
+
+impl Label {
+    const fn new(size: f64, h: HPos, v: VPos) -> Label {
+        Label {
+            size,
+            anchor: Pos { h_pos: h, v_pos: v },
+            rotate: false,
+        }
+    }
+}
+
+impl BackendTextStyle for Label {
+    type FontError = std::fmt::Error;
+
+    fn color(&self) -> BackendColor {
+        FG.to_backend_color()
+    }
+
+    fn size(&self) -> f64 {
+        self.size
+    }
+
+    fn transform(&self) -> FontTransform {
+        if self.rotate {
+            FontTransform::Rotate270
+        } else {
+            FontTransform::None
+        }
+    }
+
+    fn anchor(&self) -> Pos {
+        self.anchor
+    }
+
+    fn family(&self) -> FontFamily<'_> {
+        FontFamily::SansSerif
+    }
+
+    fn layout_box(&self, _text: &str) -> Result<((i32, i32), (i32, i32)), std::fmt::Error> {
+        // The SVG backend leaves layout to the browser and never asks.
+        Ok(((0, 0), (0, 0)))
+    }
+
+    fn draw<E, F: FnMut(i32, i32, BackendColor) -> Result<(), E>>(
+        &self,
+        _text: &str,
+        _pos: BackendCoord,
+        _draw: F,
+    ) -> Result<Result<(), E>, std::fmt::Error> {
+        Ok(Ok(()))
+    }
+}
+
+/// Tick labels, axis names and bar labels.
+const TICK: Label = Label::new(13.0, HPos::Right, VPos::Center);
+const BELOW: Label = Label::new(13.0, HPos::Center, VPos::Top);
+const BAR_LABEL: Label = Label::new(12.0, HPos::Center, VPos::Top);
+
+/// A linear map from data values to pixels along one axis.
+#[derive(Clone, Copy)]
+struct Axis {
+    lo: f64,
+    hi: f64,
+    from: f64,
+    to: f64,
+}
+
+impl Axis {
+    fn px(&self, v: f64) -> i32 {
+        let span = self.hi - self.lo;
+        let t = if span > 0.0 {
+            (v - self.lo) / span
+        } else {
+            0.0
+        };
+        (self.from + t * (self.to - self.from)).round() as i32
+    }
+}
+
+/// Round tick values in `lo..=hi`, about `n` of them (steps of 1, 2 or 5 times a power of
+/// ten).
+fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    let span = hi - lo;
+    if !(span > 0.0 && span.is_finite()) || n == 0 {
+        return vec![lo];
+    }
+    let raw = span / n as f64;
+    let mag = 10f64.powi(raw.log10().floor() as i32);
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * mag)
+        .find(|st| span / st <= n as f64)
+        .unwrap_or(10.0 * mag);
+    let first = (lo / step).ceil() as i64;
+    let last = (hi / step).floor() as i64;
+    (first..=last).map(|k| k as f64 * step).collect()
+}
+
+/// A chart's plot area on an SVG backend: the two axes, the y grid and tick labels, the axis
+/// names. `y_label` formats a y tick.
+struct Plot<'a> {
+    svg: SVGBackend<'a>,
+    x: Axis,
+    y: Axis,
+}
+
+impl<'a> Plot<'a> {
+    /// Margins as before: 8 px around, 56 px for the y labels, `x_area` px below for x labels.
+    fn new(
+        buf: &'a mut String,
+        (w, h): (u32, u32),
+        margin: i32,
+        x_area: i32,
+        (x_lo, x_hi): (f64, f64),
+        (y_lo, y_hi): (f64, f64),
+    ) -> Plot<'a> {
+        let left = margin + 56;
+        let bottom = h as i32 - margin - x_area;
+        Plot {
+            svg: SVGBackend::with_string(buf, (w, h)),
+            x: Axis {
+                lo: x_lo,
+                hi: x_hi,
+                from: f64::from(left),
+                to: f64::from(w as i32 - margin),
+            },
+            y: Axis {
+                lo: y_lo,
+                hi: y_hi,
+                from: f64::from(bottom),
+                to: f64::from(margin),
+            },
+        }
+    }
+
+    fn at(&self, (x, y): (f64, f64)) -> (i32, i32) {
+        (self.x.px(x), self.y.px(y))
+    }
+
+    fn text(&mut self, text: &str, style: &Label, at: (i32, i32)) {
+        let _ = self.svg.draw_text(text, style, at);
+    }
+
+    fn line(&mut self, from: (i32, i32), to: (i32, i32), style: &ShapeStyle) {
+        let _ = self.svg.draw_line(from, to, style);
+    }
+
+    fn rect(&mut self, a: (f64, f64), b: (f64, f64), color: RGBColor) {
+        let (a, b) = (self.at(a), self.at(b));
+        let _ = self.svg.draw_rect(
+            (a.0.min(b.0), a.1.min(b.1)),
+            (a.0.max(b.0), a.1.max(b.1)),
+            &color,
+            true,
+        );
+    }
+
+    /// The y axis with grid lines and labels at `ys`, and the axis name.
+    fn y_axis(&mut self, ys: &[f64], label: &dyn Fn(f64) -> String, name: &str) {
+        let (x0, x1) = (self.x.from as i32, self.x.to as i32);
+        let grid = GRID.mix(0.5).stroke_width(1);
+        for &v in ys {
+            let y = self.y.px(v);
+            self.line((x0, y), (x1, y), &grid);
+            self.line((x0 - 5, y), (x0, y), &FG.stroke_width(1));
+            self.text(&label(v), &TICK, (x0 - 9, y));
+        }
+        let (top, bottom) = (self.y.to as i32, self.y.from as i32);
+        self.line((x0 - 1, top), (x0 - 1, bottom), &FG.stroke_width(1));
+        let mid = (top + bottom) / 2;
+        let style = Label {
+            rotate: true,
+            ..BELOW
+        };
+        self.text(name, &style, (8, mid));
+    }
+
+    /// The x axis with labels at `xs`, and the axis name below them.
+    fn x_axis(&mut self, xs: &[(f64, String)], name: &str) {
+        let (x0, x1) = (self.x.from as i32, self.x.to as i32);
+        let y = self.y.from as i32;
+        self.line((x0 - 1, y + 1), (x1, y + 1), &FG.stroke_width(1));
+        for (v, text) in xs {
+            let x = self.x.px(*v);
+            self.line((x, y + 1), (x, y + 6), &FG.stroke_width(1));
+            self.text(text, &BELOW, (x, y + 9));
+        }
+        self.text(name, &BELOW, ((x0 + x1) / 2, y + 24));
+    }
+
+    fn finish(mut self) {
+        let _ = self.svg.present();
+    }
+}
+
 /// The per-rank budget chart.
 pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
     let (div, uname) = unit_div(unit);
@@ -223,28 +430,15 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
     let mut svg = String::new();
     let mut overlay = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (CHART_W, CHART_H)).into_drawing_area();
-        let built = ChartBuilder::on(&root)
-            .margin(8)
-            .x_label_area_size(34)
-            .y_label_area_size(56)
-            .build_cartesian_2d(-pad..n as f64 + pad, 0f64..ymax);
-        let Ok(mut chart) = built else {
-            return String::new();
-        };
-        let y_fmt = |v: &f64| format!("{v:.0}");
-        let _ = chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_labels(0)
-            .y_labels(6)
-            .y_desc(uname)
-            .y_label_formatter(&y_fmt)
-            .axis_style(FG)
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID.mix(0.5))
-            .label_style(("sans-serif", 13).into_font().color(&FG))
-            .draw();
+        let mut plot = Plot::new(
+            &mut svg,
+            (CHART_W, CHART_H),
+            8,
+            34,
+            (-pad, n as f64 + pad),
+            (0.0, ymax),
+        );
+        plot.y_axis(&ticks(0.0, ymax, 6), &|v| format!("{v:.0}"), uname);
         let bar_w = if n > 24 { 0.9 } else { 0.7 };
         for (i, bar) in bars.iter().enumerate() {
             let x0 = i as f64 + (1.0 - bar_w) / 2.0;
@@ -274,14 +468,11 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
                     continue;
                 }
                 let h = to_y(l.bytes);
-                let _ = chart.draw_series(std::iter::once(Rectangle::new(
-                    [(x0, y), (x1, y + h)],
-                    color.filled(),
-                )));
+                plot.rect((x0, y), (x1, y + h), color);
                 hit_rect(
                     &mut overlay,
-                    chart.backend_coord(&(x0, y)),
-                    chart.backend_coord(&(x1, y + h)),
+                    plot.at((x0, y)),
+                    plot.at((x1, y + h)),
                     term.key(),
                     &format!("{}: {}", bar.label(), line_info(l, unit)),
                 );
@@ -293,14 +484,11 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
                 if l.bytes > 0 {
                     let fx0 = x1;
                     let fx1 = x1 + (1.0 - bar_w) / 2.5;
-                    let _ = chart.draw_series(std::iter::once(Rectangle::new(
-                        [(fx0, total - to_y(l.bytes)), (fx1, total)],
-                        FREE.filled(),
-                    )));
+                    plot.rect((fx0, total - to_y(l.bytes)), (fx1, total), FREE);
                     hit_rect(
                         &mut overlay,
-                        chart.backend_coord(&(fx0, total - to_y(l.bytes))),
-                        chart.backend_coord(&(fx1, total)),
+                        plot.at((fx0, total - to_y(l.bytes))),
+                        plot.at((fx1, total)),
                         "free",
                         &format!("{}: {}", bar.label(), line_info(l, unit)),
                     );
@@ -313,12 +501,9 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
             ] {
                 let Some(l) = r.line(term) else { continue };
                 let yv = to_y(l.bytes);
-                let _ = chart.draw_series(std::iter::once(PathElement::new(
-                    vec![(x0 - 0.04, yv), (x1 + 0.04, yv)],
-                    color.stroke_width(width),
-                )));
-                let (px0, py) = chart.backend_coord(&(x0 - 0.04, yv));
-                let (px1, _) = chart.backend_coord(&(x1 + 0.04, yv));
+                let (px0, py) = plot.at((x0 - 0.04, yv));
+                let (px1, _) = plot.at((x1 + 0.04, yv));
+                plot.line((px0, py), (px1, py), &color.stroke_width(width));
                 hit_rect(
                     &mut overlay,
                     (px0, py - 3),
@@ -328,28 +513,18 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
                 );
             }
             overlay.push_str("</g>");
-            let (cx, cy) = chart.backend_coord(&((x0 + x1) / 2.0, 0.0));
-            let label_style = ("sans-serif", 12).into_font().color(&FG).pos(
-                plotters::style::text_anchor::Pos::new(
-                    plotters::style::text_anchor::HPos::Center,
-                    plotters::style::text_anchor::VPos::Top,
-                ),
-            );
+            let (cx, cy) = plot.at(((x0 + x1) / 2.0, 0.0));
             let short = if n > 12 {
                 format!("{first}")
             } else {
                 bar.label()
             };
-            let _ = root.draw(&Text::new(short, (cx, cy + 6), label_style.clone()));
+            plot.text(&short, &BAR_LABEL, (cx, cy + 6));
             if plan.pp > 1 && n <= 12 {
-                let _ = root.draw(&Text::new(
-                    format!("stage {}", r.pp_rank),
-                    (cx, cy + 20),
-                    label_style,
-                ));
+                plot.text(&format!("stage {}", r.pp_rank), &BAR_LABEL, (cx, cy + 20));
             }
         }
-        let _ = root.present();
+        plot.finish();
     }
     finish(svg, &overlay, "Per-rank memory: one bar per rank")
 }
@@ -386,7 +561,8 @@ struct Series<'a> {
     /// (x, y, label of x, info, is the current point, starts)
     points: Vec<(f64, f64, String, String, bool, bool)>,
     x_range: (f64, f64),
-    x_fmt: &'a dyn Fn(&f64) -> String,
+    /// Where the x labels go, and what they say.
+    x_ticks: Vec<(f64, String)>,
     /// The y values are log2 of the figure; labels show the figure.
     y_log2: bool,
     name: &'a str,
@@ -410,18 +586,10 @@ fn line_chart(s: Series<'_>) -> String {
     let mut svg = String::new();
     let mut overlay = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (CHART_W, 260)).into_drawing_area();
-        let built = ChartBuilder::on(&root)
-            .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(56)
-            .build_cartesian_2d(s.x_range.0..s.x_range.1, ymin..ymax);
-        let Ok(mut chart) = built else {
-            return String::new();
-        };
-        let y_fmt = |v: &f64| {
+        let mut plot = Plot::new(&mut svg, (CHART_W, 260), 10, 36, s.x_range, (ymin, ymax));
+        let y_label = |v: f64| {
             if s.y_log2 {
-                let x = 2f64.powf(*v);
+                let x = 2f64.powf(v);
                 if x < 1.0 {
                     format!("{x:.2}")
                 } else {
@@ -433,45 +601,45 @@ fn line_chart(s: Series<'_>) -> String {
                 format!("{v:.0}")
             }
         };
-        let _ = chart
-            .configure_mesh()
-            .x_labels(8)
-            .y_labels(if s.y_log2 { 8 } else { 5 })
-            .x_desc(s.x_desc)
-            .y_desc(s.y_desc)
-            .x_label_formatter(s.x_fmt)
-            .y_label_formatter(&y_fmt)
-            .axis_style(FG)
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(GRID.mix(0.5))
-            .label_style(("sans-serif", 13).into_font().color(&FG))
-            .draw();
+        // Log-2 charts tick at whole powers of two, others at round values.
+        let ys = if s.y_log2 {
+            let (lo, hi) = (ymin.ceil() as i64, ymax.floor() as i64);
+            let step = ((hi - lo) / 8 + 1).max(1);
+            (lo..=hi)
+                .filter(|k| (k - lo) % step == 0)
+                .map(|k| k as f64)
+                .collect()
+        } else {
+            ticks(ymin, ymax, 5)
+        };
+        plot.y_axis(&ys, &y_label, s.y_desc);
+        plot.x_axis(&s.x_ticks, s.x_desc);
         let line = RGBColor(78, 121, 167);
-        let _ = chart.draw_series(LineSeries::new(
-            s.points.iter().map(|p| (p.0, p.1)),
-            line.stroke_width(2),
-        ));
+        let path: Vec<(i32, i32)> = s.points.iter().map(|p| plot_at(&plot, p)).collect();
+        let _ = plot.svg.draw_path(path, &line.stroke_width(2));
         for p in &s.points {
             let color = if p.5 { line } else { TOTAL_MARK };
-            let _ = chart.draw_series(std::iter::once(Circle::new(
-                (p.0, p.1),
-                if p.4 { 7 } else { 3 },
-                if p.4 {
-                    FG.stroke_width(3)
-                } else {
-                    color.filled()
-                },
-            )));
-            let (px, py) = chart.backend_coord(&(p.0, p.1));
+            let (px, py) = plot_at(&plot, p);
+            if p.4 {
+                let _ = plot
+                    .svg
+                    .draw_circle((px, py), 7, &FG.stroke_width(3), false);
+            } else {
+                let _ = plot.svg.draw_circle((px, py), 3, &color, true);
+            }
             let info = xml_escape(&p.3);
             overlay.push_str(&format!(
                 r#"<circle class="hit" cx="{px}" cy="{py}" r="8" tabindex="0" data-current="{}"><title>{info}</title></circle>"#,
                 p.4
             ));
         }
-        let _ = root.present();
+        plot.finish();
     }
     finish(svg, &overlay, s.name)
+}
+
+fn plot_at(plot: &Plot<'_>, p: &(f64, f64, String, String, bool, bool)) -> (i32, i32) {
+    plot.at((p.0, p.1))
 }
 
 /// Maximum concurrency against max-model-len (log-2 x axis), the current length marked.
@@ -482,7 +650,13 @@ pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
     let lg = |l: u64| (l as f64).log2();
     let x0 = lg(points[0].max_model_len);
     let x1 = lg(points[points.len() - 1].max_model_len).max(x0 + 1.0);
-    let fmt = |x: &f64| short_len(2f64.powf(x.round()) as u64);
+    // A label at every power of two the sweep spans, thinned to about eight.
+    let (k0, k1) = (x0.ceil() as i64, x1.floor() as i64);
+    let step = ((k1 - k0) / 8 + 1).max(1);
+    let x_ticks = (k0..=k1)
+        .filter(|k| (k - k0) % step == 0)
+        .map(|k| (k as f64, short_len(1u64 << k.clamp(0, 62))))
+        .collect();
     line_chart(Series {
         x_desc: "max-model-len (tokens, log scale)",
         y_desc: "max concurrency (log scale)",
@@ -505,7 +679,7 @@ pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
             })
             .collect(),
         x_range: (x0 - 0.3, x1 + 0.3),
-        x_fmt: &fmt,
+        x_ticks,
         y_log2: true,
         name: "Maximum concurrency against max-model-len",
     })
@@ -517,7 +691,6 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
         return String::new();
     }
     let (div, uname) = unit_div(unit);
-    let fmt = |x: &f64| format!("{x:.2}");
     let y_desc = format!("KV pool per rank ({uname})");
     line_chart(Series {
         x_desc: "gpu-memory-utilization",
@@ -542,7 +715,10 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
             })
             .collect(),
         x_range: (0.48, 1.0),
-        x_fmt: &fmt,
+        x_ticks: ticks(0.5, 1.0, 5)
+            .into_iter()
+            .map(|x| (x, format!("{x:.1}")))
+            .collect(),
         y_log2: false,
         name: "KV pool against gpu-memory-utilization",
     })
@@ -601,6 +777,44 @@ mod tests {
         assert!(pool.windows(2).all(|w| w[1].kv_pool >= w[0].kv_pool));
         let svg = pool_sweep_chart(&pool, 0.92, UnitSystem::Decimal);
         assert!(svg.contains("GB"));
+    }
+
+    #[test]
+    fn ticks_are_round_and_inside_the_range() {
+        assert_eq!(ticks(0.0, 87.5, 6), vec![0.0, 20.0, 40.0, 60.0, 80.0]);
+        let t = ticks(0.5, 1.0, 5);
+        assert_eq!(t.len(), 6);
+        assert_eq!(
+            t.iter().map(|x| format!("{x:.1}")).collect::<Vec<_>>(),
+            ["0.5", "0.6", "0.7", "0.8", "0.9", "1.0"]
+        );
+        assert_eq!(
+            ticks(3.0, 3.0, 5),
+            vec![3.0],
+            "an empty range keeps its value"
+        );
+        assert_eq!(ticks(0.0, f64::INFINITY, 5), vec![0.0]);
+        let a = Axis {
+            lo: 0.0,
+            hi: 10.0,
+            from: 300.0,
+            to: 10.0,
+        };
+        assert_eq!((a.px(0.0), a.px(10.0), a.px(5.0)), (300, 10, 155));
+    }
+
+    #[test]
+    fn the_charts_are_plotters_svg_with_our_axes() {
+        let p = plan_of(&[(Field::Model, "llama-3.1-8b-instruct")]);
+        let svg = rank_chart(&p, UnitSystem::Binary);
+        // Plotters' SVG backend writes the shapes and the text; the axis name is rotated.
+        assert!(svg.contains("<rect"));
+        assert!(svg.contains(r#"transform="rotate(270, 8, "#));
+        assert!(svg.contains(">\nGiB\n</text>"));
+        assert!(
+            svg.contains(">\n80\n</text>"),
+            "a y tick at 80 GiB on an H100"
+        );
     }
 
     #[test]
