@@ -6,6 +6,7 @@
 //! kind. Every input's `data-testid` and `id` are its flag name.
 
 use leptos::prelude::*;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::calc::plan::{Plan, Term};
 use crate::calc::scenario::{MaxLen, Scenario};
@@ -14,6 +15,7 @@ use crate::calc::version::VllmVersion;
 use crate::catalog;
 use crate::io::url::{Field, SPEC_METHODS};
 
+use super::charts::xml_escape;
 use super::state::{current_utilization, AppState};
 
 /// How an input is drawn.
@@ -302,161 +304,188 @@ fn chosen_in(field: Field, s: &Scenario) -> String {
     }
 }
 
-/// One labelled input with its default, provenance badge and error message. `defaults` holds
-/// every field's placeholder, indexed like `Field::ALL`.
-fn field_view(
-    app: AppState,
-    defaults: Memo<Vec<String>>,
-    errors: Memo<Vec<Option<String>>>,
-    inp: &'static Input,
-) -> AnyView {
-    let f = inp.field;
-    let index = Field::ALL.iter().position(|x| *x == f).unwrap_or(0);
-    let flag = f.flag();
-    let text = app.text(f);
-    let err_id = format!("{flag}-err");
-    let error = move || errors.with(|e| e.get(index).cloned().flatten());
-    let placeholder = move || defaults.with(|d| d.get(index).cloned().unwrap_or_default());
-    let set = move |ev: leptos::ev::Event| text.set(event_target_value(&ev));
-    let control = match inp.kind {
-        Kind::Text | Kind::Model => view! {
-            <input
-                type="text"
-                id=flag
-                name=flag
-                data-testid=flag
-                autocomplete="off"
-                spellcheck="false"
-                list=if inp.kind == Kind::Model { Some("model-list") } else { None }
-                prop:value=move || text.get()
-                placeholder=placeholder
-                aria-invalid=move || error().is_some().to_string()
-                aria-describedby=err_id.clone()
-                on:input=set
-            />
-        }
-        .into_any(),
-        Kind::Config => view! {
-            <textarea
-                id=flag
-                name=flag
-                data-testid=flag
-                rows="3"
-                spellcheck="false"
-                prop:value=move || text.get()
-                placeholder=placeholder
-                aria-invalid=move || error().is_some().to_string()
-                aria-describedby=err_id.clone()
-                on:input=set
-            ></textarea>
-        }
-        .into_any(),
-        Kind::Check => view! {
-            <input
-                type="checkbox"
-                id=flag
-                name=flag
-                data-testid=flag
-                prop:checked=move || {
-                    app.scenario.with(|s| s.as_ref().map(|s| checked_in(f, s)).unwrap_or(false))
-                }
-                on:change=move |ev| {
-                    text.set(if event_target_checked(&ev) { "true" } else { "false" }.into())
-                }
-            />
-        }
-        .into_any(),
-        Kind::Choice(options) => {
-            let default_label = move || {
-                app.scenario.with(|s| {
-                    s.as_ref()
-                        .map(|s| format!("default ({})", chosen_in(f, s)))
-                        .unwrap_or_else(|_| "default".into())
-                })
-            };
-            view! {
-                <select id=flag name=flag data-testid=flag prop:value=move || text.get() on:change=set>
-                    <option value="">{default_label}</option>
-                    {options.iter().map(|o| view! { <option value=*o>{*o}</option> }).collect_view()}
-                </select>
-            }
-            .into_any()
-        }
-        Kind::Gpu => {
-            let default_label = move || {
-                app.scenario.with(|s| {
-                    s.as_ref()
-                        .map(|s| format!("default ({})", s.gpu.name))
-                        .unwrap_or_else(|_| "default".into())
-                })
-            };
-            view! {
-                <select id=flag name=flag data-testid=flag prop:value=move || text.get() on:change=set>
-                    <option value="">{default_label}</option>
-                    {catalog::gpus()
-                        .iter()
-                        .map(|g| view! { <option value=g.gpu.id.clone()>{g.gpu.name.clone()}</option> })
-                        .collect_view()}
-                </select>
-            }
-            .into_any()
-        }
-        Kind::Version => {
-            let versions: Vec<String> = (VllmVersion::OLDEST.minor..=VllmVersion::CURRENT.minor)
-                .rev()
-                .map(|m| format!("0.{m}"))
-                .collect();
-            view! {
-                <select id=flag name=flag data-testid=flag prop:value=move || text.get() on:change=set>
-                    <option value="">{format!("default ({})", VllmVersion::CURRENT)}</option>
-                    {versions.into_iter().map(|v| view! { <option value=v.clone()>{v.clone()}</option> }).collect_view()}
-                </select>
-            }
-            .into_any()
-        }
-    };
-    let badge = term_of(f).map(|t| {
-        let prov = move || {
-            app.later.with(|p| {
-                p.as_ref()
-                    .and_then(|p| p.ranks.first())
-                    .and_then(|r| r.line(t))
-                    .map(|l| (l.provenance.label(), l.provenance.basis().to_string()))
-            })
-        };
-        view! {
-            <span
-                class=move || format!("badge {}", prov().map_or("", |p| p.0))
-                title=move || prov().map(|p| p.1).unwrap_or_default()
-            >
-                {move || prov().map(|p| p.0)}
-            </span>
-        }
-    });
-    let wide = matches!(inp.kind, Kind::Check);
-    let source = matches!(f, Field::Model | Field::Gpu).then(|| {
-        let text = move || {
-            app.later.track();
-            app.scenario
-                .with_untracked(|s| s.as_ref().ok().and_then(|s| row_source(f, s)))
-        };
-        view! { <p class="source" data-testid=format!("{flag}-source")>{text}</p> }
-    });
-    view! {
-        <div class="field" class:check=wide class:invalid=move || error().is_some()>
-            <label for=flag>
-                <span class="name">{inp.label}</span>
-                <code class="flag">{format!("--{flag}")}</code>
-                {badge}
-            </label>
-            {control}
-            {source}
-            <p class="err" id=format!("{flag}-err") role="alert">
-                {error}
-            </p>
-        </div>
+/// Appends `text`, escaped for HTML.
+fn push_esc(h: &mut String, text: &str) {
+    h.push_str(&xml_escape(text));
+}
+
+/// One labelled input: the label with the flag and (for measured terms) the provenance badge,
+/// the control, the catalog source under the pickers, and the error line. Values, defaults,
+/// badges and errors are filled in by [`form`]'s effects.
+fn field_html(h: &mut String, inp: &Input) {
+    let flag = inp.field.flag();
+    let check = inp.kind == Kind::Check;
+    h.push_str(&format!(
+        r#"<div class="field{}" id="{flag}-field"><label for="{flag}"><span class="name">"#,
+        if check { " check" } else { "" }
+    ));
+    push_esc(h, inp.label);
+    h.push_str(&format!(r#"</span> <code class="flag">--{flag}</code>"#));
+    if term_of(inp.field).is_some() {
+        h.push_str(&format!(
+            r#" <span class="badge" id="{flag}-badge"></span>"#
+        ));
     }
-    .into_any()
+    h.push_str("</label>");
+    let common = format!(
+        r#"id="{flag}" name="{flag}" data-testid="{flag}" data-field="{flag}" aria-describedby="{flag}-err""#
+    );
+    let options = |h: &mut String, list: &mut dyn Iterator<Item = (String, String)>| {
+        h.push_str(&format!(
+            r#"<select {common}><option value="" id="{flag}-default">default</option>"#
+        ));
+        for (value, text) in list {
+            h.push_str(r#"<option value=""#);
+            push_esc(h, &value);
+            h.push_str(r#"">"#);
+            push_esc(h, &text);
+            h.push_str("</option>");
+        }
+        h.push_str("</select>");
+    };
+    match inp.kind {
+        Kind::Text | Kind::Model => h.push_str(&format!(
+            r#"<input type="text" {common} autocomplete="off" spellcheck="false"{}>"#,
+            if inp.kind == Kind::Model {
+                r#" list="model-list""#
+            } else {
+                ""
+            }
+        )),
+        Kind::Config => h.push_str(&format!(
+            r#"<textarea {common} rows="3" spellcheck="false"></textarea>"#
+        )),
+        Kind::Check => h.push_str(&format!(r#"<input type="checkbox" {common}>"#)),
+        Kind::Choice(list) => options(h, &mut list.iter().map(|o| (o.to_string(), o.to_string()))),
+        Kind::Gpu => options(
+            h,
+            &mut catalog::gpus()
+                .iter()
+                .map(|g| (g.gpu.id.clone(), g.gpu.name.clone())),
+        ),
+        Kind::Version => options(
+            h,
+            &mut (VllmVersion::OLDEST.minor..=VllmVersion::CURRENT.minor)
+                .rev()
+                .map(|m| (format!("0.{m}"), format!("0.{m}"))),
+        ),
+    }
+    if matches!(inp.field, Field::Model | Field::Gpu) {
+        h.push_str(&format!(
+            r#"<p class="source" id="{flag}-source" data-testid="{flag}-source"></p>"#
+        ));
+    }
+    h.push_str(&format!(
+        r#"<p class="err" id="{flag}-err" role="alert"></p></div>"#
+    ));
+}
+
+/// The form's markup: every section and input, the catalog's model list, the hint.
+fn form_html() -> String {
+    let mut h = String::from(r#"<datalist id="model-list">"#);
+    for m in catalog::models() {
+        h.push_str(r#"<option value=""#);
+        push_esc(&mut h, &m.id);
+        h.push_str(r#"">"#);
+        push_esc(&mut h, &m.name);
+        h.push_str("</option>");
+    }
+    h.push_str("</datalist>");
+    for (i, (title, inputs)) in SECTIONS.iter().enumerate() {
+        h.push_str("<fieldset><legend>");
+        push_esc(&mut h, title);
+        h.push_str("</legend>");
+        for inp in inputs.iter() {
+            field_html(&mut h, inp);
+        }
+        if i == 1 {
+            h.push_str(r#"<div class="stages" id="pp-stages"></div>"#);
+        }
+        h.push_str("</fieldset>");
+    }
+    h.push_str(
+        r#"<p class="hint">Empty inputs take the default shown in grey. Byte counts accept 79.29GiB, 46.1GB, 10e9, 9g (10^9) and 9G (2^30); token counts accept 128k and 128K.</p>"#,
+    );
+    h
+}
+
+/// The layer-partition editor's markup: the effective split and one input per stage.
+fn stages_html(list: &[u32]) -> String {
+    let summary = list
+        .iter()
+        .map(u32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let mut h = format!(
+        r#"<p class="chips" data-testid="pp-partition-effective">Effective split: {summary}</p>"#
+    );
+    for (i, n) in list.iter().enumerate() {
+        h.push_str(&format!(
+            r#"<label class="stage" for="pp-stage-{i}">stage {i}<input type="number" min="1" id="pp-stage-{i}" data-testid="pp-stage-{i}" data-stage="{i}" value="{n}"></label>"#
+        ));
+    }
+    h
+}
+
+/// An element of the form by id.
+fn by_id(id: &str) -> Option<web_sys::Element> {
+    document().get_element_by_id(id)
+}
+
+/// Sets a DOM property (`value`, `checked`) when it differs, so typing is never disturbed.
+fn set_prop(el: &web_sys::Element, name: &str, value: &JsValue) {
+    let key = JsValue::from_str(name);
+    let now = js_sys::Reflect::get(el, &key).unwrap_or(JsValue::UNDEFINED);
+    if &now != value {
+        let _ = js_sys::Reflect::set(el, &key, value);
+    }
+}
+
+/// An input or change anywhere in the form: the field's text follows the control, and a stage
+/// of the partition editor (on change: Enter or leaving it) rewrites the whole list.
+fn on_form_event(app: AppState, parts: Memo<Vec<u32>>, ev: &web_sys::Event) {
+    let Some(el) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return;
+    };
+    let value = |el: &web_sys::Element| {
+        js_sys::Reflect::get(el, &JsValue::from_str("value"))
+            .ok()
+            .and_then(|v| v.as_string())
+            .unwrap_or_default()
+    };
+    if let Some(field) = el
+        .get_attribute("data-field")
+        .and_then(|f| Field::from_flag(&f))
+    {
+        let text = if el.get_attribute("type").as_deref() == Some("checkbox") {
+            let on = js_sys::Reflect::get(&el, &JsValue::from_str("checked"))
+                .ok()
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
+            (if on { "true" } else { "false" }).to_string()
+        } else {
+            value(&el)
+        };
+        let signal = app.text(field);
+        if signal.get_untracked() != text {
+            signal.set(text);
+        }
+    } else if let Some(i) = el
+        .get_attribute("data-stage")
+        .and_then(|i| i.parse::<usize>().ok())
+    {
+        if ev.type_() != "change" {
+            return;
+        }
+        let mut list: Vec<String> = parts.get_untracked().iter().map(u32::to_string).collect();
+        if let Some(slot) = list.get_mut(i) {
+            *slot = value(&el).trim().to_string();
+        }
+        app.text(Field::PpPartition).set(list.join(","));
+    }
 }
 
 /// Where the chosen model's or GPU's catalog row came from (shown under the picker).
@@ -492,78 +521,14 @@ fn row_source(field: Field, s: &Scenario) -> Option<String> {
     }
 }
 
-/// The layer-partition editor: the effective split (vLLM's default when the partition is
-/// unset), one input per stage. Changing a stage writes the whole list into
-/// `--pp-layer-partition`; the core checks the sum against the model's layers.
-fn partition_editor(app: AppState) -> impl IntoView {
-    let text = app.text(Field::PpPartition);
-    // The list being edited: the typed one when it reads as a list, else the plan's split.
-    let current = move || {
-        crate::io::url::parse_partition(&text.get()).unwrap_or_else(|_| {
-            app.shown.with(|p| {
-                p.as_ref()
-                    .map(|p| p.pp_partition.clone())
-                    .unwrap_or_default()
-            })
-        })
-    };
-    let parts = Memo::new(move |_| current());
-    move || {
-        let list = parts.get();
-        let summary = list
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(", ");
-        view! {
-            <div class="stages">
-                <p class="chips" data-testid="pp-partition-effective">
-                    {format!("Effective split: {summary}")}
-                </p>
-                {list
-                    .iter()
-                    .enumerate()
-                    .map(|(i, n)| {
-                        let id = format!("pp-stage-{i}");
-                        let (label_for, input_id) = (id.clone(), id.clone());
-                        view! {
-                            <label class="stage" for=label_for>
-                                {format!("stage {i}")}
-                                <input
-                                    type="number"
-                                    min="1"
-                                    id=input_id
-                                    data-testid=id
-                                    prop:value=n.to_string()
-                                    on:change=move |ev| {
-                                        // Read the list now, untracked: a rebuilt editor keeps its
-                                        // first handlers, so nothing captured at render is current.
-                                        let mut l: Vec<String> = untrack(current)
-                                            .iter()
-                                            .map(u32::to_string)
-                                            .collect();
-                                        if let Some(slot) = l.get_mut(i) {
-                                            *slot = event_target_value(&ev).trim().to_string();
-                                        }
-                                        text.set(l.join(","));
-                                    }
-                                />
-                            </label>
-                        }
-                    })
-                    .collect_view()}
-            </div>
-        }
-    }
-}
-
-/// The whole form.
+/// The whole form: static markup built once, one delegated listener for every control, and
+/// effects that write values, defaults, badges, sources and messages into it. (A Leptos view
+/// per input cost about 28 KB gzip of wasm; this is a few.)
 pub fn form(app: AppState) -> impl IntoView {
     // One memo for every field's message: it changes only when a message does.
     let errors = Memo::new(move |_| Field::ALL.iter().map(|f| app.error(*f)).collect::<Vec<_>>());
-    // One memo for every placeholder, so the inputs subscribe to one source, not three each.
-    // Defaults and badges follow the slow lane: they change rarely, and typing should only
-    // wait for the verdict, the figures and the chart.
+    // Defaults, badges and sources follow the slow lane: they change rarely, and typing should
+    // only wait for the verdict, the figures and the chart.
     let defaults = Memo::new(move |_| {
         let unit = app.later_unit.get();
         app.later.track();
@@ -577,39 +542,127 @@ pub fn form(app: AppState) -> impl IntoView {
             Err(_) => vec![String::new(); Field::ALL.len()],
         })
     });
-    let fields = move || {
-        app.ready.get().then(|| {
-            // The catalog is parsed whole here, in the slow lane, not before the first verdict.
-            let models = catalog::models();
-            view! {
-            <datalist id="model-list">
-                {models
-                    .iter()
-                    .map(|m| view! { <option value=m.id.clone()>{m.name.clone()}</option> })
-                    .collect_view()}
-            </datalist>
-            {SECTIONS
-                .iter()
-                .enumerate()
-                .map(|(i, (title, inputs))| {
-                    view! {
-                        <fieldset>
-                            <legend>{*title}</legend>
-                            {inputs.iter().map(|inp| field_view(app, defaults, errors, inp)).collect_view()}
-                            {(i == 1).then(|| partition_editor(app))}
-                        </fieldset>
-                    }
-                })
-                .collect_view()}
-                <p class="hint">
-                "Empty inputs take the default shown in grey. Byte counts accept 79.29GiB, 46.1GB, 10e9, 9g (10^9) and 9G (2^30); token counts accept 128k and 128K."
-            </p>
-            }
+    // The list the partition editor shows: the typed one when it reads as a list, else the
+    // plan's split.
+    let text = app.text(Field::PpPartition);
+    let parts = Memo::new(move |_| {
+        crate::io::url::parse_partition(&text.get()).unwrap_or_else(|_| {
+            app.shown.with(|p| {
+                p.as_ref()
+                    .map(|p| p.pp_partition.clone())
+                    .unwrap_or_default()
+            })
         })
-    };
+    });
+    for (i, f) in Field::ALL.iter().enumerate() {
+        let (f, text) = (*f, app.text(*f));
+        // The control shows its text (or, for a checkbox, the scenario's value).
+        Effect::new(move |_| {
+            let Some(el) = by_id(f.flag()) else { return };
+            if matches!(f, Field::Ep | Field::Eager | Field::NoHybrid) {
+                let on = app
+                    .scenario
+                    .with(|s| s.as_ref().map(|s| checked_in(f, s)).unwrap_or(false));
+                set_prop(&el, "checked", &JsValue::from_bool(on));
+            } else {
+                set_prop(&el, "value", &JsValue::from_str(&text.get()));
+            }
+        });
+        // Its message, beside it.
+        Effect::new(move |_| {
+            let message = errors.with(|e| e.get(i).cloned().flatten());
+            let flag = f.flag();
+            if let Some(p) = by_id(&format!("{flag}-err")) {
+                p.set_text_content(Some(message.as_deref().unwrap_or("")));
+            }
+            if let Some(el) = by_id(flag) {
+                let _ = el.set_attribute("aria-invalid", &message.is_some().to_string());
+            }
+            if let Some(div) = by_id(&format!("{flag}-field")) {
+                let check = if matches!(f, Field::Ep | Field::Eager | Field::NoHybrid) {
+                    " check"
+                } else {
+                    ""
+                };
+                let invalid = if message.is_some() { " invalid" } else { "" };
+                div.set_class_name(&format!("field{check}{invalid}"));
+            }
+        });
+    }
+    // Defaults: placeholders, and the label of each list's empty choice.
+    Effect::new(move |_| {
+        let labels: Vec<(Field, String)> = app.scenario.with_untracked(|s| {
+            s.as_ref()
+                .map(|s| {
+                    vec![
+                        (Field::KvDtype, chosen_in(Field::KvDtype, s)),
+                        (Field::Spec, chosen_in(Field::Spec, s)),
+                        (Field::Gpu, s.gpu.name.clone()),
+                        (Field::Vllm, VllmVersion::CURRENT.to_string()),
+                    ]
+                })
+                .unwrap_or_default()
+        });
+        defaults.with(|d| {
+            for (f, text) in Field::ALL.iter().zip(d) {
+                if let Some(el) = by_id(f.flag()) {
+                    if el.get_attribute("type").as_deref() != Some("checkbox")
+                        && el.tag_name() != "SELECT"
+                    {
+                        let _ = el.set_attribute("placeholder", text);
+                    }
+                }
+            }
+        });
+        for (f, label) in labels {
+            if let Some(o) = by_id(&format!("{}-default", f.flag())) {
+                o.set_text_content(Some(&format!("default ({label})")));
+            }
+        }
+    });
+    // Provenance badges of the measured terms, and the catalog sources under the pickers.
+    Effect::new(move |_| {
+        app.later.with(|p| {
+            let rank0 = p.as_ref().and_then(|p| p.ranks.first());
+            for f in Field::ALL {
+                let Some(t) = term_of(f) else { continue };
+                let Some(el) = by_id(&format!("{}-badge", f.flag())) else {
+                    continue;
+                };
+                let prov = rank0
+                    .and_then(|r| r.line(t))
+                    .map(|l| (l.provenance.label(), l.provenance.basis().to_string()));
+                let (label, basis) = prov.unwrap_or_default();
+                el.set_class_name(&format!("badge {label}"));
+                el.set_text_content(Some(label));
+                let _ = el.set_attribute("title", &basis);
+            }
+        });
+        app.scenario.with_untracked(|s| {
+            for f in [Field::Model, Field::Gpu] {
+                if let Some(el) = by_id(&format!("{}-source", f.flag())) {
+                    let text = s.as_ref().ok().and_then(|s| row_source(f, s));
+                    el.set_text_content(Some(text.as_deref().unwrap_or("")));
+                }
+            }
+        });
+    });
+    // The partition editor, rebuilt when the split changes.
+    Effect::new(move |_| {
+        let html = parts.with(|l| stages_html(l));
+        if let Some(el) = by_id("pp-stages") {
+            el.set_inner_html(&html);
+        }
+    });
+    let handler = move |ev: web_sys::Event| on_form_event(app, parts, &ev);
     view! {
-        <form class="inputs" aria-label="Scenario inputs" on:submit=|ev| ev.prevent_default()>
-            {fields}
-        </form>
+        <form
+            class="inputs"
+            aria-label="Scenario inputs"
+            inner_html=form_html()
+            on:submit=|ev| ev.prevent_default()
+            on:input=handler
+            on:change=handler
+        ></form>
     }
 }

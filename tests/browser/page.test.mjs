@@ -2,7 +2,7 @@
 // survives a reload, hostile URLs, and a page that never leaves its origin.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, goto, assertClean, text, number, changed, setInput } from './harness.mjs';
+import { launch, open, goto, assertClean, text, number, changed, setInput, BASE_URL } from './harness.mjs';
 
 let browser;
 before(async () => {
@@ -196,17 +196,20 @@ test('a pasted config.json is a custom model that lives in the URL', async () =>
 });
 
 test('a panic shows the error panel, not a dead page', async () => {
-  const { context, page, problems } = await open(browser, '/?v=1&tp=1');
-  // Make the next element the app creates fail, once: the view code unwraps DOM calls, so the
-  // wasm panics, and the panel (built with createElement too) must still appear.
-  await page.evaluate(() => {
+  const { context, page, problems } = await open(browser, null);
+  // The first <header> the app asks for fails, once: the view code unwraps DOM calls, so the
+  // wasm panics while mounting, and the panel (built with createElement too) must appear.
+  await page.addInitScript(() => {
     const original = Document.prototype.createElement;
-    Document.prototype.createElement = function () {
-      Document.prototype.createElement = original;
-      throw new Error('createElement refused by the test');
+    Document.prototype.createElement = function (tag, ...rest) {
+      if (String(tag).toLowerCase() === 'header') {
+        Document.prototype.createElement = original;
+        throw new Error('createElement refused by the test');
+      }
+      return original.call(this, tag, ...rest);
     };
   });
-  await setInput(page, 'pipeline-parallel-size', '2');
+  await page.goto(new URL('/?v=1', BASE_URL).href);
   const panel = page.locator('[data-testid="panic-panel"]');
   await panel.waitFor({ timeout: 10_000 });
   assert.match(await panel.innerText(), /internal error/);
