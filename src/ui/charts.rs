@@ -197,7 +197,7 @@ fn hit_rect(out: &mut String, (x0, y0): (i32, i32), (x1, y1): (i32, i32), term: 
     let (w, h) = ((x1 - x0).abs().max(1), (y1 - y0).abs().max(2));
     let info = xml_escape(info);
     out.push_str(&format!(
-        r#"<rect class="hit" x="{x}" y="{y}" width="{w}" height="{h}" tabindex="0" data-term="{term}"><title>{info}</title></rect>"#
+        r#"<rect class="hit" x="{x}" y="{y}" width="{w}" height="{h}" tabindex="-1" data-term="{term}"><title>{info}</title></rect>"#
     ));
 }
 
@@ -530,7 +530,12 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
 }
 
 /// Puts the overlay and an accessible name into plotters' SVG.
+///
+/// Keyboard: the chart is one Tab stop (its first shape); the arrow keys move between shapes
+/// (`panels::roving_focus`), so a wide TP grid does not put dozens of stops before the rest of
+/// the page.
 fn finish(mut svg: String, overlay: &str, name: &str) -> String {
+    let overlay = overlay.replacen(r#"tabindex="-1""#, r#"tabindex="0""#, 1);
     if let Some(i) = svg.rfind("</svg>") {
         svg.insert_str(i, &format!(r#"<g class="overlay">{overlay}</g>"#));
     }
@@ -629,7 +634,7 @@ fn line_chart(s: Series<'_>) -> String {
             }
             let info = xml_escape(&p.3);
             overlay.push_str(&format!(
-                r#"<circle class="hit" cx="{px}" cy="{py}" r="8" tabindex="0" data-current="{}"><title>{info}</title></circle>"#,
+                r#"<circle class="hit" cx="{px}" cy="{py}" r="8" tabindex="-1" data-current="{}"><title>{info}</title></circle>"#,
                 p.4
             ));
         }
@@ -745,6 +750,9 @@ mod tests {
         assert!(svg.contains(" B) = "));
         assert!(svg.contains("<title>"));
         assert!(!svg.contains("style="), "no inline styles under the CSP");
+        // One Tab stop; the arrow keys reach the rest.
+        assert_eq!(svg.matches(r#"tabindex="0""#).count(), 1);
+        assert!(svg.matches(r#"tabindex="-1""#).count() >= 8);
     }
 
     #[test]

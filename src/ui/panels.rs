@@ -274,6 +274,58 @@ pub fn rank_table_html(p: &Plan, u: UnitSystem) -> String {
     h
 }
 
+/// Arrow keys inside a chart: Right/Down to the next shape, Left/Up to the previous one,
+/// Home/End to the ends. The focused shape becomes the chart's one Tab stop (roving tabindex).
+fn roving_focus(ev: &web_sys::KeyboardEvent) {
+    let key = ev.key();
+    let step: isize = match key.as_str() {
+        "ArrowRight" | "ArrowDown" => 1,
+        "ArrowLeft" | "ArrowUp" => -1,
+        "Home" => isize::MIN,
+        "End" => isize::MAX,
+        _ => return,
+    };
+    let Some(chart) = ev
+        .current_target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return;
+    };
+    let Ok(list) = chart.query_selector_all(".hit") else {
+        return;
+    };
+    let n = list.length() as isize;
+    if n == 0 {
+        return;
+    }
+    let active = document().active_element();
+    let at = (0..n).find(|i| {
+        list.item(*i as u32)
+            .zip(active.as_ref())
+            .is_some_and(|(a, b)| a.is_same_node(Some(b)))
+    });
+    let next = match (step, at) {
+        (isize::MIN, _) => 0,
+        (isize::MAX, _) => n - 1,
+        (s, Some(i)) => (i + s).clamp(0, n - 1),
+        (_, None) => 0,
+    };
+    ev.prevent_default();
+    for i in 0..n {
+        if let Some(el) = list
+            .item(i as u32)
+            .and_then(|x| x.dyn_into::<web_sys::Element>().ok())
+        {
+            let _ = el.set_attribute("tabindex", if i == next { "0" } else { "-1" });
+            if i == next {
+                if let Ok(svg) = el.dyn_into::<web_sys::SvgElement>() {
+                    let _ = svg.focus();
+                }
+            }
+        }
+    }
+}
+
 /// Shows the explanation of the focused or hovered chart shape.
 fn info_handler(info: RwSignal<String>) -> impl Fn(web_sys::Event) + Copy + 'static {
     move |ev: web_sys::Event| {
@@ -313,6 +365,7 @@ pub fn rank_chart(app: AppState) -> impl IntoView {
                     inner_html=svg
                     on:focusin=move |ev| on_info(ev.into())
                     on:mouseover=move |ev| on_info(ev.into())
+                    on:keydown=|ev| roving_focus(&ev)
                 ></div>
                 <figcaption>
                     <ul class="legend">
@@ -383,12 +436,12 @@ pub fn sweeps(app: AppState) -> impl IntoView {
             <h2 id="sweep-h">"Sweeps"</h2>
             <figure class="chart" data-testid="len-sweep">
                 <figcaption>"Maximum concurrency against max-model-len (current length ringed)"</figcaption>
-                <div class="svg" inner_html=len_svg></div>
+                <div class="svg" inner_html=len_svg on:keydown=|ev| roving_focus(&ev)></div>
                 <div class="sr-only" inner_html=len_rows></div>
             </figure>
             <figure class="chart" data-testid="pool-sweep">
                 <figcaption>"KV pool per rank against gpu-memory-utilization (current fraction ringed)"</figcaption>
-                <div class="svg" inner_html=pool_svg></div>
+                <div class="svg" inner_html=pool_svg on:keydown=|ev| roving_focus(&ev)></div>
                 <div class="sr-only" inner_html=pool_rows></div>
             </figure>
             <p class="chart-info" aria-live="polite">{move || info.get()}</p>

@@ -137,9 +137,30 @@ test('chart segments explain themselves on focus, and a table stands in for scre
   assert.match(info, /\d{1,3}(,\d{3})+ B\)/, 'exact bytes');
   assert.match(info, /\[(exact|estimate|measured)/, 'provenance');
   assert.equal(await page.locator('[data-testid="rank-table"] tbody tr').count(), 1);
-  // Keyboard: Tab reaches the chart.
   const title = await page.locator('[data-testid="rank-bar-0"] rect.hit title').first().textContent();
   assert.ok(title.length > 10);
+  // Keyboard: the chart is one Tab stop however many ranks it has; the arrow keys walk it.
+  await goto(page, '/?v=1&tp=8&model=llama-3.1-70b-instruct');
+  const hits = page.locator('[data-testid="rank-chart"] .hit');
+  assert.ok((await hits.count()) >= 8 * 4, 'eight bars of several shapes');
+  assert.equal(await page.locator('[data-testid="rank-chart"] .hit[tabindex="0"]').count(), 1);
+  await page.focus('[data-testid="unit-gb"]');
+  let tabs = 0;
+  while (!(await page.evaluate(() => document.activeElement?.classList.contains('hit'))) && tabs < 200) {
+    await page.keyboard.press('Tab');
+    tabs += 1;
+  }
+  const first = await text(page, 'chart-info');
+  assert.match(first, /^rank 0: /, 'Tab lands on the first shape');
+  await page.keyboard.press('ArrowRight');
+  const second = await text(page, 'chart-info');
+  assert.notEqual(second, first, 'ArrowRight moves to the next shape and explains it');
+  await page.keyboard.press('End');
+  assert.match(await text(page, 'chart-info'), /^rank 7: /, 'End reaches the last bar');
+  assert.equal(await page.locator('[data-testid="rank-chart"] .hit[tabindex="0"]').count(), 1, 'still one Tab stop');
+  // One more Tab leaves the chart.
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.closest('[data-testid="rank-chart"]') === null || !document.activeElement.classList.contains('hit')), true);
   assertClean(problems);
   await context.close();
 });
