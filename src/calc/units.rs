@@ -148,7 +148,7 @@ pub fn py_float_str(x: f64) -> String {
 pub fn py_round(x: f64, ndigits: usize) -> f64 {
     // Rust's fixed-precision formatting rounds the exact binary value correctly, which is what
     // CPython's float_round does through its own correctly rounded dtoa.
-    format!("{x:.ndigits$}").parse().unwrap_or(x)
+    super::decimal::parse_f64(&format!("{x:.ndigits$}")).unwrap_or(x)
 }
 
 /// vLLM's `vllm/utils/mem_utils.py::format_gib`: `str(round(b / GiB_bytes, 2))` (v0.14.0+).
@@ -278,9 +278,8 @@ pub fn parse_bytes(input: &str) -> Result<u64, ParseBytesError> {
             unit.to_ascii_lowercase()
         )));
     }
-    let x: f64 = num
-        .parse()
-        .map_err(|_| err(&format!("{num:?} is not a number")))?;
+    let x =
+        super::decimal::parse_f64(num).ok_or_else(|| err(&format!("{num:?} is not a number")))?;
     if !x.is_finite() || x < 0.0 {
         return Err(err("it is not a finite positive number"));
     }

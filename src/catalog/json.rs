@@ -496,7 +496,8 @@ impl Parser<'_> {
         let kind = match exact {
             Some(k) => k,
             None => {
-                let f: f64 = text.parse().map_err(|_| self.error("invalid number"))?;
+                let f = crate::calc::decimal::parse_f64(text)
+                    .ok_or_else(|| self.error("invalid number"))?;
                 if !f.is_finite() {
                     return Err(self.error("number out of range"));
                 }

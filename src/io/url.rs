@@ -812,10 +812,8 @@ pub fn parse_partition(text: &str) -> Result<Vec<u32>, String> {
 
 /// `--gpu-memory-utilization`: a fraction in (0, 1].
 pub fn parse_fraction(text: &str) -> Result<f64, String> {
-    let x: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{:?} is not a number like 0.92", text.trim()))?;
+    let x = crate::calc::decimal::parse_f64(text.trim())
+        .ok_or_else(|| format!("{:?} is not a number like 0.92", text.trim()))?;
     if !(x > 0.0 && x <= 1.0) {
         return Err(format!("{} must be in (0, 1]", text.trim()));
     }
