@@ -312,7 +312,7 @@ impl Big {
                 self.0.push(carry);
             }
         }
-        self.0.splice(0..0, std::iter::repeat_n(0, whole));
+        self.0.splice(0..0, std::iter::repeat(0).take(whole));
     }
 
     fn shr(&mut self, k: u32) {
