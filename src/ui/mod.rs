@@ -34,76 +34,88 @@ fn example_state(id: &str) -> UrlState {
     s
 }
 
-/// The examples menu: each seed system is one click and a shareable link.
-fn examples_menu(app: AppState) -> impl IntoView {
-    view! {
-        <nav class="examples" data-testid="examples" aria-label="Examples">
-            <span class="label">"Examples:"</span>
-            {url::examples()
-                .iter()
-                .map(|e| {
-                    let id = e.id;
-                    let href = format!("?{}", url::encode(&example_state(id)));
-                    view! {
-                        <a
-                            href=href
-                            data-testid=format!("example-{id}")
-                            title=e.summary
-                            on:click=move |ev| {
-                                ev.prevent_default();
-                                app.notices.set(Vec::new());
-                                app.load(&example_state(id));
-                            }
-                        >
-                            {e.title}
-                        </a>
-                    }
-                })
-                .collect_view()}
-            <a href="?v=1" data-testid="example-none" on:click=move |ev| {
-                ev.prevent_default();
-                app.notices.set(Vec::new());
-                app.load(&UrlState::default());
-            }>"Start over"</a>
-        </nav>
+/// The header's markup, built once: the title, the examples menu (each seed system is one
+/// click and a shareable link), the GiB/GB toggle and "Copy link". [`App`] listens to it.
+fn header_html() -> String {
+    let esc = charts::xml_escape;
+    let mut h = String::from(
+        r#"<div class="brand"><h1>Headroom</h1><p class="tagline">vLLM's GPU memory plan for every rank, exact and explained. Runs in your browser; nothing leaves it.</p></div><nav class="examples" data-testid="examples" aria-label="Examples"><span class="label">Examples:</span>"#,
+    );
+    for e in url::examples() {
+        let href = format!("?{}", url::encode(&example_state(e.id)));
+        h.push_str(&format!(
+            r#"<a href="{}" data-testid="example-{}" data-example="{}" title="{}">{}</a>"#,
+            esc(&href),
+            esc(e.id),
+            esc(e.id),
+            esc(e.summary),
+            esc(e.title)
+        ));
+    }
+    h.push_str(
+        r#"<a href="?v=1" data-testid="example-none" data-example="">Start over</a></nav><div class="tools"><fieldset class="unit" data-testid="unit"><legend>Unit</legend><label><input type="radio" name="unit" data-testid="unit-gib" value=""> GiB (2^30)</label><label><input type="radio" name="unit" data-testid="unit-gb" value="gb"> GB (10^9)</label></fieldset><button type="button" data-testid="copy-link">Copy link</button><span role="status" class="status" id="link-status"></span></div>"#,
+    );
+    h
+}
+
+/// A click in the header: an example or "Start over" loads its state in place (the link
+/// still works when opened elsewhere); "Copy link" copies the page's address.
+fn on_header_click(app: AppState, link_status: RwSignal<String>, ev: &web_sys::MouseEvent) {
+    let Some(target) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+    else {
+        return;
+    };
+    if let Some(a) = target.closest("a[data-example]").ok().flatten() {
+        ev.prevent_default();
+        app.notices.set(Vec::new());
+        match a.get_attribute("data-example").filter(|id| !id.is_empty()) {
+            Some(id) => app.load(&example_state(&id)),
+            None => app.load(&UrlState::default()),
+        }
+    } else if target
+        .closest("[data-testid=copy-link]")
+        .ok()
+        .flatten()
+        .is_some()
+    {
+        let href = window().location().href().unwrap_or_default();
+        panels::copy_text(href, link_status);
     }
 }
 
-/// The GiB/GB toggle.
-fn unit_toggle(app: AppState) -> impl IntoView {
-    let unit = app.text(Field::Unit);
-    let is_gb =
-        move || url::parse_unit(&unit.get()).ok() == Some(crate::calc::units::UnitSystem::Decimal);
-    view! {
-        <fieldset class="unit" data-testid="unit">
-            <legend>"Unit"</legend>
-            <label><input type="radio" name="unit" data-testid="unit-gib" prop:checked=move || !is_gb() on:change=move |_| unit.set(String::new())/>" GiB (2^30)"</label>
-            <label><input type="radio" name="unit" data-testid="unit-gb" prop:checked=is_gb on:change=move |_| unit.set("gb".into())/>" GB (10^9)"</label>
-        </fieldset>
+/// The GiB/GB toggle changed.
+fn on_header_change(app: AppState, ev: &web_sys::Event) {
+    let Some(input) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+    else {
+        return;
+    };
+    if input.name() == "unit" && input.checked() {
+        app.text(Field::Unit).set(input.value());
     }
 }
 
-/// The notice listing what the URL carried that was not used.
-fn url_notice(app: AppState) -> impl IntoView {
-    move || {
-        let items = app.notices.get();
-        (!items.is_empty()).then(|| {
-            view! {
-                <div class="notice" data-testid="url-notice" role="alert">
-                    <p>"Some parameters in the link were ignored:"</p>
-                    <ul>
-                        {items
-                            .into_iter()
-                            .map(|i| view! { <li><code>{i.key}</code>": "{i.reason}</li> })
-                            .collect_view()}
-                    </ul>
-                    <button type="button" data-testid="dismiss-notice" on:click=move |_| app.notices.set(Vec::new())>
-                        "Dismiss"
-                    </button>
-                </div>
-            }
-        })
+/// The notice listing what the URL carried that was not used, as markup (empty when none).
+fn notice_html(items: &[url::Ignored]) -> String {
+    if items.is_empty() {
+        return String::new();
     }
+    let esc = charts::xml_escape;
+    let mut h = String::from(
+        r#"<div class="notice" data-testid="url-notice" role="alert"><p>Some parameters in the link were ignored:</p><ul>"#,
+    );
+    for i in items {
+        h.push_str(&format!(
+            "<li><code>{}</code>: {}</li>",
+            esc(&i.key),
+            esc(&i.reason)
+        ));
+    }
+    h.push_str(r#"</ul><button type="button" data-testid="dismiss-notice">Dismiss</button></div>"#);
+    h
 }
 
 /// The form beside the result panels.
@@ -129,10 +141,27 @@ pub fn App() -> impl IntoView {
     let app = AppState::new(&initial, notices);
     app.mirror_to_browser();
     let link_status = RwSignal::new(String::new());
-    let copy_link = move |_| {
-        let href = window().location().href().unwrap_or_default();
-        panels::copy_text(href, link_status);
-    };
+    let unit = app.text(Field::Unit);
+    // The header's live parts: the unit toggle and the copy status.
+    Effect::new(move |_| {
+        let gb = url::parse_unit(&unit.get()).ok() == Some(crate::calc::units::UnitSystem::Decimal);
+        for (id, on) in [("unit-gib", !gb), ("unit-gb", gb)] {
+            if let Some(el) = document()
+                .query_selector(&format!("[data-testid={id}]"))
+                .ok()
+                .flatten()
+                .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok())
+            {
+                el.set_checked(on);
+            }
+        }
+    });
+    Effect::new(move |_| {
+        let text = link_status.get();
+        if let Some(el) = document().get_element_by_id("link-status") {
+            el.set_text_content(Some(&text));
+        }
+    });
     // The verdict paints alone; the form and the panels are mounted in the next task, so the
     // first screen does not wait for their code to compile and their DOM to build. A second
     // mount (not a reactive `Option` of the layout) keeps Trunk's output smaller: the layout is
@@ -146,19 +175,24 @@ pub fn App() -> impl IntoView {
         std::time::Duration::ZERO,
     );
     view! {
-        <header class="top">
-            <div class="brand">
-                <h1>"Headroom"</h1>
-                <p class="tagline">"vLLM's GPU memory plan for every rank, exact and explained. Runs in your browser; nothing leaves it."</p>
-            </div>
-            {examples_menu(app)}
-            <div class="tools">
-                {unit_toggle(app)}
-                <button type="button" data-testid="copy-link" on:click=copy_link>"Copy link"</button>
-                <span role="status" class="status">{move || link_status.get()}</span>
-            </div>
-        </header>
-        {url_notice(app)}
+        <header
+            class="top"
+            inner_html=header_html()
+            on:click=move |ev| on_header_click(app, link_status, &ev)
+            on:change=move |ev| on_header_change(app, &ev)
+        ></header>
+        <div
+            inner_html=move || app.notices.with(|n| notice_html(n))
+            on:click=move |ev: web_sys::MouseEvent| {
+                let dismiss = ev
+                    .target()
+                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+                    .and_then(|t| t.closest("[data-testid=dismiss-notice]").ok().flatten());
+                if dismiss.is_some() {
+                    app.notices.set(Vec::new());
+                }
+            }
+        ></div>
         {panels::verdict(app)}
         <p class="print-only">
             "Scenario (the page's link): "
