@@ -120,17 +120,9 @@ fn notice_html(items: &[url::Ignored]) -> String {
 
 /// The form beside the result panels.
 fn layout(app: AppState) -> impl IntoView {
-    let stale = panels::stale(app);
     view! {
         {form::form(app)}
-        <div class="results" class:stale=stale>
-            {panels::pool_figures(app)}
-            {panels::rank_chart(app)}
-            {panels::sweeps(app)}
-            {panels::checks(app)}
-            {panels::ledger(app)}
-            {panels::vllm_log(app)}
-        </div>
+        {panels::results(app)}
     }
 }
 

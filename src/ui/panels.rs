@@ -146,29 +146,27 @@ fn gate_html(g: &UnifiedGate, u: UnitSystem) -> String {
     h
 }
 
-/// A figure with its label; `bytes` (when given) goes into `data-bytes` for exact reading.
-fn figure(
-    testid: &'static str,
-    label: &'static str,
-    value: impl Fn() -> (String, Option<String>) + Send + Sync + 'static,
-) -> impl IntoView {
-    let value: Box<dyn Fn() -> (String, Option<String>) + Send + Sync> = Box::new(value);
-    figure_view(testid, label, Memo::new(move |_| value()))
+/// A figure's value: its text and, for byte counts, the exact bytes (`data-bytes`).
+type FigureValue = (String, Option<String>);
+
+/// Writes a memo of markup into the element with this id whenever it changes.
+fn bind_html(id: &'static str, html: Memo<String>) {
+    Effect::new(move |_| {
+        let h = html.get();
+        if let Some(el) = document().get_element_by_id(id) {
+            el.set_inner_html(&h);
+        }
+    });
 }
 
-/// One figure's markup, not generic: every figure shares its code.
-fn figure_view(
-    testid: &'static str,
-    label: &'static str,
-    value: Memo<(String, Option<String>)>,
-) -> AnyView {
-    view! {
-        <div class="figure">
-            <dt>{label}</dt>
-            <dd data-testid=testid data-bytes=move || value.with(|v| v.1.clone())>{move || value.with(|v| v.0.clone())}</dd>
-        </div>
-    }
-    .into_any()
+/// Writes a memo of text into the element with this id whenever it changes.
+fn bind_text(id: &'static str, text: Memo<String>) {
+    Effect::new(move |_| {
+        let t = text.get();
+        if let Some(el) = document().get_element_by_id(id) {
+            el.set_text_content(Some(&t));
+        }
+    });
 }
 
 fn with_plan<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Option<T> {
@@ -197,50 +195,6 @@ fn limiting_rank(p: &Plan) -> Option<&crate::calc::plan::RankPlan> {
     p.replica
         .as_ref()
         .and_then(|r| p.ranks.get(r.limiting_rank as usize))
-}
-
-/// Pool versus demand: the figures vLLM prints and what the scheduler could ask for.
-pub fn pool_figures(app: AppState) -> impl IntoView {
-    let s = |o: Option<(String, Option<String>)>| o.unwrap_or((DASH.into(), None));
-    let bytes = |b: i128, unit| (charts::amount(b, unit), Some(b.to_string()));
-    let gate = html_memo(move || {
-        with_plan(app, |p, u| p.unified.as_ref().map(|g| gate_html(g, u))).unwrap_or_default()
-    });
-    view! {
-        <section class="panel" aria-labelledby="pool-h">
-            <h2 id="pool-h">"Pool versus demand"</h2>
-            <dl class="figures">
-                {figure("kv-cache-tokens", "GPU KV cache size (tokens)", move || s(with_plan(app, |p, _| {
-                    p.replica.as_ref().map(|r| (thousands(u128::from(r.kv_cache_tokens)), None))
-                })))}
-                {figure("max-concurrency", "Maximum concurrency at max-model-len", move || s(with_plan(app, |p, _| {
-                    p.replica.as_ref().map(|r| (format!("{:.2}x", r.max_concurrency), None))
-                })))}
-                {figure("full-length-requests", "Whole max-length requests that fit", move || s(with_plan(app, |p, _| {
-                    p.replica.as_ref().map(|r| (r.full_length_requests.to_string(), None))
-                })))}
-                {figure("kv-pool", "KV pool per rank (limiting rank)", move || s(with_plan(app, |p, u| {
-                    limiting_rank(p).map(|r| bytes(i128::from(r.kv_pool.0), u))
-                })))}
-                {figure("budget", "Budget per rank: total x utilization", move || s(with_plan(app, |p, u| {
-                    p.ranks.first().map(|r| bytes(i128::from(r.budget.0), u))
-                })))}
-                {figure("per-request", "One max-length request (limiting rank)", move || s(with_plan(app, |p, u| {
-                    p.demand.as_ref().map(|d| bytes(i128::from(d.per_request_bytes), u))
-                })))}
-                {figure("demand", "Demand: max-num-seqs x max-model-len (replica)", move || s(with_plan(app, |p, u| {
-                    p.demand.as_ref().map(|d| {
-                        let b = i128::try_from(d.all_seqs_bytes_replica).unwrap_or(i128::MAX);
-                        (format!("{} ({} seqs)", charts::amount(b, u), d.max_num_seqs), Some(b.to_string()))
-                    })
-                })))}
-                {figure("concurrency-at-average", "Concurrency at the average length", move || s(with_plan(app, |p, _| {
-                    p.demand.as_ref().map(|d| (format!("{:.2} at {} tokens", d.concurrency_at_average, thousands(u128::from(d.average_len))), None))
-                })))}
-            </dl>
-            <div inner_html=gate></div>
-        </section>
-    }
 }
 
 /// The per-rank figures as a table: the chart's text alternative.
@@ -285,9 +239,11 @@ fn roving_focus(ev: &web_sys::KeyboardEvent) {
         "End" => isize::MAX,
         _ => return,
     };
+    // The chart the focused shape belongs to.
     let Some(chart) = ev
-        .current_target()
+        .target()
         .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|t| t.closest(".svg").ok().flatten())
     else {
         return;
     };
@@ -326,129 +282,6 @@ fn roving_focus(ev: &web_sys::KeyboardEvent) {
     }
 }
 
-/// Shows the explanation of the focused or hovered chart shape.
-fn info_handler(info: RwSignal<String>) -> impl Fn(web_sys::Event) + Copy + 'static {
-    move |ev: web_sys::Event| {
-        let el = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .and_then(|e| e.closest(".hit").ok().flatten());
-        if let Some(text) = el.and_then(|e| e.text_content()) {
-            info.set(text);
-        }
-    }
-}
-
-/// The per-rank budget chart, its legend, the focused segment's explanation and a table
-/// alternative for screen readers.
-pub fn rank_chart(app: AppState) -> impl IntoView {
-    let svg = html_memo(move || {
-        let unit = app.unit.get();
-        app.shown.with(|p| {
-            p.as_deref()
-                .map(|p| charts::rank_chart(p, unit))
-                .unwrap_or_default()
-        })
-    });
-    let info = RwSignal::new(String::from(
-        "Hover or focus a segment (Tab) for its exact bytes, formula and provenance.",
-    ));
-    let on_info = info_handler(info);
-    let table =
-        html_memo(move || with_later(app, |p, u| Some(rank_table_html(p, u))).unwrap_or_default());
-    view! {
-        <section class="panel" aria-labelledby="chart-h">
-            <h2 id="chart-h">"Per-rank budget"</h2>
-            <figure class="chart" data-testid="rank-chart">
-                <div
-                    class="svg"
-                    inner_html=svg
-                    on:focusin=move |ev| on_info(ev.into())
-                    on:mouseover=move |ev| on_info(ev.into())
-                    on:keydown=|ev| roving_focus(&ev)
-                ></div>
-                <figcaption>
-                    <ul class="legend">
-                        {charts::legend()
-                            .into_iter()
-                            .map(|(c, name)| view! { <li><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill=c></rect></svg>{name}</li> })
-                            .collect_view()}
-                    </ul>
-                    <p class="chart-info" aria-live="polite" data-testid="chart-info">{move || info.get()}</p>
-                </figcaption>
-                <div class="sr-only" inner_html=table></div>
-            </figure>
-        </section>
-    }
-}
-
-/// The two sweeps: concurrency against max-model-len and the pool against utilization.
-pub fn sweeps(app: AppState) -> impl IntoView {
-    let len_svg = html_memo(move || {
-        let current =
-            with_later(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
-        app.len_sweep
-            .with(|pts| charts::len_sweep_chart(pts, current))
-    });
-    let pool_svg = html_memo(move || {
-        let unit = app.later_unit.get();
-        let current = app
-            .scenario
-            .with(|s| s.as_ref().map(current_utilization).unwrap_or(0.0));
-        app.pool_sweep
-            .with(|pts| charts::pool_sweep_chart(pts, current, unit))
-    });
-    let info = RwSignal::new(String::new());
-    let on_info = info_handler(info);
-    let len_rows = html_memo(move || {
-        let mut h = String::from(
-            r#"<table><caption>Concurrency by max-model-len</caption><thead><tr><th scope="col">max-model-len</th><th scope="col">max concurrency</th></tr></thead><tbody>"#,
-        );
-        app.len_sweep.with(|pts| {
-            for p in pts {
-                h.push_str(&format!(
-                    "<tr><td>{}</td><td>{:.2}</td></tr>",
-                    thousands(u128::from(p.max_model_len)),
-                    p.max_concurrency
-                ));
-            }
-        });
-        h + "</tbody></table>"
-    });
-    let pool_rows = html_memo(move || {
-        let unit = app.later_unit.get();
-        let mut h = String::from(
-            r#"<table><caption>KV pool by utilization</caption><thead><tr><th scope="col">utilization</th><th scope="col">KV pool</th></tr></thead><tbody>"#,
-        );
-        app.pool_sweep.with(|pts| {
-            for p in pts {
-                h.push_str(&format!(
-                    "<tr><td>{:.2}</td><td>{}</td></tr>",
-                    p.utilization,
-                    charts::amount(i128::from(p.kv_pool), unit)
-                ));
-            }
-        });
-        h + "</tbody></table>"
-    });
-    view! {
-        <section class="panel sweeps" aria-labelledby="sweep-h" on:focusin=move |ev| on_info(ev.into()) on:mouseover=move |ev| on_info(ev.into())>
-            <h2 id="sweep-h">"Sweeps"</h2>
-            <figure class="chart" data-testid="len-sweep">
-                <figcaption>"Maximum concurrency against max-model-len (current length ringed)"</figcaption>
-                <div class="svg" inner_html=len_svg on:keydown=|ev| roving_focus(&ev)></div>
-                <div class="sr-only" inner_html=len_rows></div>
-            </figure>
-            <figure class="chart" data-testid="pool-sweep">
-                <figcaption>"KV pool per rank against gpu-memory-utilization (current fraction ringed)"</figcaption>
-                <div class="svg" inner_html=pool_svg on:keydown=|ev| roving_focus(&ev)></div>
-                <div class="sr-only" inner_html=pool_rows></div>
-            </figure>
-            <p class="chart-info" aria-live="polite">{move || info.get()}</p>
-        </section>
-    }
-}
-
 /// The checks in phase order, with the knobs that act on each and the ones that do not, then
 /// the plan's teaching notes, as HTML.
 pub fn checks_html(p: &Plan) -> String {
@@ -471,17 +304,6 @@ pub fn checks_html(p: &Plan) -> String {
     }
     h.push_str("</ul>");
     h
-}
-
-/// The checks panel.
-pub fn checks(app: AppState) -> impl IntoView {
-    let html = html_memo(move || with_later(app, |p, _| Some(checks_html(p))).unwrap_or_default());
-    view! {
-        <section class="panel" aria-labelledby="checks-h">
-            <h2 id="checks-h">"Start-up, phase by phase"</h2>
-            <div inner_html=html></div>
-        </section>
-    }
 }
 
 /// The ledger of one bar's rank(s) as Markdown.
@@ -557,37 +379,256 @@ pub fn copy_text(text: String, status: RwSignal<String>) {
     err.forget();
 }
 
-/// Every figure with its formula (numbers substituted), unit and provenance, per distinct rank.
-pub fn ledger(app: AppState) -> impl IntoView {
-    let status = RwSignal::new(String::new());
-    let copy = move |_| {
-        let md = with_later(app, |p, u| Some(ledger_markdown(p, u))).unwrap_or_default();
-        copy_text(md, status);
+/// The figures of "Pool versus demand": test id, label, value.
+type Figure = (
+    &'static str,
+    &'static str,
+    fn(&Plan, UnitSystem) -> Option<FigureValue>,
+);
+
+fn bytes_value(b: i128, unit: UnitSystem) -> FigureValue {
+    (charts::amount(b, unit), Some(b.to_string()))
+}
+
+const FIGURES: [Figure; 8] = [
+    ("kv-cache-tokens", "GPU KV cache size (tokens)", |p, _| {
+        p.replica
+            .as_ref()
+            .map(|r| (thousands(u128::from(r.kv_cache_tokens)), None))
+    }),
+    (
+        "max-concurrency",
+        "Maximum concurrency at max-model-len",
+        |p, _| {
+            p.replica
+                .as_ref()
+                .map(|r| (format!("{:.2}x", r.max_concurrency), None))
+        },
+    ),
+    (
+        "full-length-requests",
+        "Whole max-length requests that fit",
+        |p, _| {
+            p.replica
+                .as_ref()
+                .map(|r| (r.full_length_requests.to_string(), None))
+        },
+    ),
+    ("kv-pool", "KV pool per rank (limiting rank)", |p, u| {
+        limiting_rank(p).map(|r| bytes_value(i128::from(r.kv_pool.0), u))
+    }),
+    ("budget", "Budget per rank: total x utilization", |p, u| {
+        p.ranks
+            .first()
+            .map(|r| bytes_value(i128::from(r.budget.0), u))
+    }),
+    (
+        "per-request",
+        "One max-length request (limiting rank)",
+        |p, u| {
+            p.demand
+                .as_ref()
+                .map(|d| bytes_value(i128::from(d.per_request_bytes), u))
+        },
+    ),
+    (
+        "demand",
+        "Demand: max-num-seqs x max-model-len (replica)",
+        |p, u| {
+            p.demand.as_ref().map(|d| {
+                let b = i128::try_from(d.all_seqs_bytes_replica).unwrap_or(i128::MAX);
+                (
+                    format!("{} ({} seqs)", charts::amount(b, u), d.max_num_seqs),
+                    Some(b.to_string()),
+                )
+            })
+        },
+    ),
+    (
+        "concurrency-at-average",
+        "Concurrency at the average length",
+        |p, _| {
+            p.demand.as_ref().map(|d| {
+                (
+                    format!(
+                        "{:.2} at {} tokens",
+                        d.concurrency_at_average,
+                        thousands(u128::from(d.average_len))
+                    ),
+                    None,
+                )
+            })
+        },
+    ),
+];
+
+/// The panels' markup, built once: pool versus demand, the per-rank chart, the sweeps, the
+/// checks, the ledger and vLLM's log. [`results`] fills it in.
+fn results_html() -> String {
+    let mut h = String::from(
+        r#"<section class="panel" aria-labelledby="pool-h"><h2 id="pool-h">Pool versus demand</h2><dl class="figures">"#,
+    );
+    for (id, label, _) in FIGURES {
+        h.push_str(&format!(
+            r#"<div class="figure"><dt>{label}</dt><dd data-testid="{id}" id="fig-{id}"></dd></div>"#
+        ));
+    }
+    h.push_str(r#"</dl><div id="gate"></div></section><section class="panel" aria-labelledby="chart-h"><h2 id="chart-h">Per-rank budget</h2><figure class="chart" data-testid="rank-chart"><div class="svg" id="rank-svg"></div><figcaption><ul class="legend">"#);
+    for (color, name) in charts::legend() {
+        h.push_str(&format!(
+            r#"<li><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill="{color}"></rect></svg>{name}</li>"#
+        ));
+    }
+    h.push_str(concat!(
+        r#"</ul><p class="chart-info" aria-live="polite" data-testid="chart-info">Hover or focus a segment (Tab, then the arrow keys) for its exact bytes, formula and provenance.</p></figcaption><div class="sr-only" id="rank-table"></div></figure></section>"#,
+        r#"<section class="panel sweeps" aria-labelledby="sweep-h"><h2 id="sweep-h">Sweeps</h2><figure class="chart" data-testid="len-sweep"><figcaption>Maximum concurrency against max-model-len (current length ringed)</figcaption><div class="svg" id="len-svg"></div><div class="sr-only" id="len-rows"></div></figure><figure class="chart" data-testid="pool-sweep"><figcaption>KV pool per rank against gpu-memory-utilization (current fraction ringed)</figcaption><div class="svg" id="pool-svg"></div><div class="sr-only" id="pool-rows"></div></figure><p class="chart-info" aria-live="polite"></p></section>"#,
+        r#"<section class="panel" aria-labelledby="checks-h"><h2 id="checks-h">Start-up, phase by phase</h2><div id="checks"></div></section>"#,
+        r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables"></div></section>"#,
+        r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
+    ));
+    h
+}
+
+/// A memo of text. The closure is boxed, so every such memo shares one instantiation of
+/// Leptos's memo code.
+fn string_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<String> {
+    let f: Box<dyn Fn() -> String + Send + Sync> = Box::new(f);
+    Memo::new(move |_| f())
+}
+
+/// Focus or hover on a chart shape: its explanation goes into its panel's info line.
+fn show_info(ev: &web_sys::Event) {
+    let Some(hit) = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|e| e.closest(".hit").ok().flatten())
+    else {
+        return;
     };
-    let tables =
-        html_memo(move || with_later(app, |p, u| Some(ledger_html(p, u))).unwrap_or_default());
-    view! {
-        <section class="panel" aria-labelledby="ledger-h" data-testid="ledger">
-            <h2 id="ledger-h">"Ledger"</h2>
-            <p>
-                <button type="button" data-testid="copy-markdown" on:click=copy>"Copy as Markdown"</button>
-                " " <span role="status">{move || status.get()}</span>
-            </p>
-            <div class="scroll" inner_html=tables></div>
-        </section>
+    let info = hit
+        .closest("section")
+        .ok()
+        .flatten()
+        .and_then(|s| s.query_selector(".chart-info").ok().flatten());
+    if let (Some(info), Some(text)) = (info, hit.text_content()) {
+        info.set_text_content(Some(&text));
     }
 }
 
-/// The log lines and the error texts vLLM would print.
-pub fn vllm_log(app: AppState) -> impl IntoView {
-    let text = move || {
-        app.later.with(|p| {
-            p.as_deref()
-                .map_or(String::new(), |p: &Plan| p.log_lines.join("\n"))
-        })
-    };
-    // The printed figures are as certain as the weights and memory they come from.
-    let basis = move || {
+/// The result panels: static markup, delegated events, and effects that write the plan's
+/// figures, charts, tables and log into it. The figures, the gate and the rank chart follow
+/// the inputs at once; the rest follows one task later (the slow lane).
+pub fn results(app: AppState) -> impl IntoView {
+    for (id, _, value) in FIGURES {
+        let v = Memo::new(move |_| with_plan(app, value).unwrap_or((DASH.into(), None)));
+        Effect::new(move |_| {
+            let (text, bytes) = v.get();
+            if let Some(el) = document().get_element_by_id(&format!("fig-{id}")) {
+                el.set_text_content(Some(&text));
+                let _ = match bytes {
+                    Some(b) => el.set_attribute("data-bytes", &b),
+                    None => el.remove_attribute("data-bytes"),
+                };
+            }
+        });
+    }
+    bind_html(
+        "gate",
+        html_memo(move || {
+            with_plan(app, |p, u| p.unified.as_ref().map(|g| gate_html(g, u))).unwrap_or_default()
+        }),
+    );
+    bind_html(
+        "rank-svg",
+        html_memo(move || {
+            let unit = app.unit.get();
+            app.shown.with(|p| {
+                p.as_deref()
+                    .map(|p| charts::rank_chart(p, unit))
+                    .unwrap_or_default()
+            })
+        }),
+    );
+    bind_html(
+        "rank-table",
+        html_memo(move || with_later(app, |p, u| Some(rank_table_html(p, u))).unwrap_or_default()),
+    );
+    bind_html(
+        "len-svg",
+        html_memo(move || {
+            let current =
+                with_later(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
+            app.len_sweep
+                .with(|pts| charts::len_sweep_chart(pts, current))
+        }),
+    );
+    bind_html(
+        "pool-svg",
+        html_memo(move || {
+            let unit = app.later_unit.get();
+            let current = app
+                .scenario
+                .with(|s| s.as_ref().map(current_utilization).unwrap_or(0.0));
+            app.pool_sweep
+                .with(|pts| charts::pool_sweep_chart(pts, current, unit))
+        }),
+    );
+    bind_html(
+        "len-rows",
+        html_memo(move || {
+            let mut h = String::from(
+                r#"<table><caption>Concurrency by max-model-len</caption><thead><tr><th scope="col">max-model-len</th><th scope="col">max concurrency</th></tr></thead><tbody>"#,
+            );
+            app.len_sweep.with(|pts| {
+                for p in pts {
+                    h.push_str(&format!(
+                        "<tr><td>{}</td><td>{:.2}</td></tr>",
+                        thousands(u128::from(p.max_model_len)),
+                        p.max_concurrency
+                    ));
+                }
+            });
+            h + "</tbody></table>"
+        }),
+    );
+    bind_html(
+        "pool-rows",
+        html_memo(move || {
+            let unit = app.later_unit.get();
+            let mut h = String::from(
+                r#"<table><caption>KV pool by utilization</caption><thead><tr><th scope="col">utilization</th><th scope="col">KV pool</th></tr></thead><tbody>"#,
+            );
+            app.pool_sweep.with(|pts| {
+                for p in pts {
+                    h.push_str(&format!(
+                        "<tr><td>{:.2}</td><td>{}</td></tr>",
+                        p.utilization,
+                        charts::amount(i128::from(p.kv_pool), unit)
+                    ));
+                }
+            });
+            h + "</tbody></table>"
+        }),
+    );
+    bind_html(
+        "checks",
+        html_memo(move || with_later(app, |p, _| Some(checks_html(p))).unwrap_or_default()),
+    );
+    bind_html(
+        "ledger-tables",
+        html_memo(move || with_later(app, |p, u| Some(ledger_html(p, u))).unwrap_or_default()),
+    );
+    // What vLLM would print, and how certain its figures are.
+    bind_text(
+        "vllm-log",
+        string_memo(move || {
+            app.later.with(|p| {
+                p.as_deref()
+                    .map_or(String::new(), |p: &Plan| p.log_lines.join("\n"))
+            })
+        }),
+    );
+    let basis = Memo::new(move |_| {
         app.later.with(|p| {
             p.as_deref()
                 .map_or((String::new(), String::new()), |p: &Plan| {
@@ -595,18 +636,40 @@ pub fn vllm_log(app: AppState) -> impl IntoView {
                     (prov.label().to_string(), prov.basis().to_string())
                 })
         })
+    });
+    Effect::new(move |_| {
+        let (label, why) = basis.get();
+        if let Some(el) = document().get_element_by_id("log-badge") {
+            el.set_class_name(&format!("badge {label}"));
+            el.set_text_content(Some(&label));
+        }
+        if let Some(el) = document().get_element_by_id("log-basis") {
+            el.set_text_content(Some(&why));
+        }
+    });
+    let status = RwSignal::new(String::new());
+    bind_text("ledger-status", string_memo(move || status.get()));
+    let on_click = move |ev: web_sys::MouseEvent| {
+        let copy = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .and_then(|t| t.closest("[data-testid=copy-markdown]").ok().flatten());
+        if copy.is_some() {
+            let md = with_later(app, |p, u| Some(ledger_markdown(p, u))).unwrap_or_default();
+            copy_text(md, status);
+        }
     };
+    let stale = stale(app);
     view! {
-        <section class="panel" aria-labelledby="log-h">
-            <h2 id="log-h">"What vLLM would print"</h2>
-            <p class="log-basis" data-testid="vllm-log-provenance">
-                "Figures: "
-                <span class=move || format!("badge {}", basis().0)>{move || basis().0}</span>
-                " "
-                <small>{move || basis().1}</small>
-            </p>
-            <pre class="log" data-testid="vllm-log" tabindex="0">{text}</pre>
-        </section>
+        <div
+            class="results"
+            class:stale=stale
+            inner_html=results_html()
+            on:focusin=|ev| show_info(&ev)
+            on:mouseover=|ev| show_info(&ev)
+            on:keydown=|ev| roving_focus(&ev)
+            on:click=on_click
+        ></div>
     }
 }
 
