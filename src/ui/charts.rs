@@ -292,8 +292,8 @@ impl Axis {
     }
 }
 
-/// Round tick values in `lo..=hi`, about `n` of them (steps of 1, 2 or 5 times a power of
-/// ten).
+/// Round tick values in `lo..=hi`, at most `n` intervals (steps of 1, 2, 2.5 or 5 times a
+/// power of ten).
 fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     let span = hi - lo;
     if !(span > 0.0 && span.is_finite()) || n == 0 {
@@ -301,8 +301,10 @@ fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     }
     let raw = span / n as f64;
     let mag = 10f64.powi(raw.log10().floor() as i32);
-    let step = [1.0, 2.0, 5.0, 10.0]
+    // 2.5 only from 25 up, so whole-number labels stay whole.
+    let step = [1.0, 2.0, 2.5, 5.0, 10.0]
         .iter()
+        .filter(|m| **m != 2.5 || mag >= 10.0)
         .map(|m| m * mag)
         .find(|st| span / st <= n as f64)
         .unwrap_or(10.0 * mag);
@@ -790,6 +792,11 @@ mod tests {
     #[test]
     fn ticks_are_round_and_inside_the_range() {
         assert_eq!(ticks(0.0, 87.5, 6), vec![0.0, 20.0, 40.0, 60.0, 80.0]);
+        assert_eq!(
+            ticks(0.0, 131.4, 6),
+            vec![0.0, 25.0, 50.0, 75.0, 100.0, 125.0]
+        );
+        assert_eq!(ticks(0.0, 14.0, 6), vec![0.0, 5.0, 10.0], "no 2.5 below 25");
         let t = ticks(0.5, 1.0, 5);
         assert_eq!(t.len(), 6);
         assert_eq!(
