@@ -16,6 +16,7 @@ use crate::catalog;
 use crate::io::url::{Field, SPEC_METHODS};
 
 use super::charts::xml_escape;
+use super::effect;
 use super::state::{current_utilization, AppState};
 
 /// How an input is drawn.
@@ -557,7 +558,7 @@ pub fn form(app: AppState) -> impl IntoView {
     for (i, f) in Field::ALL.iter().enumerate() {
         let (f, text) = (*f, app.text(*f));
         // The control shows its text (or, for a checkbox, the scenario's value).
-        Effect::new(move |_| {
+        effect(move || {
             let Some(el) = by_id(f.flag()) else { return };
             if matches!(f, Field::Ep | Field::Eager | Field::NoHybrid) {
                 let on = app
@@ -569,7 +570,7 @@ pub fn form(app: AppState) -> impl IntoView {
             }
         });
         // Its message, beside it.
-        Effect::new(move |_| {
+        effect(move || {
             let message = errors.with(|e| e.get(i).cloned().flatten());
             let flag = f.flag();
             if let Some(p) = by_id(&format!("{flag}-err")) {
@@ -590,7 +591,7 @@ pub fn form(app: AppState) -> impl IntoView {
         });
     }
     // Defaults: placeholders, and the label of each list's empty choice.
-    Effect::new(move |_| {
+    effect(move || {
         let labels: Vec<(Field, String)> = app.scenario.with_untracked(|s| {
             s.as_ref()
                 .map(|s| {
@@ -621,7 +622,7 @@ pub fn form(app: AppState) -> impl IntoView {
         }
     });
     // Provenance badges of the measured terms, and the catalog sources under the pickers.
-    Effect::new(move |_| {
+    effect(move || {
         app.later.with(|p| {
             let rank0 = p.as_ref().and_then(|p| p.ranks.first());
             for f in Field::ALL {
@@ -648,7 +649,7 @@ pub fn form(app: AppState) -> impl IntoView {
         });
     });
     // The partition editor, rebuilt when the split changes.
-    Effect::new(move |_| {
+    effect(move || {
         let html = parts.with(|l| stages_html(l));
         if let Some(el) = by_id("pp-stages") {
             el.set_inner_html(&html);

@@ -17,6 +17,13 @@ use crate::io::url::{self, Field, UrlState};
 
 use state::AppState;
 
+/// An effect behind one boxed closure type: every effect of the page shares one instantiation
+/// of Leptos's effect code (each distinct closure type would get its own, 1 to 2 KB of wasm).
+pub(crate) fn effect(f: impl Fn() + 'static) {
+    let f: Box<dyn Fn()> = Box::new(f);
+    Effect::new(move |_| f());
+}
+
 /// The unit an example is read in: the article's own (seed 003 works in decimal GB).
 fn example_unit(id: &str) -> Option<&'static str> {
     crate::catalog::examples::info(id)
@@ -135,7 +142,7 @@ pub fn App() -> impl IntoView {
     let link_status = RwSignal::new(String::new());
     let unit = app.text(Field::Unit);
     // The header's live parts: the unit toggle and the copy status.
-    Effect::new(move |_| {
+    effect(move || {
         let gb = url::parse_unit(&unit.get()).ok() == Some(crate::calc::units::UnitSystem::Decimal);
         for (id, on) in [("unit-gib", !gb), ("unit-gb", gb)] {
             if let Some(el) = document()
@@ -148,7 +155,7 @@ pub fn App() -> impl IntoView {
             }
         }
     });
-    Effect::new(move |_| {
+    effect(move || {
         let text = link_status.get();
         if let Some(el) = document().get_element_by_id("link-status") {
             el.set_text_content(Some(&text));

@@ -10,6 +10,7 @@ use crate::calc::plan::{Plan, Term, UnifiedGate};
 use crate::calc::units::{thousands, thousands_signed, UnitSystem};
 
 use super::charts::{self, xml_escape as esc};
+use super::effect;
 use super::state::{current_utilization, AppState};
 
 /// The verdict's headline and its second line, from the plan.
@@ -151,7 +152,7 @@ type FigureValue = (String, Option<String>);
 
 /// Writes a memo of markup into the element with this id whenever it changes.
 fn bind_html(id: &'static str, html: Memo<String>) {
-    Effect::new(move |_| {
+    effect(move || {
         let h = html.get();
         if let Some(el) = document().get_element_by_id(id) {
             el.set_inner_html(&h);
@@ -161,7 +162,7 @@ fn bind_html(id: &'static str, html: Memo<String>) {
 
 /// Writes a memo of text into the element with this id whenever it changes.
 fn bind_text(id: &'static str, text: Memo<String>) {
-    Effect::new(move |_| {
+    effect(move || {
         let t = text.get();
         if let Some(el) = document().get_element_by_id(id) {
             el.set_text_content(Some(&t));
@@ -521,7 +522,7 @@ fn show_info(ev: &web_sys::Event) {
 pub fn results(app: AppState) -> impl IntoView {
     for (id, _, value) in FIGURES {
         let v = Memo::new(move |_| with_plan(app, value).unwrap_or((DASH.into(), None)));
-        Effect::new(move |_| {
+        effect(move || {
             let (text, bytes) = v.get();
             if let Some(el) = document().get_element_by_id(&format!("fig-{id}")) {
                 el.set_text_content(Some(&text));
@@ -637,7 +638,7 @@ pub fn results(app: AppState) -> impl IntoView {
                 })
         })
     });
-    Effect::new(move |_| {
+    effect(move || {
         let (label, why) = basis.get();
         if let Some(el) = document().get_element_by_id("log-badge") {
             el.set_class_name(&format!("badge {label}"));

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 
+use super::effect;
+
 use crate::calc::scenario::{MaxLen, Scenario};
 use crate::calc::units::UnitSystem;
 use crate::calc::{self, Plan};
@@ -114,7 +116,7 @@ impl AppState {
         // and the tables rebuild a lot of DOM; they follow the inputs one task after the
         // verdict, the figures and the rank chart, so those update at once while typing.
         let tick = RwSignal::new(0u64);
-        Effect::new(move |_| {
+        effect(move || {
             scenario.track();
             shown.track();
             unit.track();
@@ -199,7 +201,7 @@ impl AppState {
         // The URL and local storage are written at most every 150 ms, with the newest state:
         // replaceState is slow in browsers (an IPC, several ms), and typing should not wait.
         let pending: StoredValue<Option<String>> = StoredValue::new(None);
-        Effect::new(move |_| {
+        effect(move || {
             let query = checked.with(|(s, _)| url::encode(s));
             let first = pending.with_value(Option::is_none);
             pending.set_value(Some(query));
@@ -227,7 +229,7 @@ impl AppState {
             }
         });
         let plan = self.plan;
-        Effect::new(move |_| {
+        effect(move || {
             let title = plan.with(|p| match p {
                 Ok(p) if p.starts() => "starts".to_string(),
                 Ok(p) => p
