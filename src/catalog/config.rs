@@ -264,7 +264,12 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
                 Some("mamba") | Some("mamba2") => Ok(LayerKind::Mamba2),
                 other => Err(ConfigError::new(
                     "layer_types",
-                    format!("layer_types entry {other:?} is not a known layer kind"),
+                    match other {
+                        Some(kind) => {
+                            format!("layer_types entry {kind:?} is not a known layer kind")
+                        }
+                        None => "layer_types entries must be strings".to_string(),
+                    },
                 )),
             })
             .collect::<Result<_, _>>()?
