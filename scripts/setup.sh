@@ -12,7 +12,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
-export PATH="$HOME/.cargo/bin:$PATH"
+# cargo install puts tools in $CARGO_HOME/bin (~/.cargo/bin unless CARGO_HOME is set).
+export PATH="${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 
 TRUNK_VERSION=0.21.14
 want_browser=0

@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 bash scripts/setup.sh --browser
 
-export PATH="$ROOT/node_modules/.bin:$HOME/.cargo/bin:$PATH"
+# cargo install puts tools in $CARGO_HOME/bin (~/.cargo/bin unless CARGO_HOME is set).
+export PATH="$ROOT/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export TRUNK_SKIP_VERSION_CHECK=true TRUNK_OFFLINE=true
 export CARGO_TERM_COLOR=never
 # Chromium leaves scoped profile directories in TMPDIR; keep them inside the project.
