@@ -10,6 +10,7 @@
 //
 // Usage: build first (trunk build --release), then
 //   node scripts/measure-budgets.mjs            # serves dist/ itself on a free port
+//   LOADS=25 node scripts/measure-budgets.mjs   # more fresh loads for the first-verdict median
 //   BASE_URL=http://127.0.0.1:8080 node scripts/measure-budgets.mjs
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -85,7 +86,8 @@ const firstVerdict = () => {
 const loads = [];
 const whole = [];
 const phases = {};
-for (let i = 0; i < 5; i++) {
+const LOADS = Number(process.env.LOADS ?? 5);
+for (let i = 0; i < LOADS; i++) {
   const ctx = await browser.newContext({ serviceWorkers: 'block' });
   await ctx.addInitScript(firstVerdict);
   const page = await ctx.newPage();
