@@ -75,6 +75,11 @@ fn on_header_click(app: AppState, link_status: RwSignal<String>, ev: &web_sys::M
         return;
     };
     if let Some(a) = target.closest("a[data-example]").ok().flatten() {
+        // Ctrl-, Cmd-, Shift- or Alt-click keeps the browser's own behaviour (a new tab or
+        // window with the example's link).
+        if ev.button() != 0 || ev.ctrl_key() || ev.meta_key() || ev.shift_key() || ev.alt_key() {
+            return;
+        }
         ev.prevent_default();
         app.notices.set(Vec::new());
         match a.get_attribute("data-example").filter(|id| !id.is_empty()) {
