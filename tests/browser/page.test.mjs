@@ -242,3 +242,41 @@ test('a panic shows the error panel, not a dead page', async () => {
   assert.ok(problems.console.some((m) => /panicked/.test(m)), 'the panic is logged to the console');
   await context.close();
 });
+
+test('the form: checkboxes, lists, badges, sources and messages follow the state', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1');
+  const q = (sel, f) => page.$eval(sel, f);
+  // Measured-term inputs carry the provenance of the figure they would replace.
+  await page.waitForFunction(() => document.querySelector('#weights-badge')?.textContent === 'estimate');
+  assert.match(await q('#weights-badge', (e) => e.title), /parameter counts/);
+  assert.match(await text(page, 'model-source'), /^Catalog row llama-3\.1-8b-instruct \(retrieved \d{4}-\d\d-\d\d\): \S/);
+  assert.match(await text(page, 'gpu-source'), /^Total [\d,]+ B: /);
+  assert.equal(await q('#gpu-default', (e) => e.textContent), 'default (NVIDIA H100 SXM 80GB)');
+  // A checkbox and a list write the URL, and the controls show what the state says.
+  assert.equal(await q('[data-testid=enforce-eager]', (e) => e.checked), false);
+  await page.click('[data-testid=enforce-eager]');
+  await page.waitForFunction(() => location.search.includes('eager=true'));
+  assert.equal(await q('[data-testid=enforce-eager]', (e) => e.checked), true);
+  await page.selectOption('[data-testid=kv-cache-dtype]', 'fp8');
+  await page.waitForFunction(() => location.search.includes('kv-dtype=fp8'));
+  // A bad value is flagged at its field, and cleared when fixed.
+  await setInput(page, 'max-model-len', 'abc');
+  await page.locator('#max-model-len-err').filter({ hasText: /not a count/ }).waitFor();
+  assert.equal(await q('#max-model-len', (e) => e.getAttribute('aria-invalid')), 'true');
+  assert.match(await q('#max-model-len-field', (e) => e.className), /\binvalid\b/);
+  await setInput(page, 'max-model-len', '32k');
+  await page.locator('#max-model-len-err:empty').waitFor({ state: 'attached' });
+  assert.equal(await q('#max-model-len', (e) => e.getAttribute('aria-invalid')), 'false');
+  // Picking another model moves its catalog source; a reload keeps every control.
+  await setInput(page, 'model', 'qwen3-8b');
+  await page.waitForFunction(() => /^Catalog row qwen3-8b /.test(document.querySelector('[data-testid=model-source]').textContent));
+  await page.waitForFunction(() => location.search.includes('model=qwen3-8b'));
+  await page.waitForTimeout(200);
+  await goto(page, page.url());
+  assert.equal(await page.inputValue('[data-testid=model]'), 'qwen3-8b');
+  assert.equal(await page.inputValue('[data-testid=max-model-len]'), '32k');
+  assert.equal(await page.inputValue('[data-testid=kv-cache-dtype]'), 'fp8');
+  assert.equal(await q('[data-testid=enforce-eager]', (e) => e.checked), true);
+  assertClean(problems);
+  await context.close();
+});
