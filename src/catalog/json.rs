@@ -575,6 +575,28 @@ mod tests {
     }
 
     #[test]
+    fn random_text_never_panics() {
+        // Fragments of JSON, shuffled: whatever the text, the reader answers or refuses.
+        const BITS: [&str; 24] = [
+            "{", "}", "[", "]", ":", ",", "\"", "\\", "\\u", "d83d", "dc00", "0", "-", "1.5", "e",
+            "E+", "true", "nul", " ", "\n", "é", "😀", "\u{1}", "\"k\":",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            let mut text = String::new();
+            for _ in 0..(state % 24) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                text.push_str(BITS[(state % BITS.len() as u64) as usize]);
+            }
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let _ = parse(&text);
+            let _ = crate::calc::decimal::parse_f64(&text);
+        }
+    }
+
+    #[test]
     fn deep_nesting_is_refused_not_a_stack_overflow() {
         let deep = "[".repeat(100_000);
         assert!(parse(&deep)
