@@ -2,8 +2,9 @@
 //! (shown as the placeholder), the provenance of the value it feeds, and the message of the
 //! check it fails, beside it.
 //!
-//! The form is data: [`SECTIONS`] lists every input once; one generic component renders each
-//! kind. Every input's `data-testid` and `id` are its flag name.
+//! The form is data: [`SECTIONS`] lists every input once; [`field_html`] writes each kind's
+//! markup once, one delegated listener reads every control, and effects write values,
+//! defaults, badges and messages back. Every input's `data-testid` and `id` are its flag name.
 
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};

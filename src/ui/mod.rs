@@ -4,6 +4,10 @@
 //!
 //! Layout: header (examples, unit, copy link), the URL notice, the verdict, then the form beside
 //! the result panels (pool versus demand, per-rank chart, sweeps, checks, ledger, vLLM's log).
+//!
+//! Leptos owns the state (signals, memos, effects); apart from the verdict, the page's parts are
+//! markup built once, with delegated listeners, that effects fill in. DESIGN.md says why (the
+//! wasm's size).
 
 pub mod charts;
 mod form;

@@ -59,9 +59,6 @@ pub struct AppState {
     /// is in error.
     pub shown: Memo<Option<Arc<Plan>>>,
     pub unit: Memo<UnitSystem>,
-    /// False until the first task after mounting: the form is built then, so the verdict
-    /// and the figures paint first.
-    pub ready: Memo<bool>,
     /// `shown` and `unit` one task later: the slow lane's panels read these.
     pub later: Memo<Option<Arc<Plan>>>,
     pub later_unit: Memo<UnitSystem>,
@@ -122,7 +119,6 @@ impl AppState {
             unit.track();
             set_timeout(move || tick.update(|t| *t += 1), std::time::Duration::ZERO);
         });
-        let ready = Memo::new(move |_| tick.get() > 0);
         let later = Memo::new(move |_| {
             if tick.get() == 0 {
                 return None;
@@ -153,7 +149,6 @@ impl AppState {
             plan,
             shown,
             unit,
-            ready,
             later,
             later_unit,
             len_sweep,
