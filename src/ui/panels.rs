@@ -181,9 +181,9 @@ fn with_later<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> O
     app.later.with(|p| p.as_deref().and_then(|p| f(p, unit)))
 }
 
-/// A memo of markup. The closure is boxed, so every such memo shares one instantiation of
-/// Leptos's memo code (each distinct closure type would otherwise get its own, about a
-/// kilobyte of wasm apiece).
+/// A memo of markup or text. The closure is boxed, so every such memo shares one
+/// instantiation of Leptos's memo code (each distinct closure type would otherwise get its
+/// own, about a kilobyte of wasm apiece).
 fn html_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<String> {
     let f: Box<dyn Fn() -> String + Send + Sync> = Box::new(f);
     Memo::new(move |_| f())
@@ -380,6 +380,27 @@ pub fn copy_text(text: String, status: RwSignal<String>) {
     err.forget();
 }
 
+/// A sweep's text alternative: a table with a caption, column headers and rows of text.
+fn table_html<const N: usize>(
+    caption: &str,
+    headers: [&str; N],
+    rows: impl Iterator<Item = [String; N]>,
+) -> String {
+    let mut h = format!("<table><caption>{}</caption><thead><tr>", esc(caption));
+    for c in headers {
+        h.push_str(&format!(r#"<th scope="col">{}</th>"#, esc(c)));
+    }
+    h.push_str("</tr></thead><tbody>");
+    for row in rows {
+        h.push_str("<tr>");
+        for cell in row {
+            h.push_str(&format!("<td>{}</td>", esc(&cell)));
+        }
+        h.push_str("</tr>");
+    }
+    h + "</tbody></table>"
+}
+
 /// The figures of "Pool versus demand": test id, label, value.
 type Figure = (
     &'static str,
@@ -490,13 +511,6 @@ fn results_html() -> String {
     h
 }
 
-/// A memo of text. The closure is boxed, so every such memo shares one instantiation of
-/// Leptos's memo code.
-fn string_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<String> {
-    let f: Box<dyn Fn() -> String + Send + Sync> = Box::new(f);
-    Memo::new(move |_| f())
-}
-
 /// Focus or hover on a chart shape: its explanation goes into its panel's info line.
 fn show_info(ev: &web_sys::Event) {
     let Some(hit) = ev
@@ -577,38 +591,36 @@ pub fn results(app: AppState) -> impl IntoView {
     bind_html(
         "len-rows",
         html_memo(move || {
-            let mut h = String::from(
-                r#"<table><caption>Concurrency by max-model-len</caption><thead><tr><th scope="col">max-model-len</th><th scope="col">max concurrency</th></tr></thead><tbody>"#,
-            );
             app.len_sweep.with(|pts| {
-                for p in pts {
-                    h.push_str(&format!(
-                        "<tr><td>{}</td><td>{:.2}</td></tr>",
-                        thousands(u128::from(p.max_model_len)),
-                        p.max_concurrency
-                    ));
-                }
-            });
-            h + "</tbody></table>"
+                table_html(
+                    "Concurrency by max-model-len",
+                    ["max-model-len", "max concurrency"],
+                    pts.iter().map(|p| {
+                        [
+                            thousands(u128::from(p.max_model_len)),
+                            format!("{:.2}", p.max_concurrency),
+                        ]
+                    }),
+                )
+            })
         }),
     );
     bind_html(
         "pool-rows",
         html_memo(move || {
             let unit = app.later_unit.get();
-            let mut h = String::from(
-                r#"<table><caption>KV pool by utilization</caption><thead><tr><th scope="col">utilization</th><th scope="col">KV pool</th></tr></thead><tbody>"#,
-            );
             app.pool_sweep.with(|pts| {
-                for p in pts {
-                    h.push_str(&format!(
-                        "<tr><td>{:.2}</td><td>{}</td></tr>",
-                        p.utilization,
-                        charts::amount(i128::from(p.kv_pool), unit)
-                    ));
-                }
-            });
-            h + "</tbody></table>"
+                table_html(
+                    "KV pool by utilization",
+                    ["utilization", "KV pool"],
+                    pts.iter().map(|p| {
+                        [
+                            format!("{:.2}", p.utilization),
+                            charts::amount(i128::from(p.kv_pool), unit),
+                        ]
+                    }),
+                )
+            })
         }),
     );
     bind_html(
@@ -622,7 +634,7 @@ pub fn results(app: AppState) -> impl IntoView {
     // What vLLM would print, and how certain its figures are.
     bind_text(
         "vllm-log",
-        string_memo(move || {
+        html_memo(move || {
             app.later.with(|p| {
                 p.as_deref()
                     .map_or(String::new(), |p: &Plan| p.log_lines.join("\n"))
@@ -649,7 +661,7 @@ pub fn results(app: AppState) -> impl IntoView {
         }
     });
     let status = RwSignal::new(String::new());
-    bind_text("ledger-status", string_memo(move || status.get()));
+    bind_text("ledger-status", html_memo(move || status.get()));
     let on_click = move |ev: web_sys::MouseEvent| {
         let copy = ev
             .target()
