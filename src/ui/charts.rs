@@ -313,6 +313,14 @@ fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
+/// The whole numbers in `lo..=hi`, thinned to about eight (the log-2 axes tick at whole
+/// powers of two).
+fn whole_ticks(lo: f64, hi: f64) -> impl Iterator<Item = i64> {
+    let (lo, hi) = (lo.ceil() as i64, hi.floor() as i64);
+    let step = ((hi - lo) / 8 + 1).max(1);
+    (lo..=hi).filter(move |k| (k - lo) % step == 0)
+}
+
 /// A chart's plot area on an SVG backend: the two axes, the y grid and tick labels, the axis
 /// names. `y_label` formats a y tick.
 struct Plot<'a> {
@@ -610,12 +618,7 @@ fn line_chart(s: Series<'_>) -> String {
         };
         // Log-2 charts tick at whole powers of two, others at round values.
         let ys = if s.y_log2 {
-            let (lo, hi) = (ymin.ceil() as i64, ymax.floor() as i64);
-            let step = ((hi - lo) / 8 + 1).max(1);
-            (lo..=hi)
-                .filter(|k| (k - lo) % step == 0)
-                .map(|k| k as f64)
-                .collect()
+            whole_ticks(ymin, ymax).map(|k| k as f64).collect()
         } else {
             ticks(ymin, ymax, 5)
         };
@@ -658,10 +661,7 @@ pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
     let x0 = lg(points[0].max_model_len);
     let x1 = lg(points[points.len() - 1].max_model_len).max(x0 + 1.0);
     // A label at every power of two the sweep spans, thinned to about eight.
-    let (k0, k1) = (x0.ceil() as i64, x1.floor() as i64);
-    let step = ((k1 - k0) / 8 + 1).max(1);
-    let x_ticks = (k0..=k1)
-        .filter(|k| (k - k0) % step == 0)
+    let x_ticks = whole_ticks(x0, x1)
         .map(|k| (k as f64, short_len(1u64 << k.clamp(0, 62))))
         .collect();
     line_chart(Series {
@@ -797,6 +797,14 @@ mod tests {
             vec![0.0, 25.0, 50.0, 75.0, 100.0, 125.0]
         );
         assert_eq!(ticks(0.0, 14.0, 6), vec![0.0, 5.0, 10.0], "no 2.5 below 25");
+        assert_eq!(
+            whole_ticks(9.7, 17.2).collect::<Vec<_>>(),
+            (10..=17).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            whole_ticks(0.0, 20.0).collect::<Vec<_>>(),
+            [0, 3, 6, 9, 12, 15, 18]
+        );
         let t = ticks(0.5, 1.0, 5);
         assert_eq!(t.len(), 6);
         assert_eq!(
