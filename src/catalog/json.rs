@@ -294,71 +294,81 @@ impl Parser<'_> {
             Some(b'"') => self.string().map(Value::String),
             Some(b'-' | b'0'..=b'9') => self.number().map(Value::Number),
             Some(b'[') => {
-                if depth >= MAX_DEPTH {
-                    return Err(self.error("arrays and objects nested too deeply"));
-                }
-                self.pos += 1;
                 let mut items = Vec::new();
-                self.skip_ws();
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    return Ok(Value::Array(items));
-                }
-                loop {
-                    self.skip_ws();
-                    items.push(self.value(depth + 1)?);
-                    self.skip_ws();
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(Value::Array(items));
-                        }
-                        None => return Err(self.error("unexpected end of input in an array")),
-                        _ => return Err(self.error("expected `,` or `]`")),
-                    }
-                }
+                self.members(depth, b']', |p| {
+                    items.push(p.value(depth + 1)?);
+                    Ok(())
+                })?;
+                Ok(Value::Array(items))
             }
             Some(b'{') => {
-                if depth >= MAX_DEPTH {
-                    return Err(self.error("arrays and objects nested too deeply"));
-                }
-                self.pos += 1;
                 let mut map = Map::default();
-                self.skip_ws();
-                if self.peek() == Some(b'}') {
-                    self.pos += 1;
-                    return Ok(Value::Object(map));
-                }
-                loop {
-                    self.skip_ws();
-                    match self.peek() {
+                self.members(depth, b'}', |p| {
+                    match p.peek() {
                         Some(b'"') => {}
-                        None => return Err(self.error("unexpected end of input in an object")),
-                        _ => return Err(self.error("expected a key in double quotes")),
+                        None => return Err(p.error("unexpected end of input in an object")),
+                        _ => return Err(p.error("expected a key in double quotes")),
                     }
-                    let key = self.string()?;
-                    self.skip_ws();
-                    if self.peek() != Some(b':') {
-                        return Err(self.error("expected `:`"));
+                    let key = p.string()?;
+                    p.skip_ws();
+                    if p.peek() != Some(b':') {
+                        return Err(p.error("expected `:`"));
                     }
-                    self.pos += 1;
-                    self.skip_ws();
-                    let v = self.value(depth + 1)?;
+                    p.pos += 1;
+                    p.skip_ws();
+                    let v = p.value(depth + 1)?;
                     map.insert(key, v);
-                    self.skip_ws();
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b'}') => {
-                            self.pos += 1;
-                            return Ok(Value::Object(map));
-                        }
-                        None => return Err(self.error("unexpected end of input in an object")),
-                        _ => return Err(self.error("expected `,` or `}`")),
-                    }
-                }
+                    Ok(())
+                })?;
+                Ok(Value::Object(map))
             }
             Some(_) => Err(self.error("expected a value")),
+        }
+    }
+
+    /// The members of an array or object; `pos` is at its opening bracket. `member` reads one
+    /// (whitespace before it is skipped); this handles the nesting limit, the commas and the
+    /// closing bracket.
+    fn members(
+        &mut self,
+        depth: usize,
+        close: u8,
+        mut member: impl FnMut(&mut Self) -> Result<(), JsonError>,
+    ) -> Result<(), JsonError> {
+        if depth >= MAX_DEPTH {
+            return Err(self.error("arrays and objects nested too deeply"));
+        }
+        self.pos += 1;
+        self.skip_ws();
+        if self.peek() == Some(close) {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            self.skip_ws();
+            member(self)?;
+            self.skip_ws();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(c) if c == close => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                None => {
+                    return Err(self.error(if close == b']' {
+                        "unexpected end of input in an array"
+                    } else {
+                        "unexpected end of input in an object"
+                    }))
+                }
+                _ => {
+                    return Err(self.error(if close == b']' {
+                        "expected `,` or `]`"
+                    } else {
+                        "expected `,` or `}`"
+                    }))
+                }
+            }
         }
     }
 
