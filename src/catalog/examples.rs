@@ -6,17 +6,19 @@ use crate::calc::scenario::{Gpu, MaxLen, Measured, Parallel, Speculative, Unifie
 use crate::calc::units::{Bytes, UnitSystem, GB, GIB};
 use crate::calc::Scenario;
 
-/// One example system.
+/// One example system: its menu entry (`id`, `title`, ... read through it) and its scenario.
 #[derive(Clone, Debug)]
 pub struct Example {
-    pub id: &'static str,
-    pub title: &'static str,
-    pub summary: &'static str,
-    /// The article it comes from.
-    pub article: &'static str,
-    /// The unit the article works in (seed 003 uses decimal GB; the others GiB).
-    pub unit: UnitSystem,
+    pub info: &'static ExampleInfo,
     pub scenario: Scenario,
+}
+
+impl std::ops::Deref for Example {
+    type Target = ExampleInfo;
+
+    fn deref(&self) -> &ExampleInfo {
+        self.info
+    }
 }
 
 fn gib_f(x: f64) -> u64 {
@@ -208,13 +210,9 @@ pub struct ExampleInfo {
 
 impl ExampleInfo {
     /// The example with its scenario built.
-    pub fn example(&self) -> Example {
+    pub fn example(&'static self) -> Example {
         Example {
-            id: self.id,
-            title: self.title,
-            summary: self.summary,
-            article: self.article,
-            unit: self.unit,
+            info: self,
             scenario: (self.build)(),
         }
     }
