@@ -188,15 +188,16 @@ fn term_of(field: Field) -> Option<Term> {
     })
 }
 
-/// What an empty input means: vLLM's default, the example's value or the estimate.
-fn default_text(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) -> String {
+/// What an empty input means: vLLM's default, the example's value or the estimate (empty for
+/// the checkboxes, which show the scenario's value instead).
+fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) -> String {
     let rank0 = p.and_then(|p| p.ranks.first());
     let line = |t: Term| {
         rank0
             .and_then(|r| r.line(t))
             .map(|l| super::charts::amount(l.bytes, unit))
     };
-    let t = match field {
+    match field {
         Field::Model => s.model.name.clone(),
         Field::Config => "{ \"num_hidden_layers\": 32, ... }".into(),
         Field::Gpu => s.gpu.name.clone(),
@@ -268,18 +269,13 @@ fn default_text(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) 
         Field::AvgLen => p
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),
-        Field::Example
-        | Field::Ep
-        | Field::Eager
-        | Field::NoHybrid
-        | Field::KvDtype
-        | Field::Spec
-        | Field::Unit => String::new(),
-    };
-    if t.is_empty() {
-        t
-    } else {
-        format!("default: {t}")
+        Field::KvDtype => s.engine.kv_cache_dtype.as_str().into(),
+        Field::Spec => s
+            .engine
+            .speculative
+            .as_ref()
+            .map_or("none".into(), |sp| sp.method.clone()),
+        Field::Example | Field::Ep | Field::Eager | Field::NoHybrid | Field::Unit => String::new(),
     }
 }
 
@@ -293,17 +289,12 @@ fn checked_in(field: Field, s: &Scenario) -> bool {
     }
 }
 
-/// The scenario's value of a choice field, for the label of the empty choice.
-fn chosen_in(field: Field, s: &Scenario) -> String {
-    match field {
-        Field::KvDtype => s.engine.kv_cache_dtype.as_str().into(),
-        Field::Spec => s
-            .engine
-            .speculative
-            .as_ref()
-            .map_or("none".into(), |sp| sp.method.clone()),
-        _ => String::new(),
-    }
+/// Whether the form draws this field as a checkbox (as [`SECTIONS`] says).
+fn is_check(field: Field) -> bool {
+    SECTIONS
+        .iter()
+        .flat_map(|(_, inputs)| inputs.iter())
+        .any(|i| i.field == field && i.kind == Kind::Check)
 }
 
 /// Appends `text`, escaped for HTML.
@@ -538,7 +529,7 @@ pub fn form(app: AppState) -> impl IntoView {
             Ok(s) => app.later.with(|p| {
                 Field::ALL
                     .iter()
-                    .map(|f| default_text(*f, s, p.as_deref(), unit))
+                    .map(|f| default_value(*f, s, p.as_deref(), unit))
                     .collect()
             }),
             Err(_) => vec![String::new(); Field::ALL.len()],
@@ -561,7 +552,7 @@ pub fn form(app: AppState) -> impl IntoView {
         // The control shows its text (or, for a checkbox, the scenario's value).
         effect(move || {
             let Some(el) = by_id(f.flag()) else { return };
-            if matches!(f, Field::Ep | Field::Eager | Field::NoHybrid) {
+            if is_check(f) {
                 let on = app
                     .scenario
                     .with(|s| s.as_ref().map(|s| checked_in(f, s)).unwrap_or(false));
@@ -581,46 +572,34 @@ pub fn form(app: AppState) -> impl IntoView {
                 let _ = el.set_attribute("aria-invalid", &message.is_some().to_string());
             }
             if let Some(div) = by_id(&format!("{flag}-field")) {
-                let check = if matches!(f, Field::Ep | Field::Eager | Field::NoHybrid) {
-                    " check"
-                } else {
-                    ""
-                };
-                let invalid = if message.is_some() { " invalid" } else { "" };
-                div.set_class_name(&format!("field{check}{invalid}"));
+                let _ = div
+                    .class_list()
+                    .toggle_with_force("invalid", message.is_some());
             }
         });
     }
     // Defaults: placeholders, and the label of each list's empty choice.
     effect(move || {
-        let labels: Vec<(Field, String)> = app.scenario.with_untracked(|s| {
-            s.as_ref()
-                .map(|s| {
-                    vec![
-                        (Field::KvDtype, chosen_in(Field::KvDtype, s)),
-                        (Field::Spec, chosen_in(Field::Spec, s)),
-                        (Field::Gpu, s.gpu.name.clone()),
-                        (Field::Vllm, VllmVersion::CURRENT.to_string()),
-                    ]
-                })
-                .unwrap_or_default()
-        });
         defaults.with(|d| {
-            for (f, text) in Field::ALL.iter().zip(d) {
-                if let Some(el) = by_id(f.flag()) {
-                    if el.get_attribute("type").as_deref() != Some("checkbox")
-                        && el.tag_name() != "SELECT"
-                    {
-                        let _ = el.set_attribute("placeholder", text);
-                    }
+            for (f, value) in Field::ALL.iter().zip(d) {
+                let flag = f.flag();
+                if let Some(option) = by_id(&format!("{flag}-default")) {
+                    let label = if value.is_empty() {
+                        "default".to_string()
+                    } else {
+                        format!("default ({value})")
+                    };
+                    option.set_text_content(Some(&label));
+                } else if let Some(el) = by_id(flag).filter(|_| !is_check(*f)) {
+                    let placeholder = if value.is_empty() {
+                        String::new()
+                    } else {
+                        format!("default: {value}")
+                    };
+                    let _ = el.set_attribute("placeholder", &placeholder);
                 }
             }
         });
-        for (f, label) in labels {
-            if let Some(o) = by_id(&format!("{}-default", f.flag())) {
-                o.set_text_content(Some(&format!("default ({label})")));
-            }
-        }
     });
     // Provenance badges of the measured terms, and the catalog sources under the pickers.
     effect(move || {
