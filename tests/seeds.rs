@@ -681,3 +681,21 @@ fn s1_the_balanced_split_starts_where_the_default_does_not() {
     let p = planned(&s);
     assert!(p.starts(), "{:?}", p.first_failure());
 }
+
+#[test]
+fn demand_says_how_certain_it_is() {
+    // S3's demand is vLLM's block arithmetic on the model's shape: exact.
+    let s3 = planned(&example("s3-synthetic-tp4"));
+    let d = s3.demand.as_ref().expect("S3 starts");
+    assert_eq!(d.provenance.label(), "exact");
+    // S2's KV layout is converted with seed 002's measured ratio: its demand is measured too,
+    // never shown as exact.
+    let s2 = planned(&example("s2-unified-gate"));
+    let d = s2.demand.as_ref().expect("S2 has a demand");
+    assert_eq!(d.provenance.label(), "measured", "{:?}", d.provenance);
+    assert!(
+        d.provenance.basis().contains("002"),
+        "{}",
+        d.provenance.basis()
+    );
+}

@@ -303,6 +303,10 @@ pub struct Demand {
     /// Concurrent requests at an average length (given or max-model-len / 4).
     pub average_len: u64,
     pub concurrency_at_average: f64,
+    /// How certain the per-request and demand bytes are: exact block arithmetic on the model's
+    /// shape, or the measured KV ratio's provenance. (`pool_bytes` and `concurrency_at_average`
+    /// come from the pool: the replica's provenance.)
+    pub provenance: Provenance,
 }
 
 /// The unified-memory start gate (GB10-style boxes), as seed 002 describes it.
@@ -358,5 +362,12 @@ impl Plan {
     /// The first failing check, in phase order.
     pub fn first_failure(&self) -> Option<&Check> {
         self.checks.iter().find(|c| !c.ok)
+    }
+
+    /// The rank whose pool decides the replica's (none when no pool was sized).
+    pub fn limiting_rank(&self) -> Option<&RankPlan> {
+        self.replica
+            .as_ref()
+            .and_then(|r| self.ranks.get(r.limiting_rank as usize))
     }
 }

@@ -1490,6 +1490,7 @@ fn demand(s: &Scenario, ranks: &[RankPlan], replica: &ReplicaPlan, mns: u64, mnb
         pool_bytes: lim.kv_pool.0,
         average_len: avg,
         concurrency_at_average: conc_avg,
+        provenance: Provenance::Exact,
     }
 }
 
@@ -1633,6 +1634,8 @@ fn measured_kv_plan(
         .map(|r| line_prov(r, Term::AvailableKv))
         .collect();
     inputs.push(prov.clone());
+    // Bytes per request and per token come from the ratio alone.
+    let ratio_prov = prov.clone();
     let prov = Provenance::combine(&inputs.iter().collect::<Vec<_>>());
     let graphs_outside = !s.version.graphs_inside_budget();
     let outside_prov = ranks.first().map_or(Provenance::Exact, |r| {
@@ -1689,6 +1692,7 @@ fn measured_kv_plan(
         average_len: s.average_request_len.unwrap_or(max_len / 4).max(1),
         concurrency_at_average: tokens as f64
             / s.average_request_len.unwrap_or(max_len / 4).max(1) as f64,
+        provenance: ratio_prov,
     };
     finish(
         s,

@@ -126,6 +126,7 @@ pub fn check(c: &Check) -> Value {
 
 /// Demand against the pool.
 pub fn demand(d: &Demand) -> Value {
+    let (prov, basis) = provenance(&d.provenance);
     json!({
         "max_num_seqs": d.max_num_seqs,
         "max_num_batched_tokens": d.max_num_batched_tokens,
@@ -135,6 +136,8 @@ pub fn demand(d: &Demand) -> Value {
         "pool_bytes": d.pool_bytes,
         "average_len": d.average_len,
         "concurrency_at_average": float(d.concurrency_at_average),
+        "provenance": prov,
+        "basis": basis,
     })
 }
 
