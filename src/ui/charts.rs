@@ -17,7 +17,7 @@ use plotters_backend::{
     BackendColor, BackendCoord, BackendTextStyle, DrawingBackend, FontFamily, FontTransform,
 };
 
-use crate::calc::plan::{LedgerLine, Plan, RankPlan, Term};
+use crate::calc::plan::{LedgerLine, Plan, Provenance, RankPlan, Term};
 use crate::calc::units::{human, thousands, thousands_signed, UnitSystem, GB, GIB};
 
 use super::state::{LenPoint, PoolPoint};
@@ -174,14 +174,23 @@ pub fn groups(plan: &Plan, group: bool) -> Vec<Bar<'_>> {
 
 /// The explanation of one ledger line: name, value, exact bytes, formula and provenance.
 pub fn line_info(l: &LedgerLine, unit: UnitSystem) -> String {
-    let basis = l.provenance.basis();
     format!(
-        "{}: {} ({} B) = {} [{}{}{}]",
+        "{}: {} ({} B) = {} {}",
         l.term.label(),
         amount(l.bytes, unit),
         thousands_signed(l.bytes),
         l.formula,
-        l.provenance.label(),
+        provenance_note(&l.provenance)
+    )
+}
+
+/// How certain a figure is, as the charts' explanations say it: `[exact]`,
+/// `[estimate: basis]` or `[measured: source]`.
+pub fn provenance_note(p: &Provenance) -> String {
+    let basis = p.basis();
+    format!(
+        "[{}{}{}]",
+        p.label(),
         if basis.is_empty() { "" } else { ": " },
         basis
     )
@@ -675,10 +684,11 @@ pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
                     p.max_concurrency.max(1.0 / 64.0).log2(),
                     short_len(p.max_model_len),
                     format!(
-                        "max-model-len {}: maximum concurrency {:.2}{}",
+                        "max-model-len {}: maximum concurrency {:.2}{} {}",
                         thousands(u128::from(p.max_model_len)),
                         p.max_concurrency,
-                        if p.starts { "" } else { " (does not start)" }
+                        if p.starts { "" } else { " (does not start)" },
+                        provenance_note(&p.provenance)
                     ),
                     p.max_model_len == current,
                     p.starts,
@@ -710,11 +720,12 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
                     p.kv_pool as f64 / div,
                     format!("{:.2}", p.utilization),
                     format!(
-                        "gpu-memory-utilization {}: KV pool {} ({} B){}",
+                        "gpu-memory-utilization {}: KV pool {} ({} B){} {}",
                         p.utilization,
                         amount(i128::from(p.kv_pool), unit),
                         thousands(u128::from(p.kv_pool)),
-                        if p.starts { "" } else { " (does not start)" }
+                        if p.starts { "" } else { " (does not start)" },
+                        provenance_note(&p.provenance)
                     ),
                     (p.utilization - current).abs() < 1e-9,
                     p.starts,

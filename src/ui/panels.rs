@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::calc::plan::{Plan, Term, UnifiedGate};
+use crate::calc::plan::{Plan, Provenance, Term, UnifiedGate};
 use crate::calc::units::{thousands, thousands_signed, UnitSystem};
 
 use super::charts::{self, xml_escape as esc};
@@ -147,8 +147,9 @@ fn gate_html(g: &UnifiedGate, u: UnitSystem) -> String {
     h
 }
 
-/// A figure's value: its text and, for byte counts, the exact bytes (`data-bytes`).
-type FigureValue = (String, Option<String>);
+/// A figure's value: its text, for byte counts the exact bytes (`data-bytes`), and how certain
+/// it is.
+type FigureValue = (String, Option<String>, Provenance);
 
 /// Writes a memo of markup into the element with this id whenever it changes.
 fn bind_html(id: &'static str, html: Memo<String>) {
@@ -190,13 +191,6 @@ fn html_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<String> {
 }
 
 const DASH: &str = "—";
-
-/// The rank whose pool decides the replica's.
-fn limiting_rank(p: &Plan) -> Option<&crate::calc::plan::RankPlan> {
-    p.replica
-        .as_ref()
-        .and_then(|r| p.ranks.get(r.limiting_rank as usize))
-}
 
 /// The per-rank figures as a table: the chart's text alternative.
 pub fn rank_table_html(p: &Plan, u: UnitSystem) -> String {
@@ -408,78 +402,84 @@ type Figure = (
     fn(&Plan, UnitSystem) -> Option<FigureValue>,
 );
 
-fn bytes_value(b: i128, unit: UnitSystem) -> FigureValue {
-    (charts::amount(b, unit), Some(b.to_string()))
+fn bytes_value(b: i128, unit: UnitSystem, prov: &Provenance) -> FigureValue {
+    (charts::amount(b, unit), Some(b.to_string()), prov.clone())
 }
 
 const FIGURES: [Figure; 8] = [
     ("kv-cache-tokens", "GPU KV cache size (tokens)", |p, _| {
-        p.replica
-            .as_ref()
-            .map(|r| (thousands(u128::from(r.kv_cache_tokens)), None))
+        p.replica.as_ref().map(|r| {
+            let tokens = thousands(u128::from(r.kv_cache_tokens));
+            (tokens, None, r.provenance.clone())
+        })
     }),
     (
         "max-concurrency",
         "Maximum concurrency at max-model-len",
         |p, _| {
-            p.replica
-                .as_ref()
-                .map(|r| (format!("{:.2}x", r.max_concurrency), None))
+            p.replica.as_ref().map(|r| {
+                let x = format!("{:.2}x", r.max_concurrency);
+                (x, None, r.provenance.clone())
+            })
         },
     ),
     (
         "full-length-requests",
         "Whole max-length requests that fit",
         |p, _| {
-            p.replica
-                .as_ref()
-                .map(|r| (r.full_length_requests.to_string(), None))
+            p.replica.as_ref().map(|r| {
+                let n = r.full_length_requests.to_string();
+                (n, None, r.provenance.clone())
+            })
         },
     ),
     ("kv-pool", "KV pool per rank (limiting rank)", |p, u| {
-        limiting_rank(p).map(|r| bytes_value(i128::from(r.kv_pool.0), u))
+        let r = p.limiting_rank()?;
+        let l = r.line(Term::KvPool)?;
+        Some(bytes_value(i128::from(r.kv_pool.0), u, &l.provenance))
     }),
     ("budget", "Budget per rank: total x utilization", |p, u| {
-        p.ranks
-            .first()
-            .map(|r| bytes_value(i128::from(r.budget.0), u))
+        let r = p.ranks.first()?;
+        let l = r.line(Term::Budget)?;
+        Some(bytes_value(i128::from(r.budget.0), u, &l.provenance))
     }),
     (
         "per-request",
         "One max-length request (limiting rank)",
         |p, u| {
-            p.demand
-                .as_ref()
-                .map(|d| bytes_value(i128::from(d.per_request_bytes), u))
+            let d = p.demand.as_ref()?;
+            Some(bytes_value(
+                i128::from(d.per_request_bytes),
+                u,
+                &d.provenance,
+            ))
         },
     ),
     (
         "demand",
         "Demand: max-num-seqs x max-model-len (replica)",
         |p, u| {
-            p.demand.as_ref().map(|d| {
-                let b = i128::try_from(d.all_seqs_bytes_replica).unwrap_or(i128::MAX);
-                (
-                    format!("{} ({} seqs)", charts::amount(b, u), d.max_num_seqs),
-                    Some(b.to_string()),
-                )
-            })
+            let d = p.demand.as_ref()?;
+            let b = i128::try_from(d.all_seqs_bytes_replica).unwrap_or(i128::MAX);
+            Some((
+                format!("{} ({} seqs)", charts::amount(b, u), d.max_num_seqs),
+                Some(b.to_string()),
+                d.provenance.clone(),
+            ))
         },
     ),
     (
         "concurrency-at-average",
         "Concurrency at the average length",
         |p, _| {
-            p.demand.as_ref().map(|d| {
-                (
-                    format!(
-                        "{:.2} at {} tokens",
-                        d.concurrency_at_average,
-                        thousands(u128::from(d.average_len))
-                    ),
-                    None,
-                )
-            })
+            let d = p.demand.as_ref()?;
+            let r = p.replica.as_ref()?;
+            let text = format!(
+                "{:.2} at {} tokens",
+                d.concurrency_at_average,
+                thousands(u128::from(d.average_len))
+            );
+            Some((text, None, r.provenance.clone()))
         },
     ),
 ];
@@ -492,7 +492,7 @@ fn results_html() -> String {
     );
     for (id, label, _) in FIGURES {
         h.push_str(&format!(
-            r#"<div class="figure"><dt>{label}</dt><dd data-testid="{id}" id="fig-{id}"></dd></div>"#
+            r#"<div class="figure"><dt>{label} <span class="badge" id="fig-{id}-prov"></span></dt><dd data-testid="{id}" id="fig-{id}"></dd></div>"#
         ));
     }
     h.push_str(r#"</dl><div id="gate"></div></section><section class="panel" aria-labelledby="chart-h"><h2 id="chart-h">Per-rank budget</h2><figure class="chart" data-testid="rank-chart"><div class="svg" id="rank-svg"></div><figcaption><ul class="legend">"#);
@@ -535,15 +535,25 @@ fn show_info(ev: &web_sys::Event) {
 /// the inputs at once; the rest follows one task later (the slow lane).
 pub fn results(app: AppState) -> impl IntoView {
     for (id, _, value) in FIGURES {
-        let v = Memo::new(move |_| with_plan(app, value).unwrap_or((DASH.into(), None)));
+        let v = Memo::new(move |_| with_plan(app, value));
         effect(move || {
-            let (text, bytes) = v.get();
+            let (text, bytes, prov) = v
+                .get()
+                .map_or((DASH.to_string(), None, None), |(t, b, p)| (t, b, Some(p)));
             if let Some(el) = document().get_element_by_id(&format!("fig-{id}")) {
                 el.set_text_content(Some(&text));
                 let _ = match bytes {
                     Some(b) => el.set_attribute("data-bytes", &b),
                     None => el.remove_attribute("data-bytes"),
                 };
+            }
+            // The figure's provenance: a badge, its basis on hover.
+            if let Some(el) = document().get_element_by_id(&format!("fig-{id}-prov")) {
+                let label = prov.as_ref().map_or("", Provenance::label);
+                el.set_class_name(&format!("badge {label}"));
+                el.set_text_content(Some(label));
+                let basis = prov.as_ref().map_or("", Provenance::basis);
+                let _ = el.set_attribute("title", basis);
             }
         });
     }
@@ -594,11 +604,12 @@ pub fn results(app: AppState) -> impl IntoView {
             app.len_sweep.with(|pts| {
                 table_html(
                     "Concurrency by max-model-len",
-                    ["max-model-len", "max concurrency"],
+                    ["max-model-len", "max concurrency", "provenance"],
                     pts.iter().map(|p| {
                         [
                             thousands(u128::from(p.max_model_len)),
                             format!("{:.2}", p.max_concurrency),
+                            p.provenance.label().to_string(),
                         ]
                     }),
                 )
@@ -612,11 +623,12 @@ pub fn results(app: AppState) -> impl IntoView {
             app.pool_sweep.with(|pts| {
                 table_html(
                     "KV pool by utilization",
-                    ["utilization", "KV pool"],
+                    ["utilization", "KV pool", "provenance"],
                     pts.iter().map(|p| {
                         [
                             format!("{:.2}", p.utilization),
                             charts::amount(i128::from(p.kv_pool), unit),
+                            p.provenance.label().to_string(),
                         ]
                     }),
                 )

@@ -11,6 +11,7 @@ use leptos::prelude::*;
 
 use super::effect;
 
+use crate::calc::plan::{Provenance, Term};
 use crate::calc::scenario::{MaxLen, Scenario};
 use crate::calc::units::UnitSystem;
 use crate::calc::{self, Plan};
@@ -35,6 +36,8 @@ pub struct LenPoint {
     pub max_model_len: u64,
     pub max_concurrency: f64,
     pub starts: bool,
+    /// How certain the figure is: the pool's provenance.
+    pub provenance: Provenance,
 }
 
 /// One point of the pool sweep: utilization and the limiting rank's KV pool.
@@ -43,6 +46,8 @@ pub struct PoolPoint {
     pub utilization: f64,
     pub kv_pool: u64,
     pub starts: bool,
+    /// How certain the figure is: the limiting rank's pool line's provenance.
+    pub provenance: Provenance,
 }
 
 /// The inputs and everything derived from them. `Copy`: every handle is a signal or memo.
@@ -292,6 +297,7 @@ pub fn len_sweep(s: &Scenario) -> Vec<LenPoint> {
                 max_model_len: len,
                 max_concurrency: r.max_concurrency,
                 starts: p.starts(),
+                provenance: r.provenance.clone(),
             })
         })
         .collect()
@@ -323,15 +329,15 @@ pub fn pool_sweep(s: &Scenario) -> Vec<PoolPoint> {
         .filter_map(|u| {
             probe.engine.gpu_memory_utilization = Some(u);
             let p = calc::plan(&probe).ok()?;
-            let pool = p
-                .replica
-                .as_ref()
-                .and_then(|r| p.ranks.get(r.limiting_rank as usize))
-                .map_or(0, |r| r.kv_pool.0);
+            // No limiting rank: the start failed before a pool was sized (none is allocated).
+            let rank = p.limiting_rank();
             Some(PoolPoint {
                 utilization: u,
-                kv_pool: pool,
+                kv_pool: rank.map_or(0, |r| r.kv_pool.0),
                 starts: p.starts(),
+                provenance: rank
+                    .and_then(|r| r.line(Term::KvPool))
+                    .map_or(Provenance::Exact, |l| l.provenance.clone()),
             })
         })
         .collect()

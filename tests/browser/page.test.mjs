@@ -280,3 +280,26 @@ test('the form: checkboxes, lists, badges, sources and messages follow the state
   assertClean(problems);
   await context.close();
 });
+
+test('every figure says how certain it is, the sweeps too', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1');
+  const badge = (id) => page.$eval(`#fig-${id}-prov`, (e) => [e.textContent, e.title]);
+  await page.waitForFunction(() => document.querySelector('#fig-kv-pool-prov')?.textContent !== '');
+  // The H100's driver total is not confirmed from a reading, so the budget and the pool built
+  // on it are estimates; one request's bytes and the demand are exact block arithmetic.
+  for (const id of ['kv-cache-tokens', 'max-concurrency', 'full-length-requests', 'kv-pool', 'budget', 'concurrency-at-average']) {
+    const [label, basis] = await badge(id);
+    assert.equal(label, 'estimate', id);
+    assert.match(basis, /estimate|not confirmed/, id);
+  }
+  for (const id of ['per-request', 'demand']) assert.deepEqual(await badge(id), ['exact', ''], id);
+  // Sweep points carry it in their explanation and their table.
+  assert.match(await page.locator('[data-testid="pool-sweep"] .hit title').first().textContent(), /\[estimate: /);
+  assert.match(await page.locator('[data-testid="len-sweep"] .sr-only tbody tr td').last().textContent(), /^estimate$/);
+  // Seed 002's pool comes from a measured ratio: measured, never exact.
+  await goto(page, '/?v=1&example=s2-unified-gate');
+  await page.waitForFunction(() => document.querySelector('#fig-per-request-prov')?.textContent === 'measured');
+  assert.match((await badge('per-request'))[1], /002/);
+  assertClean(problems);
+  await context.close();
+});
