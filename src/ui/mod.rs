@@ -142,6 +142,38 @@ fn layout(app: AppState) -> impl IntoView {
     }
 }
 
+/// On narrow screens the figures come before the form (a shared link is opened to read them).
+/// The nodes are moved rather than reordered with CSS, so the Tab order stays the order seen.
+fn narrow_screens_read_results_first() {
+    let Some(query) = window().match_media("(max-width: 860px)").ok().flatten() else {
+        return;
+    };
+    let arrange = {
+        let query = query.clone();
+        move || {
+            let layout = document().get_element_by_id("layout");
+            let find = |sel: &str| layout.as_ref()?.query_selector(sel).ok().flatten();
+            if let (Some(layout), Some(form), Some(results)) =
+                (&layout, find(":scope > .inputs"), find(":scope > .results"))
+            {
+                let (first, second) = if query.matches() {
+                    (results, form)
+                } else {
+                    (form, results)
+                };
+                // Moving a node that holds the focus would drop it, so only move when needed.
+                if first.next_element_sibling().as_ref() != Some(&second) {
+                    let _ = layout.insert_before(&first, Some(&second));
+                }
+            }
+        }
+    };
+    arrange();
+    let on_change = wasm_bindgen::closure::Closure::<dyn Fn()>::new(arrange);
+    let _ = query.add_event_listener_with_callback("change", on_change.as_ref().unchecked_ref());
+    on_change.forget();
+}
+
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
@@ -178,6 +210,7 @@ pub fn App() -> impl IntoView {
         move || {
             if let Some(el) = document().get_element_by_id("layout") {
                 leptos::mount::mount_to(el.unchecked_into(), move || layout(app)).forget();
+                narrow_screens_read_results_first();
             }
         },
         std::time::Duration::ZERO,

@@ -303,3 +303,41 @@ test('every figure says how certain it is, the sweeps too', async () => {
   assertClean(problems);
   await context.close();
 });
+
+test('on a phone the figures come before the form, on screen and in Tab order', async () => {
+  const { context, page, problems } = await open(browser, '/', { context: { viewport: { width: 390, height: 844 } } });
+  // Where each block sits on screen, and whether the DOM (which Tab follows) agrees.
+  const order = () =>
+    page.evaluate(() => {
+      const form = document.querySelector('#layout > .inputs');
+      const results = document.querySelector('#layout > .results');
+      return {
+        domResultsFirst: !!(results.compareDocumentPosition(form) & Node.DOCUMENT_POSITION_FOLLOWING),
+        seenResultsFirst: results.getBoundingClientRect().top < form.getBoundingClientRect().top,
+      };
+    });
+  assert.deepEqual(await order(), { domResultsFirst: true, seenResultsFirst: true });
+  // Tab from the last control before the layout reaches the figures before any input.
+  await page.focus('[data-testid="copy-link"]');
+  let inResults = false;
+  for (let tabs = 0; tabs < 60; tabs += 1) {
+    await page.keyboard.press('Tab');
+    const where = await page.evaluate(() => document.activeElement?.closest('#layout > *')?.className ?? '');
+    if (/results/.test(where)) {
+      inResults = true;
+      break;
+    }
+    assert.doesNotMatch(where, /inputs/, 'Tab reached the form before the figures');
+  }
+  assert.ok(inResults, 'Tab reaches the figures');
+  // A wide window puts the form first again, on screen and in the DOM; narrow again, figures first.
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await page.waitForFunction(() => document.querySelector('#layout > *').classList.contains('inputs'));
+  const wide = await order();
+  assert.equal(wide.domResultsFirst, false);
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForFunction(() => document.querySelector('#layout > *').classList.contains('results'));
+  assert.deepEqual(await order(), { domResultsFirst: true, seenResultsFirst: true });
+  assertClean(problems);
+  await context.close();
+});
