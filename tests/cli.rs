@@ -234,7 +234,10 @@ fn json_keys_are_present() {
         .iter()
         .map(|c| c["phase"].as_str().unwrap())
         .collect();
-    assert_eq!(phases, ["init", "load", "kv_sizing", "capacity"]);
+    assert_eq!(
+        phases,
+        ["init", "load", "kv_sizing", "capacity", "allocation"]
+    );
     for c in v["checks"].as_array().unwrap() {
         for key in [
             "phase",

@@ -271,8 +271,9 @@ impl Model {
             return Err((
                 "layer_types",
                 format!(
-                    "layer_types has {} entries but num_hidden_layers is {}",
+                    "layer_types has {} {} but num_hidden_layers is {}",
                     self.layers.len(),
+                    super::units::plural(self.layers.len() as u64, "entry", "entries"),
                     self.n_layers
                 ),
             ));

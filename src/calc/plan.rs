@@ -244,6 +244,10 @@ pub enum Phase {
     KvSizing,
     /// Can one request at max-model-len fit in the pool?
     Capacity,
+    /// Allocating the KV pool, then capturing CUDA graphs, against physical free memory. The
+    /// budget does not guard this phase when the pool is pinned with `--kv-cache-memory-bytes`,
+    /// or (before v0.20) for the graphs, which lie outside the budget.
+    Allocation,
 }
 
 impl Phase {
@@ -254,6 +258,7 @@ impl Phase {
             Phase::Load => "load",
             Phase::KvSizing => "kv_sizing",
             Phase::Capacity => "capacity",
+            Phase::Allocation => "allocation",
         }
     }
 
@@ -264,6 +269,7 @@ impl Phase {
             Phase::Load => "model loading",
             Phase::KvSizing => "KV cache sizing",
             Phase::Capacity => "the capacity check",
+            Phase::Allocation => "allocating the KV cache and CUDA graphs",
         }
     }
 }

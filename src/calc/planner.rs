@@ -13,7 +13,7 @@ use super::model::{LayerKind, Model};
 use super::plan::*;
 use super::runtime;
 use super::scenario::{KvCacheDtype, MaxLen, Scenario};
-use super::units::{cdiv, ceil_fraction, format_gib, py_fixed, Bytes, Grouped, GIB};
+use super::units::{cdiv, ceil_fraction, format_gib, plural, py_fixed, Bytes, Grouped, GIB};
 use super::version::VllmVersion;
 use super::weights::{self, Placement};
 use super::{pp_partition, CalcError};
@@ -246,8 +246,9 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
         return Err(CalcError::new(
             "gpus",
             format!(
-                "{} GPUs are fewer than tensor-parallel-size x pipeline-parallel-size x data-parallel-size = {needed}",
-                s.gpus
+                "{} {} fewer than tensor-parallel-size x pipeline-parallel-size x data-parallel-size = {needed}",
+                s.gpus,
+                plural(u64::from(s.gpus), "GPU is", "GPUs are")
             ),
         ));
     }
@@ -288,6 +289,26 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
     given.extend(opt("load-peak", &r.load_peak));
     given.extend(opt("free-memory", &r.free_memory));
     given.extend(opt("available-kv", &r.available_kv));
+    // A list is one value per pipeline stage; a list of another length is not read as
+    // anything (no value is dropped or repeated silently).
+    for (field, list) in [
+        ("weights", &r.weights_per_stage),
+        ("available-kv", &r.available_kv_per_stage),
+    ] {
+        if let Some(list) = list {
+            if list.len() != s.parallel.pp as usize {
+                return Err(CalcError::new(
+                    field,
+                    format!(
+                        "{} values for {} pipeline {}; give one value, or one per stage",
+                        list.len(),
+                        s.parallel.pp,
+                        plural(u64::from(s.parallel.pp), "stage", "stages")
+                    ),
+                ));
+            }
+        }
+    }
     for m in r.weights_per_stage.iter().flatten() {
         given.extend(opt("weights", m));
     }
@@ -1282,8 +1303,70 @@ fn kv_knobs(phase: Phase) -> Vec<&'static str> {
             "pp-layer-partition (move layers off the deciding stage)",
             "speculative-config (the drafter lives on the last stage)",
         ],
+        Phase::Allocation => vec![
+            "kv-cache-memory-bytes (a pin is allocated as given)",
+            "gpu-memory-utilization (before v0.20 the graphs lie outside it)",
+            "enforce-eager (graphs)",
+            "tensor-parallel-size",
+            "pipeline-parallel-size",
+        ],
         Phase::UnifiedGate | Phase::Init | Phase::Load => vec![],
     }
+}
+
+/// The last phase: the pool and then the CUDA graphs are allocated for real, so physical free
+/// memory, not the budget, decides. Checked on the rank with the least left once started.
+fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<Check> {
+    let worst = ranks.iter().min_by_key(|r| r.free_after_start)?;
+    let get = |t: Term| worst.line(t).map_or(0, |l| l.bytes);
+    let free = worst.free_after_start;
+    let (ok, message) = if free >= 0 {
+        (
+            true,
+            format!(
+                "rank {}: {} stays free once the pool and graphs are allocated (the least of any rank)",
+                worst.rank,
+                gib(free)
+            ),
+        )
+    } else if free + get(Term::CudaGraphs) < 0 {
+        log_lines.push(format!(
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.",
+            gib(i128::from(worst.kv_pool.0))
+        ));
+        (
+            false,
+            format!(
+                "rank {}: the KV pool of {} does not fit in what loading left free; {} more would be needed",
+                worst.rank,
+                gib(i128::from(worst.kv_pool.0)),
+                gib(-(free + get(Term::CudaGraphs)))
+            ),
+        )
+    } else {
+        log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        (
+            false,
+            format!(
+                "rank {}: the pool fits, but capturing CUDA graphs ({}) then runs out of memory; {} more would be needed",
+                worst.rank,
+                gib(get(Term::CudaGraphs)),
+                gib(-free)
+            ),
+        )
+    };
+    Some(Check {
+        phase: Phase::Allocation,
+        ok,
+        rank: Some(worst.rank),
+        message,
+        vllm_error: (!ok).then(|| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
+        knobs: kv_knobs(Phase::Allocation),
+        not_knobs: vec![
+            "max-model-len (it does not size the pool)",
+            "max-num-seqs (demand, not a reservation)",
+        ],
+    })
 }
 
 /// Writes the KV figures and the after-start ledger lines into each rank.
@@ -1812,9 +1895,12 @@ fn finish(
     mut checks: Vec<Check>,
     demand: Option<Demand>,
     unified: Option<UnifiedGate>,
-    log_lines: Vec<String>,
+    mut log_lines: Vec<String>,
     notes: Vec<String>,
 ) -> Plan {
+    if replica.is_some() {
+        checks.extend(allocation_check(&ranks, &mut log_lines));
+    }
     if let Some(g) = &unified {
         checks.insert(
             0,

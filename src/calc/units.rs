@@ -198,6 +198,15 @@ pub enum UnitSystem {
     Decimal,
 }
 
+/// The word for `n` things: `plural(1, "stage", "stages")` is "stage".
+pub fn plural(n: u64, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 {
+        one
+    } else {
+        many
+    }
+}
+
 /// Why a byte string could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParseBytesError(pub String);
@@ -209,10 +218,14 @@ impl fmt::Display for ParseBytesError {
 }
 
 /// Reads a byte count in every form Headroom accepts:
-/// - plain integers (`1073741824`, `1_073_741_824`, `1,073,741,824`);
+/// - plain integers (`1073741824`, `1_073_741_824`, `1,073,741,824`: commas only between
+///   groups of three digits);
 /// - vLLM's `human_readable_int` forms: `9g` = 9 x 10^9, `9G` = 9 x 2^30 (also k/m/t, K/M/T),
 ///   and scientific notation such as `10e9`;
 /// - unit suffixes: `79.29GiB`, `46.1GB`, `512MiB`, `1.5 TB`, `2048 B`.
+///
+/// Without a unit the number must be whole (`1.5` bytes is refused); with one, a fraction is
+/// truncated toward zero as Python's `int(float)` does in vLLM (`1.5g`).
 ///
 /// ```
 /// use headroom::calc::units::parse_bytes;
@@ -220,14 +233,40 @@ impl fmt::Display for ParseBytesError {
 /// assert_eq!(parse_bytes("9g").unwrap(), 9_000_000_000);
 /// assert_eq!(parse_bytes("10e9").unwrap(), 10_000_000_000);
 /// assert_eq!(parse_bytes("512MiB").unwrap(), 512 << 20);
+/// assert!(parse_bytes("1.5").is_err());
 /// ```
 pub fn parse_bytes(input: &str) -> Result<u64, ParseBytesError> {
-    let err = |why: &str| ParseBytesError(format!("{input:?} is not a byte count: {why}"));
-    let s: String = input
-        .trim()
-        .chars()
-        .filter(|c| *c != '_' && *c != ',')
-        .collect();
+    parse_amount(input, Amount::Bytes)
+}
+
+/// Reads a count (of tokens, sequences, blocks, GPUs ...) in vLLM's `human_readable_int` forms:
+/// `4096`, `131,072`, `128k` = 128,000, `128K` = 131,072, `1e6`. The CLI and the page share it.
+///
+/// ```
+/// use headroom::calc::units::parse_count;
+/// assert_eq!(parse_count("128K").unwrap(), 131_072);
+/// assert_eq!(parse_count("1.5k").unwrap(), 1_500);
+/// assert!(parse_count("2.5").is_err());
+/// assert!(parse_count("1,6").is_err());
+/// assert!(parse_count("8GiB").is_err());
+/// ```
+pub fn parse_count(input: &str) -> Result<u64, ParseBytesError> {
+    parse_amount(input, Amount::Count)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Amount {
+    Bytes,
+    Count,
+}
+
+fn parse_amount(input: &str, what: Amount) -> Result<u64, ParseBytesError> {
+    let noun = match what {
+        Amount::Bytes => "a byte count",
+        Amount::Count => "a count",
+    };
+    let err = |why: &str| ParseBytesError(format!("{:?} is not {noun}: {why}", input.trim()));
+    let s: String = input.trim().chars().filter(|c| *c != '_').collect();
     if s.is_empty() {
         return Err(err("it is empty"));
     }
@@ -239,10 +278,11 @@ pub fn parse_bytes(input: &str) -> Result<u64, ParseBytesError> {
         .find(|c: char| c.is_ascii_alphabetic() && c != 'e' && c != 'E')
         .unwrap_or(s.len());
     let (num, unit) = s.split_at(split);
-    let num = num.trim();
+    let num = thousands_free(num.trim())
+        .ok_or_else(|| err("commas separate groups of three digits, as in 131,072"))?;
     let unit = unit.trim();
     let multiplier: u64 = match unit {
-        "" | "B" | "b" => 1,
+        "" => 1,
         // vLLM's human_readable_int: lower case is decimal, upper case binary.
         "k" => 1_000,
         "m" => 1_000_000,
@@ -252,6 +292,12 @@ pub fn parse_bytes(input: &str) -> Result<u64, ParseBytesError> {
         "M" => 1 << 20,
         "G" => 1 << 30,
         "T" => 1 << 40,
+        _ if what == Amount::Count => {
+            return Err(err(&format!(
+                "unknown unit {unit:?} (counts take k, m, g, t or K, M, G, T)"
+            )))
+        }
+        "B" | "b" => 1,
         "KiB" | "kib" | "KIB" => 1 << 10,
         "MiB" | "mib" | "MIB" => 1 << 20,
         "GiB" | "gib" | "GIB" => 1 << 30,
@@ -268,7 +314,7 @@ pub fn parse_bytes(input: &str) -> Result<u64, ParseBytesError> {
     if let Ok(n) = num.parse::<u64>() {
         return n
             .checked_mul(multiplier)
-            .ok_or_else(|| err("it is larger than 2^64 bytes"));
+            .ok_or_else(|| err("it is larger than 2^64 - 1"));
     }
     // vLLM refuses decimals with binary single-letter suffixes ("Decimals are not allowed with
     // binary suffixes like G"); keep that rule so a pasted flag means what vLLM would take.
@@ -279,16 +325,36 @@ pub fn parse_bytes(input: &str) -> Result<u64, ParseBytesError> {
         )));
     }
     let x =
-        super::decimal::parse_f64(num).ok_or_else(|| err(&format!("{num:?} is not a number")))?;
+        super::decimal::parse_f64(&num).ok_or_else(|| err(&format!("{num:?} is not a number")))?;
     if !x.is_finite() || x < 0.0 {
         return Err(err("it is not a finite positive number"));
     }
     let product = x * multiplier as f64;
     if product >= 18_446_744_073_709_551_615.0 {
-        return Err(err("it is larger than 2^64 bytes"));
+        return Err(err("it is larger than 2^64 - 1"));
+    }
+    // A plain number names whole bytes or items; `1.5` or `1e-3` would be silently truncated.
+    if unit.is_empty() && product.fract() != 0.0 {
+        return Err(err("it is not a whole number"));
     }
     // Python's int(float) truncates toward zero, as vLLM does for `10e9` and `1.5g`.
     Ok(product as u64)
+}
+
+/// The number with its thousands separators removed, if they are where thousands separators
+/// go (`1,073,741,824`, `1,234.5`); `None` for a comma anywhere else (`1,6`, `12,34`).
+fn thousands_free(num: &str) -> Option<String> {
+    if !num.contains(',') {
+        return Some(num.to_string());
+    }
+    let int_end = num
+        .find(|c: char| !c.is_ascii_digit() && c != ',')
+        .unwrap_or(num.len());
+    let (int, rest) = num.split_at(int_end);
+    let mut groups = int.split(',');
+    let first = groups.next()?;
+    let grouped = (1..=3).contains(&first.len()) && groups.all(|g| g.len() == 3);
+    (grouped && !rest.contains(',')).then(|| format!("{}{rest}", int.replace(',', "")))
 }
 
 #[cfg(test)]

@@ -244,8 +244,9 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
             return Err(ConfigError::new(
                 "layer_types",
                 format!(
-                    "layer_types has {} entries for {n_layers} layers",
-                    types.len()
+                    "layer_types has {} {} for {n_layers} layers",
+                    types.len(),
+                    crate::calc::units::plural(types.len() as u64, "entry", "entries")
                 ),
             ));
         }

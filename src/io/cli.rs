@@ -16,7 +16,9 @@ use std::io::Read;
 use crate::calc::scenario::{
     KvCacheDtype, MaxLen, Measured, Scenario, Speculative, StageTerm, Unified,
 };
-use crate::calc::units::{human, parse_bytes, thousands, thousands_signed, UnitSystem};
+use crate::calc::units::{
+    human, parse_bytes, parse_count, thousands, thousands_signed, UnitSystem,
+};
 use crate::calc::version::VllmVersion;
 use crate::calc::{self, solve, CalcError, Plan, RankPlan};
 use crate::catalog;
@@ -544,45 +546,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
-/// A count in vLLM's `human_readable_int` forms: `4096`, `128k` (x 1000), `128K` (x 1024),
-/// `1e6`; no fractions of a unit.
-pub fn parse_count(text: &str) -> Result<u64, String> {
-    let t = text.trim();
-    let cleaned: String = t.chars().filter(|c| *c != '_').collect();
-    if cleaned.is_empty() {
-        return Err("the value is empty".into());
-    }
-    if cleaned.starts_with('-') {
-        return Err(format!("{t:?} is negative"));
-    }
-    if let Ok(n) = cleaned.parse::<u64>() {
-        return Ok(n);
-    }
-    let last = cleaned.chars().last().unwrap_or(' ');
-    if "kmgtKMGT".contains(last) {
-        return parse_bytes(&cleaned).map_err(|e| e.0.replace("byte count", "count"));
-    }
-    if cleaned.contains(['e', 'E']) {
-        if let Ok(x) = cleaned.parse::<f64>() {
-            if x.is_finite() && x >= 0.0 && x.fract() == 0.0 && x < 18_446_744_073_709_551_615.0 {
-                return Ok(x as u64);
-            }
-        }
-    }
-    Err(format!(
-        "{t:?} is not a whole number (forms: 4096, 128k = 128,000, 128K = 131,072, 1e6)"
-    ))
-}
-
 fn count_in(flag: &str, text: &str, min: u64, max: u64) -> Result<u64, CliError> {
-    let n = parse_count(text).map_err(|e| CliError::new(format!("--{flag}"), e))?;
-    if n < min || n > max {
-        return Err(CliError::new(
-            format!("--{flag}"),
-            format!("{n} is outside {min}..={}", thousands(u128::from(max))),
-        ));
-    }
-    Ok(n)
+    crate::io::url::parse_count(text, min, max).map_err(|e| CliError::new(format!("--{flag}"), e))
 }
 
 /// The largest byte count a flag takes: 1 PiB. `calc` refuses GPUs above it, so no real

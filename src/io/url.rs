@@ -744,16 +744,23 @@ pub fn base64url_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// An integer count: digits (with `_` or `,` separators), or vLLM's `human_readable_int` forms
-/// (`128k` = 128,000, `128K` = 131,072, `10e9`), in `[min, max]`.
+/// A count in vLLM's `human_readable_int` forms ([`crate::calc::units::parse_count`]) within
+/// `[min, max]`.
 pub fn parse_count(text: &str, min: u64, max: u64) -> Result<u64, String> {
-    let t = text.trim();
-    if t.contains(['B', 'b', 'i']) {
-        return Err(format!("{t:?} is not a count (no byte units here)"));
-    }
-    let n = parse_bytes(t).map_err(|e| e.0.replace("byte count", "count"))?;
+    let n = crate::calc::units::parse_count(text).map_err(|e| e.0)?;
+    in_range(n, min, max)
+}
+
+/// `n` if it lies in `[min, max]`, else a message that says so in words.
+pub fn in_range(n: u64, min: u64, max: u64) -> Result<u64, String> {
+    use crate::calc::units::Grouped;
     if n < min || n > max {
-        return Err(format!("{n} is outside {min}..={max}"));
+        return Err(format!(
+            "{} must be between {} and {}",
+            Grouped(i128::from(n)),
+            Grouped(i128::from(min)),
+            Grouped(i128::from(max))
+        ));
     }
     Ok(n)
 }

@@ -1,0 +1,163 @@
+//! Defects found by exploring the page, kept as tests: scenarios are read from a link the way
+//! the page reads them (`io::url`), so the page, the CLI and these tests share one path.
+
+use headroom::calc::{plan, Phase, Plan};
+use headroom::io::url::{self, Field, InputError};
+
+/// The plan of a link, or the field and message the page would flag.
+fn plan_of(query: &str) -> Result<Plan, (String, String)> {
+    let d = url::decode(query);
+    assert!(d.ignored.is_empty(), "{query}: ignored {:?}", d.ignored);
+    let s =
+        url::scenario(&d.state).map_err(|e: InputError| (e.field.key().to_string(), e.message))?;
+    plan(&s).map_err(|e| (e.field().to_string(), e.message().to_string()))
+}
+
+/// The field and message for a value the link's reader refuses before any plan.
+fn refused(query: &str) -> (String, String) {
+    let d = url::decode(query);
+    match d.ignored.first() {
+        Some(i) => (i.key.clone(), i.reason.clone()),
+        None => plan_of(query)
+            .err()
+            .unwrap_or_else(|| panic!("{query} was accepted")),
+    }
+}
+
+#[test]
+fn a_pinned_pool_larger_than_free_memory_fails_when_it_is_allocated() {
+    // Llama-3.1-8B on one H100: loading leaves about 63 GiB; a 70 GiB pin cannot be allocated.
+    let p = plan_of("model=llama-3.1-8b-instruct&kv-bytes=70GiB").unwrap();
+    assert!(!p.starts());
+    let f = p.first_failure().unwrap();
+    assert_eq!(f.phase, Phase::Allocation);
+    assert_eq!(f.rank, Some(0));
+    assert!(
+        f.message.contains("the KV pool of 70.00 GiB does not fit"),
+        "{}",
+        f.message
+    );
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| l == "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 70.00 GiB."));
+    assert!(p.ranks[0].free_after_start < 0);
+    // The phases before it passed: the pin does not go through the budget.
+    assert!(p
+        .checks
+        .iter()
+        .take_while(|c| c.phase != Phase::Allocation)
+        .all(|c| c.ok));
+
+    // A pin that fits starts, and the allocation check says what stays free.
+    let p = plan_of("model=llama-3.1-8b-instruct&kv-bytes=40GiB").unwrap();
+    assert!(p.starts());
+    let a = p.checks.last().unwrap();
+    assert_eq!((a.phase, a.ok), (Phase::Allocation, true));
+    assert!(a.message.contains("stays free"), "{}", a.message);
+}
+
+#[test]
+fn the_default_plan_lists_the_allocation_phase_last() {
+    let p = plan_of("").unwrap();
+    let phases: Vec<Phase> = p.checks.iter().map(|c| c.phase).collect();
+    assert_eq!(
+        phases,
+        [
+            Phase::Init,
+            Phase::Load,
+            Phase::KvSizing,
+            Phase::Capacity,
+            Phase::Allocation
+        ]
+    );
+    assert!(p.starts());
+}
+
+#[test]
+fn counts_must_be_whole_and_commas_only_group_thousands() {
+    for (query, field, says) in [
+        ("tp=2.5", "tp", "not a whole number"),
+        ("tp=1.9", "tp", "not a whole number"),
+        ("tp=1,6", "tp", "groups of three digits"),
+        (
+            "max-model-len=4096.7",
+            "max-model-len",
+            "not a whole number",
+        ),
+        ("block-size=16.9", "block-size", "not a whole number"),
+        (
+            "spec=mtp&spec-tokens=2.5",
+            "spec-tokens",
+            "not a whole number",
+        ),
+        ("max-num-seqs=8GiB", "max-num-seqs", "unknown unit"),
+        ("kv-bytes=1.5", "kv-bytes", "not a whole number"),
+        ("kv-bytes=1e-3", "kv-bytes", "not a whole number"),
+        ("weights=1,2,3", "weights", "groups of three digits"),
+        ("tp=18446744073709551616", "tp", "larger than 2^64 - 1"),
+    ] {
+        let (f, message) = refused(query);
+        assert_eq!(f, field, "{query}: {message}");
+        assert!(message.contains(says), "{query}: {message}");
+        assert!(
+            !message.contains("bytes") || field == "kv-bytes" || field == "weights",
+            "{query}: {message}"
+        );
+    }
+    // What stays accepted: thousands separators where they belong, vLLM's suffixes, exponents.
+    for query in [
+        "max-model-len=131,072",
+        "max-model-len=128K",
+        "max-model-len=1.5k",
+        "max-num-batched-tokens=8_192",
+        "kv-bytes=1,073,741,824",
+        "kv-bytes=10e9",
+        "kv-bytes=1.5g",
+    ] {
+        assert!(plan_of(query).is_ok(), "{query}");
+    }
+    assert_eq!(url::parse_count("131,072", 1, 1 << 31), Ok(131_072));
+    assert_eq!(url::parse_count("1.5k", 1, 1 << 31), Ok(1_500));
+    let range = url::parse_count("2000", 1, 1024).unwrap_err();
+    assert_eq!(range, "2,000 must be between 1 and 1,024");
+}
+
+#[test]
+fn a_per_stage_list_must_have_one_value_per_stage() {
+    for (query, field, says) in [
+        (
+            "weights=10GiB,20GiB",
+            "weights",
+            "2 values for 1 pipeline stage;",
+        ),
+        (
+            "pp=2&weights=10GiB,20GiB,30GiB",
+            "weights",
+            "3 values for 2 pipeline stages;",
+        ),
+        (
+            "available-kv=10GiB,20GiB",
+            "available-kv",
+            "2 values for 1 pipeline stage;",
+        ),
+    ] {
+        let (f, message) = plan_of(query)
+            .err()
+            .unwrap_or_else(|| panic!("{query} was accepted"));
+        assert_eq!(f, field, "{query}");
+        assert!(message.contains(says), "{query}: {message}");
+    }
+    // One value, or exactly one per stage, is fine.
+    assert!(plan_of("weights=10GiB").is_ok());
+    assert!(plan_of("pp=2&weights=10GiB,12GiB").is_ok());
+    assert_eq!(Field::from_key("available-kv"), Some(Field::AvailableKv));
+}
+
+#[test]
+fn messages_count_in_words() {
+    let (_, m) = plan_of("gpus=1&tp=8").unwrap_err();
+    assert!(m.starts_with("1 GPU is fewer than"), "{m}");
+    let (_, m) = plan_of("gpus=3&tp=8").unwrap_err();
+    assert!(m.starts_with("3 GPUs are fewer than"), "{m}");
+}
