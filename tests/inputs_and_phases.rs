@@ -161,3 +161,41 @@ fn messages_count_in_words() {
     let (_, m) = plan_of("gpus=3&tp=8").unwrap_err();
     assert!(m.starts_with("3 GPUs are fewer than"), "{m}");
 }
+
+#[test]
+fn demand_counts_a_request_by_its_blocks_so_windows_cap_it() {
+    // Gemma 3 keeps 1,024 tokens in five of six layers: a max-length request is far smaller
+    // than max-model-len x bytes per token over every layer.
+    let p = plan_of("model=gemma-3-12b-it").unwrap();
+    let d = p.demand.as_ref().unwrap();
+    let per_token_all_layers = u128::from(p.ranks[0].kv_bytes_per_token)
+        * u128::from(p.replica.as_ref().unwrap().max_model_len);
+    assert!(u128::from(d.per_request_bytes) < per_token_all_layers / 2);
+    assert_eq!(
+        d.all_seqs_bytes,
+        u128::from(d.max_num_seqs) * u128::from(d.per_request_bytes)
+    );
+    assert_eq!(d.all_seqs_bytes_replica, d.all_seqs_bytes, "one rank");
+    // Full attention: the same figure either way (131,072 is a whole number of blocks).
+    let p = plan_of("model=llama-3.1-8b-instruct&tp=2").unwrap();
+    let d = p.demand.as_ref().unwrap();
+    let len = u128::from(p.replica.as_ref().unwrap().max_model_len);
+    assert_eq!(
+        d.all_seqs_bytes,
+        u128::from(d.max_num_seqs) * len * u128::from(p.ranks[0].kv_bytes_per_token)
+    );
+    assert_eq!(d.all_seqs_bytes_replica, 2 * d.all_seqs_bytes);
+}
+
+#[test]
+fn figures_for_people_group_thousands() {
+    use headroom::calc::units::{grouped_fixed, human, UnitSystem, GIB};
+    assert_eq!(grouped_fixed(15_685.0, 2), "15,685.00");
+    assert_eq!(grouped_fixed(-1_234_567.891, 1), "-1,234,567.9");
+    assert_eq!(grouped_fixed(999.999, 2), "1,000.00");
+    assert_eq!(grouped_fixed(12.5, 0), "12");
+    assert_eq!(
+        human(16_384 * GIB as i128, UnitSystem::Binary),
+        "16,384.00 GiB"
+    );
+}

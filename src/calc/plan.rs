@@ -297,7 +297,8 @@ pub struct Demand {
     pub max_num_batched_tokens: u64,
     /// Bytes on the limiting rank for one request at max-model-len (block-rounded).
     pub per_request_bytes: u64,
-    /// `max_num_seqs x max_model_len` worth of KV on the limiting rank.
+    /// `max_num_seqs` requests at max-model-len on the limiting rank: `max_num_seqs x
+    /// per_request_bytes` (windows and states cap what their layers keep).
     pub all_seqs_bytes: u128,
     /// The same across every rank of the replica.
     pub all_seqs_bytes_replica: u128,

@@ -1544,7 +1544,6 @@ fn demand(s: &Scenario, ranks: &[RankPlan], replica: &ReplicaPlan, mns: u64, mnb
         .bytes_per_block
         .saturating_mul(replica.blocks_per_request);
     let per_token_all: u128 = ranks.iter().map(|r| u128::from(r.kv_bytes_per_token)).sum();
-    let len = u128::from(replica.max_model_len);
     let avg = s
         .average_request_len
         .unwrap_or(replica.max_model_len / 4)
@@ -1567,8 +1566,14 @@ fn demand(s: &Scenario, ranks: &[RankPlan], replica: &ReplicaPlan, mns: u64, mnb
         max_num_seqs: mns,
         max_num_batched_tokens: mnbt,
         per_request_bytes: per_request,
-        all_seqs_bytes: u128::from(mns) * len * u128::from(lim.kv_bytes_per_token),
-        all_seqs_bytes_replica: u128::from(mns) * len * per_token_all,
+        // A request at max-model-len holds its blocks in every group: a sliding window or a
+        // state caps what its layers keep, so per-token bytes x length would overstate it.
+        all_seqs_bytes: u128::from(mns) * u128::from(per_request),
+        all_seqs_bytes_replica: u128::from(mns)
+            * ranks
+                .iter()
+                .map(|r| u128::from(r.bytes_per_block) * u128::from(replica.blocks_per_request))
+                .sum::<u128>(),
         kv_bytes_per_token_replica: per_token_all,
         pool_bytes: lim.kv_pool.0,
         average_len: avg,

@@ -185,7 +185,22 @@ pub fn human(bytes: i128, unit: UnitSystem) -> String {
         UnitSystem::Binary => (GIB as f64, "GiB"),
         UnitSystem::Decimal => (GB as f64, "GB"),
     };
-    format!("{:.2} {name}", bytes as f64 / div)
+    format!("{} {name}", grouped_fixed(bytes as f64 / div, 2))
+}
+
+/// `x` to `decimals` places with its whole part grouped in thousands: `15,685.00`. For figures
+/// read by people; vLLM's own log lines keep Python's ungrouped `{:.2f}`.
+pub fn grouped_fixed(x: f64, decimals: usize) -> String {
+    let s = format!("{x:.decimals$}");
+    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
+    let (int, frac) = digits.split_once('.').map_or((digits, ""), |(i, f)| (i, f));
+    match int.parse::<u128>() {
+        Ok(n) if n >= 1_000 => {
+            let point = if frac.is_empty() { "" } else { "." };
+            format!("{sign}{}{point}{frac}", thousands(n))
+        }
+        _ => s,
+    }
 }
 
 /// Which unit the user reads figures in. Byte counts are always exact either way.
