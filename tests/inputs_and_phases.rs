@@ -199,3 +199,52 @@ fn figures_for_people_group_thousands() {
         "16,384.00 GiB"
     );
 }
+
+#[test]
+fn a_pasted_config_json_is_checked_and_named_once() {
+    use headroom::catalog::parse_config_json;
+    let base =
+        r#""num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100"#;
+    let with = |extra: &str| format!("{{{base}, {extra}}}");
+    for (text, field, says) in [
+        (
+            with(r#""max_position_embeddings": 512, "num_key_value_heads": 8"#),
+            "num_key_value_heads",
+            "must divide num_attention_heads 4",
+        ),
+        (
+            with(r#""max_position_embeddings": 512, "num_key_value_heads": 3"#),
+            "num_key_value_heads",
+            "must divide",
+        ),
+        (
+            with(r#""max_position_embeddings": 0"#),
+            "max_position_embeddings",
+            "at least 1",
+        ),
+        (
+            with(r#""max_position_embeddings": 512, "sliding_window": 0"#),
+            "sliding_window",
+            "at least 1",
+        ),
+        (
+            with(
+                r#""max_position_embeddings": 512, "quantization_config": {"quant_method": "banana"}"#,
+            ),
+            "quantization_config",
+            "\"banana\" is not one Headroom can size",
+        ),
+    ] {
+        let e = parse_config_json(&text).expect_err(&text);
+        assert_eq!(e.field, field, "{text}");
+        assert!(e.message.contains(says), "{text}: {}", e.message);
+    }
+    // A byte-order mark is skipped; broken JSON says "config.json" once.
+    let ok = format!("\u{feff}{}", with(r#""max_position_embeddings": 512"#));
+    assert_eq!(parse_config_json(&ok).unwrap().max_position_embeddings, 512);
+    let e = parse_config_json("{nope").unwrap_err().to_string();
+    assert_eq!(e.matches("config.json").count(), 1, "{e}");
+    let (f, m) = refused(&format!("config={}", url::base64url_encode(b"{nope")));
+    assert_eq!(f, "config");
+    assert_eq!(m.matches("config.json").count(), 1, "{m}");
+}

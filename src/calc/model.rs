@@ -261,6 +261,7 @@ impl Model {
             ("hidden_size", self.hidden_size),
             ("num_attention_heads", self.n_heads),
             ("vocab_size", self.vocab_size),
+            ("max_position_embeddings", self.max_position_embeddings),
         ];
         for (field, v) in positive {
             if v == 0 {
@@ -287,6 +288,16 @@ impl Model {
             }
             if self.head_dim == 0 {
                 return Err(("head_dim", "head_dim must be at least 1".into()));
+            }
+            // Grouped-query attention shares each KV head among a whole number of query heads.
+            if self.n_kv_heads > self.n_heads || self.n_heads % self.n_kv_heads != 0 {
+                return Err((
+                    "num_key_value_heads",
+                    format!(
+                        "num_key_value_heads {} must divide num_attention_heads {}",
+                        self.n_kv_heads, self.n_heads
+                    ),
+                ));
             }
         }
         // Upper bounds far above any real model (the largest have hidden 16-25k, 128 heads of
@@ -315,6 +326,15 @@ impl Model {
         ];
         for l in &self.layers {
             match l {
+                LayerKind::Sliding { window: 0 } => {
+                    return Err(("sliding_window", "sliding_window must be at least 1".into()))
+                }
+                LayerKind::Chunked { chunk: 0 } => {
+                    return Err((
+                        "attention_chunk_size",
+                        "attention_chunk_size must be at least 1".into(),
+                    ))
+                }
                 LayerKind::Sliding { window } => bounds.push(("sliding_window", *window, 1 << 32)),
                 LayerKind::Chunked { chunk } => {
                     bounds.push(("attention_chunk_size", *chunk, 1 << 32))

@@ -43,11 +43,14 @@ pub fn parse_config_json(text: &str) -> Result<Model, ConfigError> {
     if text.len() > 4 << 20 {
         return Err(ConfigError::new(
             "config",
-            "config.json is larger than 4 MiB",
+            "it is larger than 4 MiB",
         ));
     }
+    // Some editors save a byte-order mark. JSON forbids it (so does Python's json.loads), but
+    // it carries nothing, so a pasted file with one is read rather than refused.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let v: Value = json::parse(text)
-        .map_err(|e| ConfigError::new("config", format!("config.json is not valid JSON: {e}")))?;
+        .map_err(|e| ConfigError::new("config", format!("it is not valid JSON: {e}")))?;
     parse_config_value(&v)
 }
 
@@ -111,9 +114,9 @@ fn dtype(f: &Fields) -> Result<ModelDtype, ConfigError> {
     }
 }
 
-fn quant(f: &Fields) -> (WeightQuant, bool) {
+fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
     let Some(q) = f.get("quantization_config").and_then(Value::as_object) else {
-        return (WeightQuant::None, false);
+        return Ok((WeightQuant::None, false));
     };
     let kv_fp8 = q.get("kv_cache_scheme").is_some_and(|v| !v.is_null())
         || q.get("kv_cache_quant_algo").and_then(Value::as_str) == Some("FP8");
@@ -166,16 +169,24 @@ fn quant(f: &Fields) -> (WeightQuant, bool) {
                 WeightQuant::Int8
             }
         }
-        _ => WeightQuant::None,
+        "" => WeightQuant::None,
+        other => {
+            return Err(ConfigError::new(
+                "quantization_config",
+                format!(
+                    "quant_method {other:?} is not one Headroom can size (fp8, fbgemm_fp8, ptpc_fp8, mxfp4, awq, gptq, modelopt, bitsandbytes, compressed-tensors); remove quantization_config and give the loaded weights as a measurement instead"
+                ),
+            ))
+        }
     };
-    (w, kv_fp8)
+    Ok((w, kv_fp8))
 }
 
 /// Parses a config already read as JSON.
 pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
     let top = v
         .as_object()
-        .ok_or_else(|| ConfigError::new("config", "config.json must be a JSON object"))?;
+        .ok_or_else(|| ConfigError::new("config", "it must be a JSON object"))?;
     let mut layers = Vec::new();
     if let Some(t) = top.get("text_config").and_then(Value::as_object) {
         layers.push(t);
@@ -369,7 +380,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         None
     };
 
-    let (quant, kv_fp8) = quant(&f);
+    let (quant, kv_fp8) = quant(&f)?;
     let model = Model {
         name: f.string("_name_or_path").unwrap_or(model_type).to_string(),
         n_layers: n_layers32,

@@ -904,7 +904,7 @@ pub fn parse_config(text: &str) -> Result<Model, String> {
             return r.clone();
         }
     }
-    let r = catalog::parse_config_json(text).map_err(|e| format!("config.json: {e}"));
+    let r = catalog::parse_config_json(text).map_err(|e| e.to_string());
     *last = Some((text.to_string(), r.clone()));
     r
 }
