@@ -248,3 +248,30 @@ fn a_pasted_config_json_is_checked_and_named_once() {
     assert_eq!(f, "config");
     assert_eq!(m.matches("config.json").count(), 1, "{m}");
 }
+
+#[test]
+fn kv_sizing_says_why_when_memory_is_there_but_no_block_is() {
+    let p = plan_of("model=llama-3.1-8b-instruct&block-size=1048576").unwrap();
+    let f = p.first_failure().unwrap();
+    assert_eq!(f.phase, Phase::KvSizing);
+    assert!(
+        f.message.contains("one block (137,438,953,472 B"),
+        "{}",
+        f.message
+    );
+    assert!(f.knobs.iter().any(|k| k.starts_with("block-size")));
+    let p = plan_of("model=llama-3.1-8b-instruct&num-gpu-blocks-override=1").unwrap();
+    let f = p.first_failure().unwrap();
+    assert!(
+        f.message
+            .contains("num-gpu-blocks-override 1 leaves no block"),
+        "{}",
+        f.message
+    );
+    // vLLM's own words stay vLLM's.
+    assert!(f
+        .vllm_error
+        .as_deref()
+        .unwrap()
+        .starts_with("No available memory for the cache blocks."));
+}

@@ -177,7 +177,7 @@ pub struct KvPlan {
 #[derive(Clone, Debug, PartialEq)]
 pub enum KvError {
     /// "No available memory for the cache blocks" on this worker.
-    NoMemory { worker: usize },
+    NoMemory { worker: usize, bytes_per_block: u64 },
     /// "To serve at least one request with the model's max seq len ..."
     Capacity {
         worker: usize,
@@ -530,7 +530,10 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             continue;
         }
         if check_memory[w] <= 0 {
-            return Err(KvError::NoMemory { worker: w });
+            return Err(KvError::NoMemory {
+                worker: w,
+                bytes_per_block: worker_bpb[w],
+            });
         }
         let needed = needed_for(w, max_model_len);
         if i128::from(needed) > check_memory[w] {

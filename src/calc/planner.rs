@@ -1134,8 +1134,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             kvp
         })
         .map_err(|e| match e {
-            KvError::NoMemory { worker } => KvError::NoMemory {
+            KvError::NoMemory {
+                worker,
+                bytes_per_block,
+            } => KvError::NoMemory {
                 worker: worker * per_stage,
+                bytes_per_block,
             },
             KvError::AutoFit { worker } => KvError::AutoFit {
                 worker: worker * per_stage,
@@ -1158,7 +1162,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     match kv_result {
         Err(e) => {
             let (phase, rank) = match &e {
-                KvError::NoMemory { worker } | KvError::AutoFit { worker } => {
+                KvError::NoMemory { worker, .. } | KvError::AutoFit { worker } => {
                     (Phase::KvSizing, *worker as u32)
                 }
                 KvError::Capacity { worker, .. } => (Phase::Capacity, *worker as u32),
@@ -1172,6 +1176,22 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     gib(*check_memory),
                     Grouped(i128::from(*estimate))
                 ),
+                // Memory is there, but the null block takes all of it: an override of one
+                // block, or one block larger than the memory.
+                KvError::NoMemory { bytes_per_block, .. }
+                    if ranks[rank as usize].available_kv > 0 =>
+                {
+                    match s.engine.num_gpu_blocks_override {
+                        Some(n) => format!(
+                            "rank {rank}: num-gpu-blocks-override {n} leaves no block for requests once the null block is taken"
+                        ),
+                        None => format!(
+                            "rank {rank}: one block ({} B: block-size x every layer's page) takes all of the {} available, leaving nothing after the null block",
+                            Grouped(i128::from(*bytes_per_block)),
+                            gib(ranks[rank as usize].available_kv)
+                        ),
+                    }
+                }
                 _ => format!(
                     "rank {rank}: nothing is left for the KV cache ({} available)",
                     gib(ranks[rank as usize].available_kv)
@@ -1302,6 +1322,8 @@ fn kv_knobs(phase: Phase) -> Vec<&'static str> {
             "tensor-parallel-size",
             "pp-layer-partition (move layers off the deciding stage)",
             "speculative-config (the drafter lives on the last stage)",
+            "block-size (one block must fit beside the null block)",
+            "num-gpu-blocks-override",
         ],
         Phase::Allocation => vec![
             "kv-cache-memory-bytes (a pin is allocated as given)",
@@ -1637,6 +1659,7 @@ fn measured_kv_plan(
                 r,
                 KvError::NoMemory {
                     worker: r.rank as usize,
+                    bytes_per_block: 0,
                 },
                 why,
             )

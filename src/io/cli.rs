@@ -550,6 +550,11 @@ fn count_in(flag: &str, text: &str, min: u64, max: u64) -> Result<u64, CliError>
     crate::io::url::parse_count(text, min, max).map_err(|e| CliError::new(format!("--{flag}"), e))
 }
 
+/// A compute capability as `major.minor`; `None` where the catalog has none (stored as 0.0).
+fn cc_text(cc: (u32, u32)) -> Option<String> {
+    (cc != (0, 0)).then(|| format!("{}.{}", cc.0, cc.1))
+}
+
 /// The largest byte count a flag takes: 1 PiB. `calc` refuses GPUs above it, so no real
 /// measurement is larger, and sums of a few such terms stay far from `u64` overflow.
 pub const MAX_BYTES: u64 = 1 << 50;
@@ -1541,7 +1546,7 @@ fn list_gpus(as_json: bool) -> String {
                         "total_bytes": r.gpu.total.0,
                         "total_confirmed": r.gpu.total_confirmed,
                         "unified_memory": r.gpu.unified_memory,
-                        "compute_capability": format!("{}.{}", r.gpu.compute_capability.0, r.gpu.compute_capability.1),
+                        "compute_capability": cc_text(r.gpu.compute_capability),
                         "memory_marketing": r.memory_marketing,
                         "basis": r.basis,
                         "source": r.source,
@@ -1572,7 +1577,7 @@ fn list_gpus(as_json: bool) -> String {
             g.id,
             thousands(u128::from(g.total.0)),
             g.total.gib(),
-            format!("{}.{}", g.compute_capability.0, g.compute_capability.1),
+            cc_text(g.compute_capability).unwrap_or_else(|| "?".into()),
             g.name,
             if flags.is_empty() {
                 String::new()
