@@ -530,9 +530,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         Some(b) => (b, format!("--block-size {b}")),
         None => runtime::default_block_size(s),
     };
+    let mut hybrid_raised = false;
     if let Some((b, why)) = hybrid_block_size(s, tp64, block_size) {
         block_size = b;
+        notes.push(format!("Block size {b} tokens: {why}."));
         block_basis = why;
+        hybrid_raised = true;
     }
 
     // Drafter: MTP/EAGLE layers live on the last stage only.
@@ -1073,7 +1076,10 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             format_gib(loaded)
         ));
     }
-    if block_size != 16 && s.engine.block_size.is_none() {
+    if hybrid_raised {
+        // platforms/interface.py's wording for hybrid models.
+        log_lines.push(format!("Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
+    } else if block_size != 16 && s.engine.block_size.is_none() {
         log_lines.push(format!("Setting kv cache block size to {block_size} for the attention backend(s). ({block_basis})"));
     }
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
