@@ -275,3 +275,20 @@ fn kv_sizing_says_why_when_memory_is_there_but_no_block_is() {
         .unwrap()
         .starts_with("No available memory for the cache blocks."));
 }
+
+#[test]
+fn check_messages_follow_the_unit_toggle() {
+    use headroom::calc::units::UnitSystem;
+    // Seed 003 works in GB: the init check's budget must read in GB there too.
+    let p = plan_of("example=s3-synthetic-tp4").unwrap();
+    let init = p.checks.iter().find(|c| c.phase == Phase::Init).unwrap();
+    let gb = init.message.render(UnitSystem::Decimal);
+    assert!(gb.contains(" GB") && !gb.contains("GiB"), "{gb}");
+    assert!(init.message.contains(" GiB"), "{}", &*init.message);
+    // No marker leaks into any text a view reads.
+    for c in &p.checks {
+        for t in [c.message.to_string(), c.message.render(UnitSystem::Decimal)] {
+            assert!(!t.contains(['\u{e000}', '\u{e001}']), "{t}");
+        }
+    }
+}

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use super::formula::Formula;
 use super::kv::KvGroup;
-use super::units::Bytes;
+use super::units::{human, Bytes, UnitSystem};
 use super::version::VllmVersion;
 
 /// Where a figure came from. Every ledger line carries one.
@@ -281,13 +281,96 @@ pub struct Check {
     pub ok: bool,
     /// The deciding rank, when one rank decides.
     pub rank: Option<u32>,
-    /// A plain-language sentence: what was compared, with numbers.
-    pub message: String,
+    /// A plain-language sentence: what was compared, with numbers. It reads as text in GiB;
+    /// [`Message::render`] writes its byte amounts in GB instead.
+    pub message: Message,
     /// The error vLLM itself would raise, byte for byte, when it fails.
     pub vllm_error: Option<String>,
     /// Flags that act on this phase, and flags that do not (the common misconception).
     pub knobs: Vec<&'static str>,
     pub not_knobs: Vec<&'static str>,
+}
+
+/// A check's sentence with its byte amounts kept as bytes, so a view writes them in the
+/// reader's unit. It derefs to the text in GiB (vLLM's unit).
+///
+/// ```
+/// use headroom::calc::plan::Message;
+/// use headroom::calc::units::UnitSystem;
+/// let m = Message::new(format!("{} free", Message::amount(1 << 30)));
+/// assert_eq!(&*m, "1.00 GiB free");
+/// assert_eq!(m.render(UnitSystem::Decimal), "1.07 GB free");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    /// The sentence with each amount as `\u{E000}bytes\u{E001}` (private-use characters).
+    marked: String,
+    /// The sentence in GiB, written once.
+    text: String,
+}
+
+const OPEN: char = '\u{E000}';
+const CLOSE: char = '\u{E001}';
+
+impl Message {
+    /// A sentence whose amounts were written with [`Message::amount`].
+    pub fn new(marked: String) -> Message {
+        let text = Message::write(&marked, UnitSystem::Binary);
+        Message { marked, text }
+    }
+
+    /// A byte amount inside a sentence for [`Message::new`].
+    pub fn amount(bytes: i128) -> String {
+        format!("{OPEN}{bytes}{CLOSE}")
+    }
+
+    /// The sentence with its amounts in `unit` (GiB or GB, two decimals).
+    pub fn render(&self, unit: UnitSystem) -> String {
+        match unit {
+            UnitSystem::Binary => self.text.clone(),
+            UnitSystem::Decimal => Message::write(&self.marked, unit),
+        }
+    }
+
+    fn write(marked: &str, unit: UnitSystem) -> String {
+        let mut out = String::with_capacity(marked.len());
+        let mut rest = marked;
+        while let Some(i) = rest.find(OPEN) {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + OPEN.len_utf8()..];
+            let end = after.find(CLOSE).unwrap_or(after.len());
+            let bytes = after[..end].parse::<i128>().unwrap_or(0);
+            out.push_str(&human(bytes, unit));
+            rest = after.get(end + CLOSE.len_utf8()..).unwrap_or("");
+        }
+        out.push_str(rest);
+        out
+    }
+}
+
+impl From<String> for Message {
+    fn from(marked: String) -> Message {
+        Message::new(marked)
+    }
+}
+
+impl From<&str> for Message {
+    fn from(text: &str) -> Message {
+        Message::new(text.to_string())
+    }
+}
+
+impl std::ops::Deref for Message {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::fmt::Display for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
 }
 
 /// Demand: what the scheduler could ask for, against the pool (demand, not a reservation).

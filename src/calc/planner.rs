@@ -175,7 +175,13 @@ fn line(
     }
 }
 
+/// An amount in a check's message (see [`Message`]): written in the reader's unit.
 fn gib(b: i128) -> String {
+    Message::amount(b)
+}
+
+/// An amount as GiB text, for log lines, notes and formulas.
+fn gib_text(b: i128) -> String {
     format!("{:.2} GiB", b as f64 / GIB as f64)
 }
 
@@ -1030,11 +1036,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         ok: init_ok,
         rank: init_fail.as_ref().map(|f| f.0),
         message: match &init_fail {
-            Some((_, m, _)) => m.clone(),
+            Some((_, m, _)) => m.clone().into(),
             None => format!(
                 "free memory at start covers the budget ceil(total x {util}) = {} on every rank",
                 gib(i128::from(requested))
-            ),
+            )
+            .into(),
         },
         vllm_error: init_fail.as_ref().map(|f| f.2.clone()),
         knobs: vec!["gpu-memory-utilization", "other processes on the GPU"],
@@ -1053,7 +1060,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         ok: load_fail.is_none(),
         rank: load_fail.as_ref().map(|f| f.0),
         message: match &load_fail {
-            Some((_, m)) => m.clone(),
+            Some((_, m)) => m.clone().into(),
             None => "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into(),
         },
         vllm_error: load_fail.as_ref().map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
@@ -1210,7 +1217,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 phase,
                 ok: false,
                 rank: Some(rank),
-                message,
+                message: message.into(),
                 vllm_error: Some(e.vllm_message(v)),
                 knobs: kv_knobs(phase),
                 not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
@@ -1232,7 +1239,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     Grouped(i128::from(kvp.blocks_per_request)),
                     Grouped(i128::from(kvp.num_blocks)),
                     kvp.limiting_worker
-                ),
+                ).into(),
                 vllm_error: None,
                 knobs: kv_knobs(Phase::Capacity),
                 not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
@@ -1360,7 +1367,7 @@ fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<C
     } else if free + get(Term::CudaGraphs) < 0 {
         log_lines.push(format!(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.",
-            gib(i128::from(worst.kv_pool.0))
+            gib_text(i128::from(worst.kv_pool.0))
         ));
         (
             false,
@@ -1387,7 +1394,7 @@ fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<C
         phase: Phase::Allocation,
         ok,
         rank: Some(worst.rank),
-        message,
+        message: message.into(),
         vllm_error: (!ok).then(|| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
         knobs: kv_knobs(Phase::Allocation),
         not_knobs: vec![
@@ -1692,7 +1699,7 @@ fn measured_kv_plan(
             phase: Phase::KvSizing,
             ok: false,
             rank: Some(r.rank),
-            message: why,
+            message: why.into(),
             vllm_error: Some(e.vllm_message(s.version)),
             knobs: kv_knobs(Phase::KvSizing),
             not_knobs: vec!["max-model-len"],
@@ -1738,7 +1745,8 @@ fn measured_kv_plan(
             Grouped(i128::from(max_len)),
             gib(i128::from(needed)),
             gib(lim.available_kv)
-        ),
+        )
+        .into(),
         vllm_error: None,
         knobs: kv_knobs(Phase::Capacity),
         not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
@@ -1849,7 +1857,7 @@ fn unified_gate(
             format!(
                 "--kv-cache-memory-bytes {} = {}",
                 Grouped(i128::from(k)),
-                gib(i128::from(k))
+                gib_text(i128::from(k))
             ),
             Provenance::Exact,
         ),
@@ -1898,9 +1906,9 @@ fn unified_gate(
     let budget = ceil_fraction(s.gpu.total.0, util);
     let note = format!(
         "On unified memory, gpu-memory-utilization {util} asks for {} of the box's {} total, but the OS, page cache and other containers hold memory vLLM never subtracts: only {} is available. Pin the pool with --kv-cache-memory-bytes and gate the start on MemAvailable.",
-        gib(i128::from(budget)),
-        gib(i128::from(s.gpu.total.0)),
-        gib(i128::from(u.mem_available.bytes.0))
+        gib_text(i128::from(budget)),
+        gib_text(i128::from(s.gpu.total.0)),
+        gib_text(i128::from(u.mem_available.bytes.0))
     );
     notes.push(note.clone());
     // The memory guard (seed 002) polls MemAvailable during the load and kills the rank after
@@ -1951,7 +1959,7 @@ fn finish(
                     gib(g.after_start),
                     if g.guard_ok { "above" } else { "below" },
                     gib(i128::from(g.guard_threshold.0))
-                ),
+                ).into(),
                 vllm_error: None,
                 knobs: vec!["kv-cache-memory-bytes", "speculative-config", "max-num-batched-tokens", "max-num-seqs"],
                 not_knobs: vec!["gpu-memory-utilization"],

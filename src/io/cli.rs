@@ -1330,7 +1330,7 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
             if c.ok { "ok" } else { "FAIL" },
             c.phase.label(),
             c.rank.map_or(String::new(), |r| format!(" (rank {r})")),
-            c.message
+            c.message.render(unit)
         );
         if let Some(e) = &c.vllm_error {
             let _ = writeln!(out, "        vLLM says: {e}");

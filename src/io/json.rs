@@ -117,7 +117,7 @@ pub fn check(c: &Check) -> Value {
         "label": c.phase.label(),
         "ok": c.ok,
         "rank": c.rank,
-        "message": c.message,
+        "message": &*c.message,
         "vllm_error": c.vllm_error,
         "knobs": c.knobs,
         "not_knobs": c.not_knobs,
