@@ -93,7 +93,12 @@ const SECTIONS: [(&str, &[Input]); 6] = [
         "Engine flags",
         &[
             input(Field::Util, "GPU memory utilization", Kind::Text),
-            input(Field::KvBytes, "KV cache memory bytes", Kind::Text),
+            // What "not set" means is longer than a placeholder holds (see `default_value`).
+            input(
+                Field::KvBytes,
+                "KV cache memory bytes (not set: the budget sizes the pool)",
+                Kind::Text,
+            ),
             input(Field::MaxModelLen, "Max model len", Kind::Text),
             input(Field::MaxNumSeqs, "Max num seqs", Kind::Text),
             input(
@@ -188,8 +193,8 @@ fn term_of(field: Field) -> Option<Term> {
     })
 }
 
-/// What an empty input means: vLLM's default, the example's value or the estimate (empty for
-/// the checkboxes, which show the scenario's value instead).
+/// What an empty input means, short enough for its placeholder: vLLM's default, the example's
+/// value or the estimate (empty for the checkboxes, which show the scenario's value instead).
 fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) -> String {
     let rank0 = p.and_then(|p| p.ranks.first());
     let line = |t: Term| {
@@ -217,9 +222,7 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
         Field::KvBytes => s
             .engine
             .kv_cache_memory_bytes
-            .map_or("not set: the budget sizes the pool".into(), |b| {
-                b.to_string()
-            }),
+            .map_or("not set".into(), |b| b.to_string()),
         Field::MaxModelLen => match (s.engine.max_model_len, p.and_then(|p| p.replica.as_ref())) {
             (_, Some(r)) => r.max_model_len.to_string(),
             (MaxLen::Value(v), None) => v.to_string(),
@@ -250,12 +253,9 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
         | Field::Free
         | Field::AvailableKv
         | Field::Tenants => term_of(field).and_then(line).unwrap_or_default(),
-        Field::MemAvailable => s
-            .unified
-            .as_ref()
-            .map_or("not a unified-memory box".into(), |u| {
-                super::charts::amount(i128::from(u.mem_available.bytes.0), unit)
-            }),
+        Field::MemAvailable => s.unified.as_ref().map_or("not unified memory".into(), |u| {
+            super::charts::amount(i128::from(u.mem_available.bytes.0), unit)
+        }),
         Field::Headroom => s.unified.as_ref().map_or(String::new(), |u| {
             super::charts::amount(i128::from(u.headroom.0), unit)
         }),
@@ -591,8 +591,9 @@ pub fn form(app: AppState) -> impl IntoView {
                     };
                     option.set_text_content(Some(&label));
                 } else if let Some(el) = by_id(flag).filter(|_| !is_check(*f)) {
-                    let placeholder = if value.is_empty() {
-                        String::new()
+                    // A model's name is long enough alone (an example's fills a phone's box).
+                    let placeholder = if value.is_empty() || *f == Field::Model {
+                        value.clone()
                     } else {
                         format!("default: {value}")
                     };

@@ -114,6 +114,23 @@ fn on_header_change(app: AppState, ev: &web_sys::Event) {
     }
 }
 
+/// Text from a link made safe to read: control characters and the invisible ones that reorder
+/// or hide text (bidi overrides, isolates and marks, zero-width characters) are shown as
+/// `\u{202e}` escapes, so a link cannot make the notice say something else than it holds.
+fn visible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control()
+            || matches!(c, '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+        {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// The notice listing what the URL carried that was not used, as markup (empty when none).
 fn notice_html(items: &[url::Ignored]) -> String {
     if items.is_empty() {
@@ -126,8 +143,8 @@ fn notice_html(items: &[url::Ignored]) -> String {
     for i in items {
         h.push_str(&format!(
             "<li><code>{}</code>: {}</li>",
-            esc(&i.key),
-            esc(&i.reason)
+            esc(&visible(&i.key)),
+            esc(&visible(&i.reason))
         ));
     }
     h.push_str(r#"</ul><button type="button" data-testid="dismiss-notice">Dismiss</button></div>"#);
@@ -260,4 +277,27 @@ pub(crate) fn plan_of(pairs: &[(Field, &str)]) -> crate::calc::Plan {
         st.set(*f, t).unwrap();
     }
     crate::calc::plan(&url::scenario(&st).unwrap()).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_url_notice_shows_invisible_characters_as_escapes() {
+        let items = [url::Ignored {
+            key: "\u{202e}gpj.exe\u{2066}".into(),
+            reason: "unknown\u{7}\u{200f} parameter <b>".into(),
+        }];
+        let h = notice_html(&items);
+        assert!(
+            h.contains(
+                r"<code>\u{202e}gpj.exe\u{2066}</code>: unknown\u{7}\u{200f} parameter &lt;b&gt;"
+            ),
+            "{h}"
+        );
+        assert!(!h.chars().any(|c| c.is_control()
+            || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')));
+        assert_eq!(visible("tp=2 ×"), "tp=2 ×");
+    }
 }

@@ -7,6 +7,7 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::calc::plan::{Plan, Provenance, Term, UnifiedGate};
+use crate::calc::scenario::Scenario;
 use crate::calc::units::{thousands, thousands_signed, UnitSystem};
 
 use super::charts::{self, xml_escape as esc};
@@ -55,29 +56,40 @@ pub fn verdict_text(plan: &Plan) -> (bool, String, String) {
     }
 }
 
+/// The verdict's second line while an input is in error: the panels show the last valid
+/// inputs' figures when there were any (the page was opened on an invalid link otherwise).
+pub fn invalid_sub(flag: &str, has_figures: bool) -> String {
+    if has_figures {
+        format!("The figures below are from the last valid inputs; fix {flag}.")
+    } else {
+        format!("No figures until the inputs are valid; fix {flag}.")
+    }
+}
+
+/// The verdict as the banner shows it: its class, its headline and its second line.
+fn verdict_lines(app: AppState) -> (String, String, String) {
+    let err = app.plan.with(|p| p.as_ref().err().cloned());
+    match (err, app.shown.get()) {
+        (Some(e), shown) => (
+            "verdict invalid".to_string(),
+            format!("Cannot plan this: {}", e.message),
+            invalid_sub(&e.flag, shown.is_some()),
+        ),
+        (None, Some(p)) => {
+            let (ok, head, sub) = verdict_text(&p);
+            (
+                if ok { "verdict ok" } else { "verdict fail" }.to_string(),
+                head,
+                sub,
+            )
+        }
+        (None, None) => ("verdict".into(), "Planning…".into(), String::new()),
+    }
+}
+
 /// The banner a newcomer reads first.
 pub fn verdict(app: AppState) -> impl IntoView {
-    let text = Memo::new(move |_| {
-        let err = app.plan.with(|p| p.as_ref().err().cloned());
-        let shown = app.shown.get();
-        match (err, shown) {
-            (Some(e), _) => (
-                "verdict invalid".to_string(),
-                format!("Cannot plan this: {}", e.message),
-                "The figures below are from the last valid inputs; fix the flagged input."
-                    .to_string(),
-            ),
-            (None, Some(p)) => {
-                let (ok, head, sub) = verdict_text(&p);
-                (
-                    if ok { "verdict ok" } else { "verdict fail" }.to_string(),
-                    head,
-                    sub,
-                )
-            }
-            (None, None) => ("verdict".into(), "Planning…".into(), String::new()),
-        }
-    });
+    let text = Memo::new(move |_| verdict_lines(app));
     let invalid = move || {
         app.checked.with(|(_, errs)| {
             (!errs.is_empty()).then(|| {
@@ -299,6 +311,23 @@ pub fn checks_html(p: &Plan) -> String {
     }
     h.push_str("</ul>");
     h
+}
+
+/// What makes a pasted ledger self-explanatory, put before it: the verdict (its headline and
+/// second line), the model, the GPU, TP x PP and the scenario's link. `scenario` is `None` when
+/// the inputs do not make one.
+pub fn ledger_context(head: &str, sub: &str, scenario: Option<&Scenario>, link: &str) -> String {
+    let mut md = format!("**{head}**\n\n");
+    if !sub.is_empty() {
+        md.push_str(&format!("{sub}\n\n"));
+    }
+    if let Some(s) = scenario {
+        md.push_str(&format!(
+            "- Model: {}\n- GPU: {}\n- TP x PP: {} x {}\n",
+            s.model.name, s.gpu.name, s.parallel.tp, s.parallel.pp
+        ));
+    }
+    md + &format!("- Scenario: <{link}>\n\n")
 }
 
 /// The ledger of one bar's rank(s) as Markdown.
@@ -680,8 +709,19 @@ pub fn results(app: AppState) -> impl IntoView {
             .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
             .and_then(|t| t.closest("[data-testid=copy-markdown]").ok().flatten());
         if copy.is_some() {
-            let md = with_later(app, |p, u| Some(ledger_markdown(p, u))).unwrap_or_default();
-            copy_text(md, status);
+            let ledger = with_later(app, |p, u| ledger_markdown(p, u).into());
+            let (_, head, sub) = verdict_lines(app);
+            // The page's address with the inputs' query: the URL follows the inputs 150 ms
+            // later (and has had no fragment since the first time it did).
+            let href = window().location().href().unwrap_or_default();
+            let base = href.split('?').next().unwrap_or_default();
+            let link = app
+                .checked
+                .with(|(s, _)| format!("{base}?{}", crate::io::url::encode(s)));
+            let context = app
+                .scenario
+                .with(|s| ledger_context(&head, &sub, s.as_ref().ok(), &link));
+            copy_text(context + &ledger.unwrap_or_default(), status);
         }
     };
     let stale = stale(app);
@@ -745,5 +785,39 @@ mod tests {
         assert_eq!(table.matches("<tr>").count(), 4 + 1);
         assert!(table.contains(r#"data-testid="rank-3-kv-pool">46.10 GB<"#));
         assert!(checks_html(&p).contains(r#"data-phase="capacity""#));
+    }
+
+    #[test]
+    fn a_pasted_ledger_says_what_it_is_the_ledger_of() {
+        let mut st = crate::io::url::UrlState::default();
+        st.set(Field::Example, "s3-synthetic-tp4").unwrap();
+        let s = crate::io::url::scenario(&st).unwrap();
+        let md = ledger_context("Starts", "", Some(&s), "https://h.example/?v=1&tp=4");
+        assert!(md.starts_with("**Starts**\n\n- Model: "), "{md}");
+        assert!(md.contains(&format!("- GPU: {}\n", s.gpu.name)), "{md}");
+        assert!(md.contains("- TP x PP: 4 x 1\n"), "{md}");
+        assert!(
+            md.ends_with("- Scenario: <https://h.example/?v=1&tp=4>\n\n"),
+            "{md}"
+        );
+        // Without a scenario, the verdict's two lines and the link.
+        let md = ledger_context("Cannot plan this", "No figures.", None, "?v=1");
+        assert_eq!(
+            md,
+            "**Cannot plan this**\n\nNo figures.\n\n- Scenario: <?v=1>\n\n"
+        );
+    }
+
+    #[test]
+    fn an_invalid_input_only_claims_last_valid_figures_when_there_are_some() {
+        assert_eq!(
+            invalid_sub("tensor-parallel-size", true),
+            "The figures below are from the last valid inputs; fix tensor-parallel-size."
+        );
+        let none = invalid_sub("tensor-parallel-size", false);
+        assert_eq!(
+            none,
+            "No figures until the inputs are valid; fix tensor-parallel-size."
+        );
     }
 }

@@ -1,6 +1,7 @@
 // Shared set-up for the browser tests: Debian's chromium through playwright-core, against the
 // release build served on localhost (BASE_URL, set by scripts/test.sh). Every request is routed
-// through a check that it stays on the page's own origin, and console errors are collected.
+// through a check that it stays on the page's own origin, and console errors and warnings are
+// collected.
 import { chromium } from 'playwright-core';
 import assert from 'node:assert/strict';
 
@@ -26,7 +27,10 @@ export async function launch() {
   });
 }
 
-/** A fresh context and page; `problems` collects console errors and foreign requests. */
+/** Console warnings a clean page may log: the tests block the service worker themselves. */
+const EXPECTED_WARNINGS = [/^Service Worker registration blocked by Playwright/];
+
+/** A fresh context and page; `problems` collects console errors and warnings and foreign requests. */
 export async function open(browser, path = '/', options = {}) {
   const context = await browser.newContext({
     viewport: { width: 1280, height: 900 },
@@ -46,6 +50,9 @@ export async function open(browser, path = '/', options = {}) {
   const page = await context.newPage();
   page.on('console', (m) => {
     if (m.type() === 'error') problems.console.push(m.text());
+    else if (m.type() === 'warning' && !EXPECTED_WARNINGS.some((re) => re.test(m.text()))) {
+      problems.console.push(`warning: ${m.text()}`);
+    }
   });
   page.on('pageerror', (e) => problems.console.push(`pageerror: ${e.message}`));
   page.on('dialog', (d) => {
@@ -66,10 +73,10 @@ export async function goto(page, path) {
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached', timeout: 20_000 });
 }
 
-/** The page is clean: no console errors, nothing requested off the origin. */
+/** The page is clean: no console errors or warnings, nothing requested off the origin. */
 export function assertClean(problems) {
   assert.deepEqual(problems.foreign, [], 'requests left the origin');
-  assert.deepEqual(problems.console, [], 'console errors');
+  assert.deepEqual(problems.console, [], 'console errors or warnings');
   assert.ok(problems.requests.length > 0, 'the route check saw the page load');
 }
 

@@ -59,6 +59,7 @@ test('a value the core rejects is flagged at its field; the rest keeps working',
   await err.filter({ hasText: /\S/ }).waitFor({ timeout: 10_000 });
   assert.match(await err.innerText(), /tensor-parallel-size|attention heads|divide/i);
   assert.match(await text(page, 'verdict'), /Cannot plan/);
+  assert.match(await text(page, 'verdict'), /figures below are from the last valid inputs; fix tensor-parallel-size\./);
   assert.equal(await page.locator('[data-testid="rank-chart"] .svg > svg').count(), 1);
   // A text that is not a number is flagged too, and the page still plans with the default.
   await setInput(page, 'tensor-parallel-size', 'four');
@@ -67,6 +68,17 @@ test('a value the core rejects is flagged at its field; the rest keeps working',
   await page.waitForFunction(() => /Starts|Fails at/.test(document.querySelector('[data-testid=verdict-headline]').innerText));
   await setInput(page, 'tensor-parallel-size', '2');
   await page.locator('#tensor-parallel-size-err:empty').waitFor({ state: 'attached' });
+  assertClean(problems);
+  await context.close();
+});
+
+test('an invalid link opened fresh says there are no figures yet, and names the field', async () => {
+  const { context, page, problems } = await open(browser, '/?tp=3');
+  const verdict = await text(page, 'verdict');
+  assert.match(verdict, /^Cannot plan this: tensor-parallel-size 3/);
+  assert.match(verdict, /No figures until the inputs are valid; fix tensor-parallel-size\./);
+  assert.doesNotMatch(verdict, /last valid/);
+  assert.equal(await text(page, 'kv-pool'), '—');
   assertClean(problems);
   await context.close();
 });
@@ -129,6 +141,18 @@ test('a malformed or hostile URL gives a dismissible notice and a working page',
   await context.close();
 });
 
+test('the URL notice shows invisible and bidi characters as escapes', async () => {
+  const { context, page, problems } = await open(browser, '/?%E2%80%AE=1&x%E2%81%A6y%E2%80%8F=2');
+  const notice = page.locator('[data-testid="url-notice"]');
+  await notice.waitFor();
+  const shown = await notice.innerText();
+  assert.match(shown, /\\u\{202e\}: unknown/, shown);
+  assert.match(shown, /x\\u\{2066\}y\\u\{200f\}/, shown);
+  assert.doesNotMatch(shown, /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u0000-\u0009\u000b-\u001f\u007f-\u009f]/u);
+  assertClean(problems);
+  await context.close();
+});
+
 test('chart segments explain themselves on focus, and a table stands in for screen readers', async () => {
   const { context, page, problems } = await open(browser, '/');
   await page.focus('[data-testid="rank-bar-0"] rect.hit[data-term="weights"]');
@@ -166,16 +190,19 @@ test('chart segments explain themselves on focus, and a table stands in for scre
 });
 
 test('the ledger can be copied as Markdown and the link copied', async () => {
-  const { context, page, problems } = await open(browser, '/', {
+  const { context, page, problems } = await open(browser, '/?v=1&tp=2', {
     context: { permissions: ['clipboard-read', 'clipboard-write'] },
   });
   await page.click('[data-testid="copy-markdown"]');
   await page.locator('[data-testid="ledger"] [role=status]').filter({ hasText: /Copied|refused/ }).waitFor();
   const md = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
-  if (md) {
-    assert.match(md, /^# Headroom ledger/);
-    assert.match(md, /\| Weights \(Model loading took\) \|/);
-  }
+  assert.ok(md, 'the clipboard holds the ledger');
+  // It says what it is the ledger of: the verdict, the model, the GPU, TP x PP and the link.
+  const headline = await text(page, 'verdict-headline');
+  assert.ok(md.startsWith(`**${headline}**\n\n`), md.slice(0, 200));
+  assert.match(md, /\n- Model: Llama 3\.1 8B Instruct\n- GPU: NVIDIA H100 SXM 80GB\n- TP x PP: 2 x 1\n/);
+  assert.ok(md.includes(`\n- Scenario: <${new URL('/?v=1&tp=2', BASE_URL).href}>\n\n# Headroom ledger\n`), md.slice(0, 400));
+  assert.match(md, /\| Weights \(Model loading took\) \|/);
   await page.click('[data-testid="copy-link"]');
   const link = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
   if (link) assert.equal(link, page.url());
