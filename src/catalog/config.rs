@@ -41,10 +41,7 @@ impl std::error::Error for ConfigError {}
 /// ```
 pub fn parse_config_json(text: &str) -> Result<Model, ConfigError> {
     if text.len() > 4 << 20 {
-        return Err(ConfigError::new(
-            "config",
-            "it is larger than 4 MiB",
-        ));
+        return Err(ConfigError::new("config", "it is larger than 4 MiB"));
     }
     // Some editors save a byte-order mark. JSON forbids it (so does Python's json.loads), but
     // it carries nothing, so a pasted file with one is read rather than refused.
