@@ -8,14 +8,14 @@ use wasm_bindgen::JsCast;
 
 use crate::calc::plan::{Plan, Provenance, Term, UnifiedGate};
 use crate::calc::scenario::Scenario;
-use crate::calc::units::{thousands, thousands_signed, UnitSystem};
+use crate::calc::units::{grouped_fixed, plural, thousands, thousands_signed, UnitSystem};
 
 use super::charts::{self, xml_escape as esc};
 use super::effect;
 use super::state::{current_utilization, AppState};
 
 /// The verdict's headline and its second line, from the plan.
-pub fn verdict_text(plan: &Plan) -> (bool, String, String) {
+pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
     if let Some(c) = plan.first_failure() {
         let who = c
             .rank
@@ -33,7 +33,7 @@ pub fn verdict_text(plan: &Plan) -> (bool, String, String) {
         };
         return (
             false,
-            format!("Fails at {}: {}", c.phase.label(), c.message),
+            format!("Fails at {}: {}", c.phase.label(), c.message.render(unit)),
             format!("{who}{knobs}{not}"),
         );
     }
@@ -41,13 +41,19 @@ pub fn verdict_text(plan: &Plan) -> (bool, String, String) {
         Some(r) => (
             true,
             format!(
-                "Starts: {:.2} full-length requests fit per replica",
-                r.max_concurrency
+                "Starts: {} full-length {} fit per replica",
+                grouped_fixed(r.max_concurrency, 2),
+                if format!("{:.2}", r.max_concurrency) == "1.00" {
+                    "request"
+                } else {
+                    "requests"
+                }
             ),
             format!(
-                "{} whole {}-token requests at once; rank {} decides the pool ({} tokens).",
-                r.full_length_requests,
+                "{} whole {}-token {} at once; rank {} decides the pool ({} tokens).",
+                thousands(u128::from(r.full_length_requests)),
                 thousands(u128::from(r.max_model_len)),
+                plural(r.full_length_requests, "request", "requests"),
                 r.limiting_rank,
                 thousands(u128::from(r.kv_cache_tokens))
             ),
@@ -76,7 +82,7 @@ fn verdict_lines(app: AppState) -> (String, String, String) {
             invalid_sub(&e.flag, shown.is_some()),
         ),
         (None, Some(p)) => {
-            let (ok, head, sub) = verdict_text(&p);
+            let (ok, head, sub) = verdict_text(&p, app.unit.get());
             (
                 if ok { "verdict ok" } else { "verdict fail" }.to_string(),
                 head,
@@ -291,7 +297,7 @@ fn roving_focus(ev: &web_sys::KeyboardEvent) {
 
 /// The checks in phase order, with the knobs that act on each and the ones that do not, then
 /// the plan's teaching notes, as HTML.
-pub fn checks_html(p: &Plan) -> String {
+pub fn checks_html(p: &Plan, unit: UnitSystem) -> String {
     let mut h = String::from(r#"<ol class="checks" data-testid="checks">"#);
     for c in &p.checks {
         let (class, mark) = if c.ok { ("ok", "✓") } else { ("fail", "✗") };
@@ -300,7 +306,7 @@ pub fn checks_html(p: &Plan) -> String {
             c.phase.key(),
             esc(c.phase.label()),
             c.rank.map(|r| format!(" (rank {r})")).unwrap_or_default(),
-            esc(&c.message),
+            esc(&c.message.render(unit)),
             if c.knobs.is_empty() { String::new() } else { format!("Acts here: {}. ", esc(&c.knobs.join(", "))) },
             if c.not_knobs.is_empty() { String::new() } else { format!("Does not: {}.", esc(&c.not_knobs.join(", "))) },
         ));
@@ -447,7 +453,7 @@ const FIGURES: [Figure; 8] = [
         "Maximum concurrency at max-model-len",
         |p, _| {
             p.replica.as_ref().map(|r| {
-                let x = format!("{:.2}x", r.max_concurrency);
+                let x = format!("{}x", grouped_fixed(r.max_concurrency, 2));
                 (x, None, r.provenance.clone())
             })
         },
@@ -491,7 +497,12 @@ const FIGURES: [Figure; 8] = [
             let d = p.demand.as_ref()?;
             let b = i128::try_from(d.all_seqs_bytes_replica).unwrap_or(i128::MAX);
             Some((
-                format!("{} ({} seqs)", charts::amount(b, u), d.max_num_seqs),
+                format!(
+                    "{} ({} {})",
+                    charts::amount(b, u),
+                    thousands(u128::from(d.max_num_seqs)),
+                    plural(d.max_num_seqs, "sequence", "sequences")
+                ),
                 Some(b.to_string()),
                 d.provenance.clone(),
             ))
@@ -504,9 +515,10 @@ const FIGURES: [Figure; 8] = [
             let d = p.demand.as_ref()?;
             let r = p.replica.as_ref()?;
             let text = format!(
-                "{:.2} at {} tokens",
-                d.concurrency_at_average,
-                thousands(u128::from(d.average_len))
+                "{} at {} {}",
+                grouped_fixed(d.concurrency_at_average, 2),
+                thousands(u128::from(d.average_len)),
+                plural(d.average_len, "token", "tokens")
             );
             Some((text, None, r.provenance.clone()))
         },
@@ -666,7 +678,7 @@ pub fn results(app: AppState) -> impl IntoView {
     );
     bind_html(
         "checks",
-        html_memo(move || with_later(app, |p, _| Some(checks_html(p))).unwrap_or_default()),
+        html_memo(move || with_later(app, |p, u| Some(checks_html(p, u))).unwrap_or_default()),
     );
     bind_html(
         "ledger-tables",
@@ -752,7 +764,7 @@ mod tests {
     #[test]
     fn the_verdict_names_the_figure_or_the_failing_phase() {
         let ok = plan_of(&[(Field::Example, "s3-synthetic-tp4")]);
-        let (starts, head, sub) = verdict_text(&ok);
+        let (starts, head, sub) = verdict_text(&ok, UnitSystem::Binary);
         assert!(starts);
         assert_eq!(head, "Starts: 4.29 full-length requests fit per replica");
         assert!(sub.contains("131,072-token"));
@@ -760,7 +772,7 @@ mod tests {
             (Field::Model, "llama-3.1-70b-instruct"),
             (Field::Util, "0.5"),
         ]);
-        let (starts, head, _) = verdict_text(&bad);
+        let (starts, head, _) = verdict_text(&bad, UnitSystem::Binary);
         assert!(!starts);
         assert!(head.starts_with("Fails at "), "{head}");
     }
@@ -784,7 +796,7 @@ mod tests {
         let table = rank_table_html(&p, UnitSystem::Decimal);
         assert_eq!(table.matches("<tr>").count(), 4 + 1);
         assert!(table.contains(r#"data-testid="rank-3-kv-pool">46.10 GB<"#));
-        assert!(checks_html(&p).contains(r#"data-phase="capacity""#));
+        assert!(checks_html(&p, UnitSystem::Binary).contains(r#"data-phase="capacity""#));
     }
 
     #[test]
