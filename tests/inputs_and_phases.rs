@@ -292,3 +292,27 @@ fn check_messages_follow_the_unit_toggle() {
         }
     }
 }
+
+#[test]
+fn a_measured_overhead_is_a_ledger_line_and_the_ledger_adds_up() {
+    use headroom::calc::Term;
+    let p = plan_of("example=s2-unified-gate").unwrap();
+    let r = &p.ranks[0];
+    let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+    let overhead = get(Term::MeasuredOverhead);
+    assert_eq!(
+        format!("{:.1}", overhead as f64 / (1u64 << 30) as f64),
+        "13.4"
+    );
+    assert_eq!(
+        get(Term::FreeAfterStart),
+        get(Term::FreeAtStart)
+            - get(Term::Weights)
+            - get(Term::Drafter)
+            - overhead
+            - get(Term::KvPool)
+    );
+    // Without a unified box there is no such line.
+    let p = plan_of("").unwrap();
+    assert!(p.ranks[0].line(Term::MeasuredOverhead).is_none());
+}

@@ -102,6 +102,9 @@ pub enum Term {
     KvRoundingSlack,
     /// Total minus budget: memory vLLM never plans to touch.
     OutsideBudget,
+    /// On a unified-memory box with a measured overhead (seed 002): everything a started rank
+    /// holds besides weights, drafter and the pool (graphs, workspaces, activations).
+    MeasuredOverhead,
     /// Free on the device once the engine has started.
     FreeAfterStart,
 }
@@ -127,6 +130,7 @@ impl Term {
             Term::KvPool => "kv_pool",
             Term::KvRoundingSlack => "kv_rounding_slack",
             Term::OutsideBudget => "outside_budget",
+            Term::MeasuredOverhead => "measured_overhead",
             Term::FreeAfterStart => "free_after_start",
         }
     }
@@ -151,6 +155,7 @@ impl Term {
             Term::KvPool => "KV pool (allocated)",
             Term::KvRoundingSlack => "Budget left by block rounding",
             Term::OutsideBudget => "Outside the budget",
+            Term::MeasuredOverhead => "Overhead once started (measured)",
             Term::FreeAfterStart => "Free after start",
         }
     }

@@ -1515,6 +1515,16 @@ fn push_after_start(
         outside_prov.clone(),
     ));
     r.free_after_start = free_after;
+    // The measured overhead stands in for the estimated activation, other use and graphs once
+    // started; it gets its own line so the ledger adds up to what is free.
+    if let Some(o) = s.unified.as_ref().and_then(|u| u.overhead.as_ref()) {
+        r.ledger.push(line(
+            Term::MeasuredOverhead,
+            i128::from(o.bytes.0),
+            "held once started besides weights, drafter and the pool; replaces the estimated activation, other use and graphs",
+            held_prov.clone(),
+        ));
+    }
     let after_prov = free_after_provenance(r, &held_prov);
     r.ledger.push(line(
         Term::FreeAfterStart,

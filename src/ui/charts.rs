@@ -30,7 +30,7 @@ const FREE: RGBColor = RGBColor(255, 157, 167);
 
 /// The stacked segments of a rank's bar, bottom to top: the budget's consumers, the pool,
 /// then what lies outside the budget.
-pub const SEGMENTS: [(Term, RGBColor, &str); 8] = [
+pub const SEGMENTS: [(Term, RGBColor, &str); 9] = [
     (Term::Weights, RGBColor(78, 121, 167), "weights"),
     (Term::Drafter, RGBColor(118, 183, 178), "drafter"),
     (Term::Activation, RGBColor(242, 142, 43), "activation"),
@@ -40,6 +40,11 @@ pub const SEGMENTS: [(Term, RGBColor, &str); 8] = [
         "other consumption",
     ),
     (Term::CudaGraphs, RGBColor(176, 122, 161), "CUDA graphs"),
+    (
+        Term::MeasuredOverhead,
+        RGBColor(156, 117, 95),
+        "overhead (measured)",
+    ),
     (Term::KvPool, RGBColor(89, 161, 79), "KV pool"),
     (
         Term::KvRoundingSlack,
@@ -427,6 +432,27 @@ impl<'a> Plot<'a> {
     }
 }
 
+/// Whether a rank's bar shows `term`. A measured overhead stands in for the estimated
+/// activation, other use and graphs. "Outside the budget" sits on top only when the segments
+/// below fill the budget exactly (the pool sized from it); a pinned pool, a measured overhead
+/// or graphs outside the budget (before v0.20) leave the budget mark and the free strip to
+/// tell the rest.
+fn drawn(r: &RankPlan, term: Term) -> bool {
+    let overhead = r.line(Term::MeasuredOverhead).is_some();
+    match term {
+        Term::Activation | Term::OtherConsumption | Term::CudaGraphs => !overhead,
+        Term::OutsideBudget => {
+            let below: i128 = SEGMENTS
+                .iter()
+                .filter(|(t, _, _)| *t != Term::OutsideBudget && drawn(r, *t))
+                .map(|(t, _, _)| bytes_of(r, *t).max(0))
+                .sum();
+            below == bytes_of(r, Term::Budget)
+        }
+        _ => true,
+    }
+}
+
 /// The per-rank budget chart.
 pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
     let (div, uname) = unit_div(unit);
@@ -440,6 +466,7 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
         .map(|b| {
             let stack: i128 = SEGMENTS
                 .iter()
+                .filter(|(t, _, _)| drawn(b.plan, *t))
                 .map(|(t, _, _)| bytes_of(b.plan, *t).max(0))
                 .sum();
             to_y(stack.max(bytes_of(b.plan, Term::Total)))
@@ -482,6 +509,9 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
             ));
             let mut y = 0.0;
             for (term, color, _) in SEGMENTS {
+                if !drawn(r, term) {
+                    continue;
+                }
                 let Some(l) = r.line(term) else { continue };
                 if l.bytes <= 0 {
                     continue;

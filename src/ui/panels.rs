@@ -41,12 +41,12 @@ pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
         Some(r) => (
             true,
             format!(
-                "Starts: {} full-length {} fit per replica",
+                "Starts: {} full-length {} per replica",
                 grouped_fixed(r.max_concurrency, 2),
                 if format!("{:.2}", r.max_concurrency) == "1.00" {
-                    "request"
+                    "request fits"
                 } else {
-                    "requests"
+                    "requests fit"
                 }
             ),
             format!(

@@ -368,3 +368,24 @@ test('on a phone the figures come before the form, on screen and in Tab order', 
   assertClean(problems);
   await context.close();
 });
+
+test('the rank chart draws what each case holds: a measured overhead, a pin above the GPU', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&example=s2-unified-gate');
+  const terms = () => page.$$eval('[data-testid="rank-bar-0"] rect.hit', (rs) => rs.map((r) => r.dataset.term));
+  let t = await terms();
+  assert.ok(t.includes('measured_overhead'), t.join());
+  for (const gone of ['activation', 'other_consumption', 'cuda_graphs', 'outside_budget']) {
+    assert.ok(!t.includes(gone), `${gone} is drawn beside the measured overhead: ${t.join()}`);
+  }
+  // A pool pinned above what loading leaves: the verdict names the allocation, and the bar
+  // has no "outside the budget" block (the pool is not sized from the budget).
+  await goto(page, '/?v=1&model=llama-3.1-8b-instruct&kv-bytes=70GiB');
+  assert.match(await text(page, 'verdict-headline'), /^Fails at allocating the KV cache/);
+  t = await terms();
+  assert.ok(t.includes('kv_pool') && !t.includes('outside_budget'), t.join());
+  // The default case keeps it: the pool fills the budget.
+  await goto(page, '/?v=1');
+  assert.ok((await terms()).includes('outside_budget'));
+  assertClean(problems);
+  await context.close();
+});
