@@ -316,3 +316,40 @@ fn a_measured_overhead_is_a_ledger_line_and_the_ledger_adds_up() {
     let p = plan_of("").unwrap();
     assert!(p.ranks[0].line(Term::MeasuredOverhead).is_none());
 }
+
+#[test]
+fn the_page_takes_a_gpu_total_alone_or_for_a_catalog_gpu() {
+    // Alone: a custom GPU of that total (an A6000 reports 51,033,931,776 B).
+    let d = url::decode("gpu-memory=51,033,931,776&model=llama-3.1-8b-instruct");
+    let s = url::scenario(&d.state).unwrap();
+    assert_eq!(s.gpu.id, "custom");
+    assert_eq!(s.gpu.total.0, 51_033_931_776);
+    assert!(s.gpu.total_confirmed);
+    assert!(plan(&s).unwrap().starts());
+    // With a catalog GPU: its total replaced, and now a measurement.
+    let d = url::decode("gpu=a100-sxm4-80gb&gpu-memory=85GB");
+    let s = url::scenario(&d.state).unwrap();
+    assert_eq!(s.gpu.id, "a100-sxm4-80gb");
+    assert_eq!(s.gpu.total.0, 85_000_000_000);
+    assert!(
+        s.gpu.name.contains("total given: 85,000,000,000 B"),
+        "{}",
+        s.gpu.name
+    );
+    // A bad total is flagged at the field.
+    let (f, m) = refused("gpu-memory=lots");
+    assert_eq!(f, "gpu-memory");
+    assert!(m.contains("not a byte count"), "{m}");
+}
+
+#[test]
+fn docs_url_md_lists_every_query_key_and_its_flag() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/url.md")).unwrap();
+    for f in Field::ALL {
+        let row = format!("| `{}` | `{}`", f.key(), f.flag());
+        assert!(doc.contains(&row), "docs/url.md has no row starting {row}");
+    }
+    for e in url::examples() {
+        assert!(doc.contains(&format!("`{}`", e.id)), "example {}", e.id);
+    }
+}

@@ -382,6 +382,25 @@ pub fn gpu(id: &str) -> Option<&'static GpuRow> {
 }
 
 /// A GPU the user describes only by its total (`--gpu-memory`).
+/// Applies a total read from the driver (`--gpu-memory`, the page's `gpu-memory`): `alone`
+/// (no GPU chosen), a custom GPU of that total; otherwise the chosen GPU with its total
+/// replaced, which is then a measurement of this very GPU.
+pub fn set_gpu_total(gpu: &mut Gpu, total: u64, alone: bool) {
+    if alone {
+        *gpu = custom_gpu(total);
+        return;
+    }
+    if gpu.id != "custom" && gpu.total.0 != total {
+        gpu.name = format!(
+            "{} (total given: {} B)",
+            gpu.name,
+            crate::calc::units::thousands(u128::from(total))
+        );
+    }
+    gpu.total = Bytes(total);
+    gpu.total_confirmed = true;
+}
+
 pub fn custom_gpu(total: u64) -> Gpu {
     Gpu {
         id: "custom".into(),

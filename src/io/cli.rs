@@ -800,16 +800,8 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
         s.gpu = resolve_gpu(id)?;
     }
     if let Some(total) = gpu_memory {
-        // A total the user read from the driver is a measurement of this very GPU.
-        if s.gpu.id != "custom" && s.gpu.total.0 != total {
-            s.gpu.name = format!(
-                "{} (total given: {} B)",
-                s.gpu.name,
-                thousands(u128::from(total))
-            );
-        }
-        s.gpu.total = calc::units::Bytes(total);
-        s.gpu.total_confirmed = true;
+        // The custom GPU was made above; here a chosen GPU's total is replaced.
+        catalog::set_gpu_total(&mut s.gpu, total, false);
     }
     if let Some(t) = v("vllm-version") {
         s.version = VllmVersion::parse(t).map_err(|e| {

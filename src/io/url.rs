@@ -51,6 +51,9 @@ pub enum Field {
     Config,
     /// A catalog GPU id.
     Gpu,
+    /// The GPU's total as the driver reports it: alone, a custom GPU; with `gpu` or `example`,
+    /// that GPU's total replaced (CLI `--gpu-memory`).
+    GpuMemory,
     /// GPUs available (default: exactly `tp x pp x dp`).
     Gpus,
     Tp,
@@ -147,11 +150,12 @@ enum Rule {
 
 impl Field {
     /// Every field, in the order the query string lists them.
-    pub const ALL: [Field; 37] = [
+    pub const ALL: [Field; 38] = [
         Field::Example,
         Field::Model,
         Field::Config,
         Field::Gpu,
+        Field::GpuMemory,
         Field::Gpus,
         Field::Tp,
         Field::Pp,
@@ -194,6 +198,7 @@ impl Field {
             Field::Model => "model",
             Field::Config => "config",
             Field::Gpu => "gpu",
+            Field::GpuMemory => "gpu-memory",
             Field::Gpus => "gpus",
             Field::Tp => "tp",
             Field::Pp => "pp",
@@ -238,6 +243,7 @@ impl Field {
             Field::Model => "model",
             Field::Config => "config",
             Field::Gpu => "gpu",
+            Field::GpuMemory => "gpu-memory",
             Field::Gpus => "gpus",
             Field::Tp => "tensor-parallel-size",
             Field::Pp => "pipeline-parallel-size",
@@ -326,6 +332,7 @@ impl Field {
             Field::Ep | Field::Eager | Field::NoHybrid => Rule::Bool,
             Field::Util => Rule::Fraction,
             Field::KvBytes
+            | Field::GpuMemory
             | Field::Drafter
             | Field::Activation
             | Field::NonTorch
@@ -1023,8 +1030,8 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                     });
                 }
             },
-            // Applied after the loop, once the method is known.
-            Field::SpecTokens | Field::Drafter => {}
+            // Applied after the loop, once the method (or the GPU) is known.
+            Field::SpecTokens | Field::Drafter | Field::GpuMemory => {}
             Field::NoHybrid => {
                 s.engine.disable_hybrid_kv_cache_manager = parse_bool(text).map_err(err)?
             }
@@ -1069,6 +1076,11 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
         if let Some(spec) = s.engine.speculative.as_mut() {
             spec.drafter_weights = Some(m);
         }
+    }
+    if let Some(text) = state.get(Field::GpuMemory) {
+        let total = parse_bytes(text).map_err(|e| fail(Field::GpuMemory, e.0))?;
+        let alone = state.get(Field::Gpu).is_none() && state.get(Field::Example).is_none();
+        catalog::set_gpu_total(&mut s.gpu, total, alone);
     }
     // Without `gpus`, the deployment has exactly the GPUs its layout uses.
     if state.get(Field::Gpus).is_none() && state.get(Field::Example).is_none() {
