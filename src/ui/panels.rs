@@ -664,11 +664,18 @@ pub fn results(app: AppState) -> impl IntoView {
             app.pool_sweep.with(|pts| {
                 table_html(
                     "KV pool by utilization",
-                    ["utilization", "KV pool", "provenance"],
+                    [
+                        "utilization",
+                        "KV pool (or KV memory)",
+                        "start",
+                        "provenance",
+                    ],
                     pts.iter().map(|p| {
                         [
                             format!("{:.2}", p.utilization),
                             charts::amount(i128::from(p.kv_pool), unit),
+                            p.fails_at
+                                .map_or("starts".to_string(), |f| format!("fails at {f}")),
                             p.provenance.label().to_string(),
                         ]
                     }),

@@ -44,8 +44,12 @@ pub struct LenPoint {
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolPoint {
     pub utilization: f64,
+    /// The pool; where none was sized (the start failed before or at the capacity check),
+    /// what KV sizing had on the smallest rank, so the curve shows where it crosses.
     pub kv_pool: u64,
     pub starts: bool,
+    /// The phase that stops the start, if one does.
+    pub fails_at: Option<&'static str>,
     /// How certain the figure is: the limiting rank's pool line's provenance.
     pub provenance: Provenance,
 }
@@ -329,16 +333,52 @@ pub fn pool_sweep(s: &Scenario) -> Vec<PoolPoint> {
         .filter_map(|u| {
             probe.engine.gpu_memory_utilization = Some(u);
             let p = calc::plan(&probe).ok()?;
-            // No limiting rank: the start failed before a pool was sized (none is allocated).
+            // No limiting rank: the start failed before a pool was sized (none is allocated);
+            // the point shows what KV sizing had on the smallest rank instead.
             let rank = p.limiting_rank();
+            let smallest = p.ranks.iter().min_by_key(|r| r.available_kv);
+            let (kv_pool, line) = match rank {
+                Some(r) => (r.kv_pool.0, r.line(Term::KvPool)),
+                None => (
+                    smallest.map_or(0, |r| r.available_kv.max(0) as u64),
+                    smallest.and_then(|r| r.line(Term::AvailableKv)),
+                ),
+            };
             Some(PoolPoint {
                 utilization: u,
-                kv_pool: rank.map_or(0, |r| r.kv_pool.0),
+                kv_pool,
                 starts: p.starts(),
-                provenance: rank
-                    .and_then(|r| r.line(Term::KvPool))
-                    .map_or(Provenance::Exact, |l| l.provenance.clone()),
+                fails_at: p.first_failure().map(|c| c.phase.label()),
+                provenance: line.map_or(Provenance::Exact, |l| l.provenance.clone()),
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::url;
+
+    #[test]
+    fn the_pool_sweep_shows_the_kv_memory_where_the_start_fails() {
+        let mut st = UrlState::default();
+        st.set(Field::Model, "llama-3.1-70b-instruct").unwrap();
+        st.set(Field::Tp, "4").unwrap();
+        let pts = pool_sweep(&url::scenario(&st).unwrap());
+        let failing: Vec<&PoolPoint> = pts.iter().filter(|p| !p.starts).collect();
+        assert!(!failing.is_empty() && failing.len() < pts.len());
+        for p in &failing {
+            assert!(p.fails_at.is_some());
+        }
+        // Below the fraction where one request fits, KV sizing still had memory: the point
+        // shows it (not 0), and the curve rises with the fraction.
+        let capacity: Vec<&&PoolPoint> = failing
+            .iter()
+            .filter(|p| p.fails_at == Some("the capacity check"))
+            .collect();
+        assert!(!capacity.is_empty(), "{failing:?}");
+        assert!(capacity.iter().all(|p| p.kv_pool > 0));
+        assert!(pts.windows(2).all(|w| w[0].kv_pool <= w[1].kv_pool));
+    }
 }
