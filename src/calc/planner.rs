@@ -749,15 +749,19 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     ledger.push(line(
                         Term::WeightsEmbedding,
                         i128::from(scaled(est.embedding)),
-                        Formula::template(
-                            "padded vocab {} / TP {} rows x hidden {} x {} B",
-                            &[
-                                Arg::Plain(i128::from(m.padded_vocab())),
-                                Arg::Plain(i128::from(tp)),
-                                Arg::Plain(i128::from(m.hidden_size)),
-                                Arg::Plain(i128::from(m.dtype.bytes())),
-                            ],
-                        ),
+                        if first {
+                            Formula::template(
+                                "padded vocab {} / TP {} rows x hidden {} x {} B",
+                                &[
+                                    Arg::Plain(i128::from(m.padded_vocab())),
+                                    Arg::Plain(i128::from(tp)),
+                                    Arg::Plain(i128::from(m.hidden_size)),
+                                    Arg::Plain(i128::from(m.dtype.bytes())),
+                                ],
+                            )
+                        } else {
+                            Formula::from("not on this stage")
+                        },
                         prov.clone(),
                     ));
                     ledger.push(line(
