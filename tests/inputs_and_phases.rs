@@ -353,3 +353,17 @@ fn docs_url_md_lists_every_query_key_and_its_flag() {
         assert!(doc.contains(&format!("`{}`", e.id)), "example {}", e.id);
     }
 }
+
+#[test]
+fn free_memory_above_the_gpu_total_is_refused() {
+    let (f, m) = plan_of("model=llama-3.1-8b-instruct&gpu-memory=40GiB&free=60GiB").unwrap_err();
+    assert_eq!(f, "free-memory");
+    assert!(
+        m.contains("is more than the GPU's total of 42,949,672,960 B"),
+        "{m}"
+    );
+    // An example's measured free memory is checked against a replaced total as well.
+    let (f, _) = plan_of("example=s2-unified-gate&gpu-memory=100GiB").unwrap_err();
+    assert_eq!(f, "free-memory");
+    assert!(plan_of("model=llama-3.1-8b-instruct&gpu-memory=80GiB&free=60GiB").is_ok());
+}

@@ -362,6 +362,29 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             ));
         }
     }
+    // Memory free on a device cannot exceed the device: a measurement above the total (typed,
+    // or an example's kept after its GPU total was replaced) would plan memory that is not there.
+    let total = s.gpu.total.0;
+    let free_like = [
+        ("free-memory", r.free_memory.as_ref()),
+        (
+            "mem-available",
+            s.unified.as_ref().map(|u| &u.mem_available),
+        ),
+    ];
+    for (field, m) in free_like {
+        if let Some(m) = m.filter(|m| m.bytes.0 > total) {
+            return Err(CalcError::new(
+                field,
+                format!(
+                    "{field} {} B ({}) is more than the GPU's total of {} B",
+                    Grouped(i128::from(m.bytes.0)),
+                    m.source,
+                    Grouped(i128::from(total))
+                ),
+            ));
+        }
+    }
     // Counts the user gives: far above any real setting, low enough that products of them
     // (in-flight tokens, capture sizes, demand) stay within 64 bits.
     let counts = [
