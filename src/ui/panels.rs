@@ -50,10 +50,21 @@ pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
                 }
             ),
             format!(
-                "{} whole {}-token {} at once; rank {} decides the pool ({} tokens).",
+                "{} whole {}-token {} at once{}; rank {} decides the pool ({} tokens).",
                 thousands(u128::from(r.full_length_requests)),
                 thousands(u128::from(r.max_model_len)),
                 plural(r.full_length_requests, "request", "requests"),
+                // vLLM's concurrency divides every block, the null block included; whole
+                // requests get the others. Where that changes the count, say so.
+                if r.num_blocks > 0 && (r.max_concurrency as u64) > r.full_length_requests {
+                    format!(
+                        " (vLLM's {}x counts its null block, 1 of the {} blocks, which holds no request)",
+                        grouped_fixed(r.max_concurrency, 2),
+                        thousands(u128::from(r.num_blocks))
+                    )
+                } else {
+                    String::new()
+                },
                 r.limiting_rank,
                 thousands(u128::from(r.kv_cache_tokens))
             ),
@@ -782,6 +793,19 @@ mod tests {
         let (starts, head, _) = verdict_text(&bad, UnitSystem::Binary);
         assert!(!starts);
         assert!(head.starts_with("Fails at "), "{head}");
+        // A pool of exactly two requests' blocks: the null block leaves one whole request,
+        // and the second line says why vLLM's figure reads 2.00x.
+        let two = plan_of(&[
+            (Field::Model, "llama-3.1-70b-instruct"),
+            (Field::Tp, "4"),
+            (Field::KvBytes, "20GiB"),
+        ]);
+        let (_, head, sub) = verdict_text(&two, UnitSystem::Binary);
+        assert!(
+            head.starts_with("Starts: 2.00 full-length requests"),
+            "{head}"
+        );
+        assert!(sub.starts_with("1 whole 131,072-token request at once (vLLM's 2.00x counts its null block, 1 of the 16,384 blocks"), "{sub}");
     }
 
     #[test]
