@@ -15,7 +15,7 @@ pub mod panels;
 pub mod state;
 
 use leptos::prelude::*;
-use wasm_bindgen::JsCast;
+use wasm_bindgen::{JsCast, JsValue};
 
 use crate::io::url::{self, Field, UrlState};
 
@@ -86,19 +86,51 @@ fn on_header_click(app: AppState, link_status: RwSignal<String>, ev: &web_sys::M
         }
         ev.prevent_default();
         app.notices.set(Vec::new());
-        match a.get_attribute("data-example").filter(|id| !id.is_empty()) {
-            Some(id) => app.load(&example_state(&id)),
-            None => app.load(&UrlState::default()),
+        let next = match a.get_attribute("data-example").filter(|id| !id.is_empty()) {
+            Some(id) => example_state(&id),
+            None => UrlState::default(),
+        };
+        // A new history entry, so Back returns to the scenario the click replaced (the current
+        // entry is brought up to date first: the URL follows the inputs 150 ms late).
+        if let Ok(h) = window().history() {
+            let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&current_query(app)));
+            let _ = h.push_state_with_url(
+                &JsValue::NULL,
+                "",
+                Some(&format!("?{}", url::encode(&next))),
+            );
         }
+        app.load(&next);
     } else if target
         .closest("[data-testid=copy-link]")
         .ok()
         .flatten()
         .is_some()
     {
+        // The inputs as they are now, not the address bar, which follows them 150 ms late.
         let href = window().location().href().unwrap_or_default();
-        panels::copy_text(href, link_status);
+        let base = href.split(['?', '#']).next().unwrap_or_default();
+        panels::copy_text(format!("{base}{}", current_query(app)), link_status);
     }
+}
+
+/// The inputs as a query string (`?v=1&...`).
+fn current_query(app: AppState) -> String {
+    app.checked
+        .with_untracked(|(s, _)| format!("?{}", url::encode(s)))
+}
+
+/// Back and Forward between entries the page pushed (example clicks): the entry's link is the
+/// scenario.
+fn follow_history(app: AppState) {
+    let on_pop = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+        let search = window().location().search().unwrap_or_default();
+        let d = url::decode(&search);
+        app.load(&d.state);
+        app.notices.set(d.ignored);
+    });
+    let _ = window().add_event_listener_with_callback("popstate", on_pop.as_ref().unchecked_ref());
+    on_pop.forget();
 }
 
 /// The GiB/GB toggle changed.
@@ -197,6 +229,7 @@ pub fn App() -> impl IntoView {
     let (initial, notices) = state::initial_state();
     let app = AppState::new(&initial, notices);
     app.mirror_to_browser();
+    follow_history(app);
     let link_status = RwSignal::new(String::new());
     let unit = app.text(Field::Unit);
     // The header's live parts: the unit toggle and the copy status.

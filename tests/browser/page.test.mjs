@@ -389,3 +389,29 @@ test('the rank chart draws what each case holds: a measured overhead, a pin abov
   assertClean(problems);
   await context.close();
 });
+
+test('Copy link copies the inputs as they are; an example click can be undone with Back', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=qwen3-14b&tp=2', {
+    context: { permissions: ['clipboard-read', 'clipboard-write'] },
+  });
+  // The address bar follows the inputs 150 ms late; the copied link must not.
+  await setInput(page, 'max-num-seqs', '64');
+  await page.click('[data-testid="copy-link"]');
+  await page.locator('#link-status').filter({ hasText: /Copied|refused/ }).waitFor();
+  const link = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
+  assert.ok(link, 'the clipboard holds the link');
+  assert.match(link, /[?&]max-num-seqs=64(&|$)/, link);
+  assert.ok(link.startsWith(new URL('/?v=1', BASE_URL).href.replace(/\?.*/, '?')), link);
+  // An example replaces the scenario; Back brings the previous one back, URL and inputs.
+  await page.click('[data-testid="example-s3-synthetic-tp4"]');
+  await page.waitForFunction(() => location.search.includes('example=s3-synthetic-tp4'));
+  await page.goBack();
+  await page.waitForFunction(() => /[?&]model=qwen3-14b(&|$)/.test(location.search));
+  await page.waitForFunction(() => document.querySelector('[data-testid="tensor-parallel-size"]').value === '2');
+  assert.equal(await page.inputValue('[data-testid="max-num-seqs"]'), '64');
+  await page.goForward();
+  await page.waitForFunction(() => location.search.includes('example=s3-synthetic-tp4'));
+  await page.waitForFunction(() => document.querySelector('[data-testid="tensor-parallel-size"]').value === '');
+  assertClean(problems);
+  await context.close();
+});
