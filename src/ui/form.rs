@@ -408,15 +408,21 @@ fn form_html() -> String {
     h
 }
 
-/// The layer-partition editor's markup: the effective split and one input per stage.
-fn stages_html(list: &[u32]) -> String {
-    let summary = list
+/// The partition editor's summary line.
+fn stages_summary(list: &[u32]) -> String {
+    let split = list
         .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(", ");
+    format!("Effective split: {split}")
+}
+
+/// The layer-partition editor's markup: the effective split and one input per stage.
+fn stages_html(list: &[u32]) -> String {
     let mut h = format!(
-        r#"<p class="chips" data-testid="pp-partition-effective">Effective split: {summary}</p>"#
+        r#"<p class="chips" data-testid="pp-partition-effective">{}</p>"#,
+        stages_summary(list)
     );
     for (i, n) in list.iter().enumerate() {
         h.push_str(&format!(
@@ -424,6 +430,43 @@ fn stages_html(list: &[u32]) -> String {
         ));
     }
     h
+}
+
+/// Brings the partition editor to `list`: the same number of stages keeps the inputs (and the
+/// focus, so Tab moves on from a stage just edited) and sets their values; another number
+/// rebuilds them, keeping the focus on the same stage where it still exists.
+fn sync_stages(list: &[u32]) {
+    let Some(box_) = by_id("pp-stages") else {
+        return;
+    };
+    let shown = box_
+        .query_selector_all("input[data-stage]")
+        .map_or(0, |n| n.length() as usize);
+    if shown == list.len() && shown > 0 {
+        for (i, n) in list.iter().enumerate() {
+            if let Some(input) = by_id(&format!("pp-stage-{i}")) {
+                set_prop(&input, "value", &JsValue::from_str(&n.to_string()));
+            }
+        }
+        if let Some(p) = box_
+            .query_selector("[data-testid=pp-partition-effective]")
+            .ok()
+            .flatten()
+        {
+            p.set_text_content(Some(&stages_summary(list)));
+        }
+        return;
+    }
+    let focused = document()
+        .active_element()
+        .and_then(|e| e.get_attribute("data-stage"));
+    box_.set_inner_html(&stages_html(list));
+    if let Some(input) = focused
+        .and_then(|i| by_id(&format!("pp-stage-{i}")))
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let _ = input.focus();
+    }
 }
 
 /// An element of the form by id.
@@ -635,12 +678,11 @@ pub fn form(app: AppState) -> impl IntoView {
             }
         });
     });
-    // The partition editor, rebuilt when the split changes.
+    // The partition editor follows every edit of the list (even one that leaves the split as
+    // it was, so a refused stage value does not linger).
     effect(move || {
-        let html = parts.with(|l| stages_html(l));
-        if let Some(el) = by_id("pp-stages") {
-            el.set_inner_html(&html);
-        }
+        text.track();
+        parts.with(|l| sync_stages(l));
     });
     let handler = move |ev: web_sys::Event| on_form_event(app, parts, &ev);
     view! {

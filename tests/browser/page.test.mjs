@@ -415,3 +415,22 @@ test('Copy link copies the inputs as they are; an example click can be undone wi
   assertClean(problems);
   await context.close();
 });
+
+test('the partition editor keeps the focus and follows the list', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct&pp=3');
+  await page.waitForSelector('[data-testid="pp-stage-2"]');
+  // Edit a stage, Tab on: the focus lands on the next stage, not on the page.
+  await page.fill('[data-testid="pp-stage-0"]', '28');
+  await page.keyboard.press('Tab');
+  await page.waitForFunction(() => /[?&]pp-partition=28%2C27%2C26|pp-partition=28,27,26/.test(location.search));
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.stage), '1');
+  // A refused stage value does not linger once the list is typed again.
+  await page.fill('[data-testid="pp-stage-2"]', '');
+  await page.press('[data-testid="pp-stage-2"]', 'Enter');
+  await setInput(page, 'pp-layer-partition', '27,27,26');
+  await page.waitForFunction(() => document.querySelector('[data-testid="pp-stage-2"]').value === '26');
+  assert.equal(await page.inputValue('[data-testid="pp-stage-0"]'), '27');
+  assert.match(await text(page, 'pp-partition-effective'), /27, 27, 26/);
+  assertClean(problems);
+  await context.close();
+});
