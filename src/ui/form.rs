@@ -551,13 +551,21 @@ fn row_source(field: Field, s: &Scenario) -> Option<String> {
             .iter()
             .find(|g| g.gpu.id == s.gpu.id)
             .map(|g| {
-                format!(
-                    "Total {} B: {} (retrieved {}; {}).",
+                let row = format!(
+                    "{} B: {} (retrieved {}; {}).",
                     crate::calc::units::thousands(u128::from(g.gpu.total.0)),
                     g.basis,
                     g.retrieved,
                     g.source
-                )
+                );
+                if s.gpu.total == g.gpu.total {
+                    format!("Total {row}")
+                } else {
+                    format!(
+                        "Total given: {} B, in place of the catalog row's {row}",
+                        crate::calc::units::thousands(u128::from(s.gpu.total.0))
+                    )
+                }
             }),
         _ => None,
     }
@@ -669,7 +677,9 @@ pub fn form(app: AppState) -> impl IntoView {
                 let _ = el.set_attribute("title", &basis);
             }
         });
-        app.scenario.with_untracked(|s| {
+        // Tracked: a change of GPU that leaves the plan as it was (its total given) still
+        // changes the row.
+        app.scenario.with(|s| {
             for f in [Field::Model, Field::Gpu] {
                 if let Some(el) = by_id(&format!("{}-source", f.flag())) {
                     let text = s.as_ref().ok().and_then(|s| row_source(f, s));

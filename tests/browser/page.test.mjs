@@ -434,3 +434,18 @@ test('the partition editor keeps the focus and follows the list', async () => {
   assertClean(problems);
   await context.close();
 });
+
+test('a GPU total given by hand: the source line says so and follows the GPU', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&gpu=l4-24gb');
+  assert.match(await text(page, 'gpu-source'), /^Total 24,152,899,584 B: .*L4/);
+  await setInput(page, 'gpu-memory', '30GiB');
+  await page.waitForFunction(() => /^Total given: 32,212,254,720 B, in place of the catalog row's 24,152,899,584 B/.test(document.querySelector('[data-testid="gpu-source"]').textContent));
+  await page.selectOption('[data-testid="gpu"]', 'a10g-24gb');
+  await page.waitForFunction(() => /A10G/.test(document.querySelector('[data-testid="gpu-source"]').textContent));
+  assert.match(await text(page, 'gpu-source'), /^Total given: 32,212,254,720 B/);
+  // Alone (no GPU chosen), the total is a custom GPU: no catalog row to cite.
+  await goto(page, '/?v=1&gpu-memory=30GiB');
+  assert.equal((await text(page, 'gpu-source')).trim(), '');
+  assertClean(problems);
+  await context.close();
+});
