@@ -367,3 +367,19 @@ fn free_memory_above_the_gpu_total_is_refused() {
     assert_eq!(f, "free-memory");
     assert!(plan_of("model=llama-3.1-8b-instruct&gpu-memory=80GiB&free=60GiB").is_ok());
 }
+
+#[test]
+fn a_model_is_found_by_its_id_in_any_case_or_by_its_name() {
+    for typed in ["qwen3-14b", "QWEN3-14B", "Qwen3 14B", " qwen3_14b "] {
+        let s = url::scenario(&url::decode(&format!("model={}", typed.replace(' ', "%20"))).state);
+        assert_eq!(
+            s.map(|s| s.model.name).ok().as_deref(),
+            Some("Qwen3 14B"),
+            "{typed:?}"
+        );
+    }
+    assert!(headroom::catalog::model("Llama 3.1 8B Instruct").is_some());
+    let (f, m) = refused("model=qwen-nonexistent");
+    assert_eq!(f, "model");
+    assert!(m.contains("pick one from the list"), "{m}");
+}

@@ -366,7 +366,20 @@ pub fn gpus() -> &'static [GpuRow] {
 pub fn model(id: &str) -> Option<&'static ModelRow> {
     static ROWS: OnceLock<Vec<OnceLock<Option<ModelRow>>>> = OnceLock::new();
     let cells = ROWS.get_or_init(|| MODEL_FILES.iter().map(|_| OnceLock::new()).collect());
-    let i = MODEL_FILES.iter().position(|(file_id, _)| *file_id == id)?;
+    // The id as typed, or as a name reads (`Qwen3 14B` is `qwen3-14b`): any case, spaces or
+    // underscores for hyphens.
+    let slug: String = id
+        .trim()
+        .chars()
+        .map(|c| match c {
+            ' ' | '_' => '-',
+            c => c.to_ascii_lowercase(),
+        })
+        .collect();
+    let i = MODEL_FILES
+        .iter()
+        .position(|(file_id, _)| *file_id == id || *file_id == slug)?;
+    let id = MODEL_FILES[i].0;
     cells[i]
         .get_or_init(|| {
             parse_model_row(MODEL_FILES[i].1)

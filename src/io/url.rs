@@ -404,7 +404,7 @@ impl Field {
             Rule::Method => parse_method(t).map(drop),
             Rule::ModelId => catalog::model(t)
                 .map(drop)
-                .ok_or_else(|| format!("model {t:?} is not in the catalog")),
+                .ok_or_else(|| format!("model {t:?} is not in the catalog (pick one from the list, or paste its config.json below)")),
             Rule::GpuId => catalog::gpu(t)
                 .map(drop)
                 .ok_or_else(|| format!("gpu {t:?} is not in the catalog")),
@@ -981,7 +981,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             Field::Example | Field::Unit => {}
             Field::Model => {
                 let row = catalog::model(text)
-                    .ok_or_else(|| err(format!("model {text:?} is not in the catalog")))?;
+                    .ok_or_else(|| err(format!("model {text:?} is not in the catalog (pick one from the list, or paste its config.json below)")))?;
                 s.model = row.model.clone();
             }
             Field::Config => {
