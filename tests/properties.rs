@@ -434,8 +434,9 @@ fn check_provenance(s: &Scenario, p: &Plan, case: u64) {
         let total = prov(r, Term::Total).expect("total");
         assert_eq!(
             total.label(),
+            // A device total read or given is a measurement; an unconfirmed one an estimate.
             if s.gpu.total_confirmed {
-                "exact"
+                "measured"
             } else {
                 "estimate"
             },

@@ -620,8 +620,10 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         Term::Total,
         i128::from(total),
         format!("{} B as the driver reports it", Grouped(total as i128)),
+        // A driver total read off a device (a catalog reading, a total given, an article's
+        // card) is a measurement, never exact arithmetic.
         if s.gpu.total_confirmed {
-            Provenance::Exact
+            Provenance::Measured(format!("{}: the driver total as read", s.gpu.name).into())
         } else {
             Provenance::Estimate(
                 (format!("{}: driver total not confirmed from a reading", s.gpu.name)).into(),
@@ -1806,10 +1808,13 @@ fn measured_kv_plan(
     for r in ranks.iter_mut() {
         let pool = r.available_kv.max(0);
         r.kv_pool = Bytes(pool as u64);
+        // Without the model's KV layout the block rounding is unknown: the pool is taken as
+        // the available (or pinned) memory, as certain as the measured ratio that stands in
+        // for the layout.
         r.ledger.push(line(
             Term::KvPool,
             pool,
-            "the pinned/available KV memory, converted to tokens with the measured ratio",
+            "about the pinned/available KV memory (block rounding unknown without the KV layout); its tokens come from the measured ratio",
             prov.clone(),
         ));
         push_after_start(s, r, pool, graphs_outside, &outside_prov);
