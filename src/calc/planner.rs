@@ -140,11 +140,15 @@ fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, Stri
 
 /// The decoder-layer weights' formula of a stage.
 fn layers_formula(layers: (u32, u32), tp: u32) -> Formula {
+    if layers.1 <= layers.0 {
+        return Formula::from("no decoder layers on this stage");
+    }
+    // Inclusive, as the page's captions and vLLM's layer indices read: layers 0–31.
     Formula::template(
-        "layers {}..{} ({} layers), linears split by TP {}",
+        "layers {}–{} ({} layers), linears split by TP {}",
         &[
             Arg::Plain(i128::from(layers.0)),
-            Arg::Plain(i128::from(layers.1)),
+            Arg::Plain(i128::from(layers.1 - 1)),
             Arg::Plain(i128::from(layers.1 - layers.0)),
             Arg::Plain(i128::from(tp)),
         ],
@@ -967,10 +971,15 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                         &cg_prov,
                     ]),
                     Formula::template(
-                        "{} - ({} weights + {} other + {} activation) - {} graphs = {}",
+                        "{} - ({} weights{} + {} other + {} activation) - {} graphs = {}",
                         &[
                             Arg::Grouped(i128::from(requested)),
                             Arg::Grouped(i128::from(weights_all)),
+                            Arg::Text(if weights_all > w_total {
+                                " and drafter"
+                            } else {
+                                ""
+                            }),
                             Arg::Grouped(i128::from(other)),
                             Arg::Grouped(i128::from(act)),
                             Arg::Grouped(i128::from(cg_in_budget)),
@@ -1116,7 +1125,16 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         // platforms/interface.py's wording for hybrid models.
         log_lines.push(format!("Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
     } else if block_size != 16 && s.engine.block_size.is_none() {
-        log_lines.push(format!("Setting kv cache block size to {block_size} for the attention backend(s). ({block_basis})"));
+        // The backend's name leads the basis ("FLASHMLA for an fp8 MLA cache ..."); the
+        // reason goes to the notes, the line stays vLLM's.
+        let backend = block_basis
+            .split([' ', ',', ':'])
+            .next()
+            .unwrap_or_default();
+        log_lines.push(format!(
+            "Setting kv cache block size to {block_size} for {backend} backend(s)."
+        ));
+        notes.push(format!("Block size {block_size} tokens: {block_basis}."));
     }
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
         if let Some(k) = s.engine.kv_cache_memory_bytes {
@@ -1682,7 +1700,7 @@ fn measured_kv_plan(
         ))
         .into(),
     );
-    notes.push("This model's KV layout is not described by vLLM's standard specs here; its pool is converted to tokens with a measured ratio, not vLLM's block arithmetic.".into());
+    notes.push("This model's KV layout is not described by vLLM's standard specs here; its pool is converted to tokens with a measured ratio, not vLLM's block arithmetic (so are the token figures in vLLM's log lines).".into());
     // tokens(rank) = available x tokens_ref / pool_ref x (all layers / this stage's layers)
     let tokens_of = |r: &RankPlan| -> u128 {
         let stage_layers = u128::from(r.layers.1 - r.layers.0).max(1);
@@ -1754,12 +1772,12 @@ fn measured_kv_plan(
         let lim = &ranks[lim_idx];
         if fit < max_len {
             log_lines.push(format!(
-                "Auto-fit max_model_len: reduced from {max_len} to {fit} to fit in available KV cache memory ({} GiB GPU) (measured ratio)",
+                "Auto-fit max_model_len: reduced from {max_len} to {fit} to fit in available KV cache memory ({} GiB GPU)",
                 format_gib(lim.available_kv)
             ));
         } else {
             log_lines.push(format!(
-                "Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({} GiB GPU) (measured ratio)",
+                "Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({} GiB GPU)",
                 format_gib(lim.available_kv)
             ));
         }
@@ -1821,7 +1839,7 @@ fn measured_kv_plan(
     }
     if ok {
         log_lines.push(format!(
-            "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {}x (measured ratio, not vLLM's block arithmetic)",
+            "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {}x",
             Grouped(i128::from(tokens)),
             Grouped(i128::from(max_len)),
             py_fixed(conc, 2)

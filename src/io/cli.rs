@@ -1283,15 +1283,18 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
         }
         let _ = writeln!(
             out,
-            "\n{} {} (stage {} of {}, TP rank{} {}; layers {}..{}{})",
+            "\n{} {} (stage {} of {}, TP rank{} {}; {}{})",
             if i == j { "Rank" } else { "Ranks" },
             rank_range(first.rank, last.rank),
             first.pp_rank,
             p.pp,
             if i == j { "" } else { "s" },
             rank_range(first.tp_rank, last.tp_rank),
-            first.layers.0,
-            first.layers.1,
+            if first.layers.1 > first.layers.0 {
+                format!("layers {}–{}", first.layers.0, first.layers.1 - 1)
+            } else {
+                "no decoder layers".to_string()
+            },
             if holds.is_empty() {
                 String::new()
             } else {

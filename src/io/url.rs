@@ -816,7 +816,7 @@ pub fn parse_partition(text: &str) -> Result<Vec<u32>, String> {
                 .filter(|n| (1..=100_000).contains(n))
                 .ok_or_else(|| {
                     format!(
-                        "{:?} is not a layer count (1..=100000); write e.g. 14,15,14",
+                        "{:?} is not a layer count between 1 and 100,000; write e.g. 14,15,14",
                         p.trim()
                     )
                 })
