@@ -383,3 +383,35 @@ fn a_model_is_found_by_its_id_in_any_case_or_by_its_name() {
     assert_eq!(f, "model");
     assert!(m.contains("pick one from the list"), "{m}");
 }
+
+#[test]
+fn a_measured_available_kv_implies_the_other_use_so_the_ledger_adds_up() {
+    use headroom::calc::Term;
+    let p = plan_of("model=llama-3.1-70b-instruct&tp=4&pp=2&available-kv=20GiB,-").unwrap();
+    let r = &p.ranks[0];
+    let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+    let other = r.line(Term::OtherConsumption).unwrap();
+    assert!(
+        other
+            .formula
+            .starts_with("implied by the measured available KV"),
+        "{}",
+        &*other.formula
+    );
+    // Budget = weights + activation + other + graphs + available, to the byte.
+    assert_eq!(
+        get(Term::Budget),
+        get(Term::Weights)
+            + get(Term::Activation)
+            + get(Term::OtherConsumption)
+            + get(Term::CudaGraphs)
+            + get(Term::AvailableKv)
+    );
+    // Stage 1 kept its estimate.
+    let last = p.ranks.last().unwrap();
+    assert!(!last
+        .line(Term::OtherConsumption)
+        .unwrap()
+        .formula
+        .starts_with("implied"));
+}

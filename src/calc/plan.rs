@@ -153,7 +153,7 @@ impl Term {
             Term::CudaGraphs => "CUDA graphs",
             Term::AvailableKv => "Available KV cache memory",
             Term::KvPool => "KV pool (allocated)",
-            Term::KvRoundingSlack => "Budget left by block rounding",
+            Term::KvRoundingSlack => "Left unused by the pool (block rounding, smallest rank)",
             Term::OutsideBudget => "Outside the budget",
             Term::MeasuredOverhead => "Overhead once started (measured)",
             Term::FreeAfterStart => "Free after start",

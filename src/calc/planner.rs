@@ -994,6 +994,50 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 avail_formula,
                 avail_prov.clone(),
             ));
+            // A measured available figure says how much the profile used besides KV: when the
+            // other use was not measured itself, it is what the estimates leave of that, so
+            // the ledger adds up to the budget and "free after start" holds what was used.
+            if s.engine.kv_cache_memory_bytes.is_none()
+                && stage_avail.is_some()
+                && s.runtime.non_torch.is_none()
+            {
+                let implied = i128::from(requested)
+                    - available
+                    - i128::from(weights_all)
+                    - i128::from(act)
+                    - i128::from(cg_in_budget);
+                if implied >= 0 {
+                    if let Some(l) = ledger.iter_mut().find(|l| l.term == Term::OtherConsumption) {
+                        l.bytes = implied;
+                        l.formula = Formula::template(
+                            "implied by the measured available KV: budget {} - available {} - weights {} - activation {} - graphs {}",
+                            &[
+                                Arg::Grouped(i128::from(requested)),
+                                Arg::Grouped(available),
+                                Arg::Grouped(i128::from(weights_all)),
+                                Arg::Grouped(i128::from(act)),
+                                Arg::Grouped(i128::from(cg_in_budget)),
+                            ],
+                        );
+                        l.provenance = Provenance::combine(&[
+                            &avail_prov,
+                            &head[0].provenance,
+                            &w_prov,
+                            &drafter.1,
+                            &act_prov,
+                            &cg_prov,
+                        ]);
+                    }
+                } else if !notes
+                    .iter()
+                    .any(|n| n.starts_with("The measured available KV"))
+                {
+                    notes.push(format!(
+                        "The measured available KV memory leaves {} less for non-KV use than the estimated weights, activation and graphs take: an estimate is high.",
+                        gib_text(-implied)
+                    ));
+                }
+            }
 
             // Init check (`request_memory`), also with --kv-cache-memory-bytes.
             if free0 < requested && init_fail.is_none() {

@@ -49,7 +49,7 @@ pub const SEGMENTS: [(Term, RGBColor, &str); 9] = [
     (
         Term::KvRoundingSlack,
         RGBColor(140, 209, 125),
-        "block-rounding slack",
+        "unused by the pool",
     ),
     (
         Term::OutsideBudget,
