@@ -186,8 +186,28 @@ fn bind_html(id: &'static str, html: Memo<String>) {
         let h = html.get();
         if let Some(el) = document().get_element_by_id(id) {
             el.set_inner_html(&h);
+            reveal_current(&el);
         }
     });
+}
+
+/// A chart wider than its panel (a phone) scrolls sideways: bring its ringed current point
+/// into view, centred.
+fn reveal_current(el: &web_sys::Element) {
+    let (scroll, client) = (el.scroll_width(), el.client_width());
+    if scroll <= client {
+        return;
+    }
+    let cx = el
+        .query_selector("[data-current=true]")
+        .ok()
+        .flatten()
+        .and_then(|c| c.get_attribute("cx"))
+        .and_then(|x| x.parse::<f64>().ok());
+    if let Some(cx) = cx {
+        let x = cx / f64::from(charts::CHART_W) * f64::from(scroll);
+        el.set_scroll_left((x - f64::from(client) / 2.0).max(0.0) as i32);
+    }
 }
 
 /// Writes a memo of text into the element with this id whenever it changes.

@@ -449,3 +449,22 @@ test('a GPU total given by hand: the source line says so and follows the GPU', a
   assertClean(problems);
   await context.close();
 });
+
+test('on a phone a sweep scrolls its ringed current point into view', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct&tp=4', {
+    context: { viewport: { width: 360, height: 800 } },
+  });
+  for (const id of ['len-svg', 'pool-svg']) {
+    await page.waitForSelector(`#${id} [data-current="true"]`, { state: 'attached' });
+    const seen = await page.evaluate((id) => {
+      const box = document.getElementById(id);
+      const ring = box.querySelector('[data-current="true"]').getBoundingClientRect();
+      const view = box.getBoundingClientRect();
+      return { scrolls: box.scrollWidth > box.clientWidth, inside: ring.left >= view.left - 1 && ring.right <= view.right + 1 };
+    }, id);
+    assert.ok(seen.scrolls, `${id} scrolls sideways on a phone`);
+    assert.ok(seen.inside, `${id}: the ringed point is in view`);
+  }
+  assertClean(problems);
+  await context.close();
+});
