@@ -344,7 +344,16 @@ impl Message {
             out.push_str(&rest[..i]);
             let after = &rest[i + OPEN.len_utf8()..];
             let end = after.find(CLOSE).unwrap_or(after.len());
-            let bytes = after[..end].parse::<i128>().unwrap_or(0);
+            // Written by `amount` as an optional '-' and digits.
+            let text = &after[..end];
+            let magnitude = text.bytes().filter(u8::is_ascii_digit).fold(0i128, |n, d| {
+                n.saturating_mul(10).saturating_add(i128::from(d - b'0'))
+            });
+            let bytes = if text.starts_with('-') {
+                -magnitude
+            } else {
+                magnitude
+            };
             out.push_str(&human(bytes, unit));
             rest = after.get(end + CLOSE.len_utf8()..).unwrap_or("");
         }

@@ -192,15 +192,23 @@ pub fn human(bytes: i128, unit: UnitSystem) -> String {
 /// read by people; vLLM's own log lines keep Python's ungrouped `{:.2f}`.
 pub fn grouped_fixed(x: f64, decimals: usize) -> String {
     let s = format!("{x:.decimals$}");
-    let (sign, digits) = s.strip_prefix('-').map_or(("", s.as_str()), |d| ("-", d));
-    let (int, frac) = digits.split_once('.').map_or((digits, ""), |(i, f)| (i, f));
-    match int.parse::<u128>() {
-        Ok(n) if n >= 1_000 => {
-            let point = if frac.is_empty() { "" } else { "." };
-            format!("{sign}{}{point}{frac}", thousands(n))
-        }
-        _ => s,
+    let digits = s.strip_prefix('-').unwrap_or(&s);
+    let int_len = digits.find('.').unwrap_or(digits.len());
+    if int_len <= 3 || !digits[..int_len].bytes().all(|b| b.is_ascii_digit()) {
+        return s;
     }
+    // A comma before every group of three whole digits, counted from the point.
+    let mut out = String::with_capacity(s.len() + int_len / 3);
+    if s.starts_with('-') {
+        out.push('-');
+    }
+    for (i, c) in digits.char_indices() {
+        if i > 0 && i < int_len && (int_len - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Which unit the user reads figures in. Byte counts are always exact either way.

@@ -677,17 +677,22 @@ pub fn form(app: AppState) -> impl IntoView {
                 let _ = el.set_attribute("title", &basis);
             }
         });
-        // Tracked: a change of GPU that leaves the plan as it was (its total given) still
-        // changes the row.
-        app.scenario.with(|s| {
-            for f in [Field::Model, Field::Gpu] {
-                if let Some(el) = by_id(&format!("{}-source", f.flag())) {
-                    let text = s.as_ref().ok().and_then(|s| row_source(f, s));
-                    el.set_text_content(Some(text.as_deref().unwrap_or("")));
-                }
-            }
-        });
     });
+    // The catalog sources under the pickers follow the scenario (a change of GPU can leave the
+    // plan alike); a memo of each text, so typing elsewhere writes nothing.
+    for (f, id) in [(Field::Model, "model-source"), (Field::Gpu, "gpu-source")] {
+        super::panels::bind_text(
+            id,
+            super::panels::html_memo(move || {
+                app.scenario.with(|s| {
+                    s.as_ref()
+                        .ok()
+                        .and_then(|s| row_source(f, s))
+                        .unwrap_or_default()
+                })
+            }),
+        );
+    }
     // The partition editor follows every edit of the list (even one that leaves the split as
     // it was, so a refused stage value does not linger).
     effect(move || {

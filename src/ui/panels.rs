@@ -186,7 +186,11 @@ fn bind_html(id: &'static str, html: Memo<String>) {
         let h = html.get();
         if let Some(el) = document().get_element_by_id(id) {
             el.set_inner_html(&h);
-            reveal_current(&el);
+            // Reading a width forces a layout: for the two sweeps only, and in the next frame,
+            // after every panel has been written.
+            if matches!(id, "len-svg" | "pool-svg") {
+                request_animation_frame(move || reveal_current(&el));
+            }
         }
     });
 }
@@ -203,7 +207,7 @@ fn reveal_current(el: &web_sys::Element) {
         .ok()
         .flatten()
         .and_then(|c| c.get_attribute("cx"))
-        .and_then(|x| x.parse::<f64>().ok());
+        .and_then(|x| crate::calc::decimal::parse_f64(&x));
     if let Some(cx) = cx {
         let x = cx / f64::from(charts::CHART_W) * f64::from(scroll);
         el.set_scroll_left((x - f64::from(client) / 2.0).max(0.0) as i32);
@@ -211,7 +215,7 @@ fn reveal_current(el: &web_sys::Element) {
 }
 
 /// Writes a memo of text into the element with this id whenever it changes.
-fn bind_text(id: &'static str, text: Memo<String>) {
+pub(super) fn bind_text(id: &'static str, text: Memo<String>) {
     effect(move || {
         let t = text.get();
         if let Some(el) = document().get_element_by_id(id) {
@@ -234,7 +238,7 @@ fn with_later<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> O
 /// A memo of markup or text. The closure is boxed, so every such memo shares one
 /// instantiation of Leptos's memo code (each distinct closure type would otherwise get its
 /// own, about a kilobyte of wasm apiece).
-fn html_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<String> {
+pub(super) fn html_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<String> {
     let f: Box<dyn Fn() -> String + Send + Sync> = Box::new(f);
     Memo::new(move |_| f())
 }
