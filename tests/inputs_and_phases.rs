@@ -148,6 +148,12 @@ fn a_per_stage_list_must_have_one_value_per_stage() {
         assert_eq!(f, field, "{query}");
         assert!(message.contains(says), "{query}: {message}");
     }
+    // A measured 0 is refused, as one value or as a stage's.
+    for query in ["weights=0", "pp=2&weights=10GiB,0"] {
+        let (f, m) = plan_of(query).unwrap_err();
+        assert_eq!(f, "weights", "{query}");
+        assert!(m.contains("never 0"), "{query}: {m}");
+    }
     // One value, or exactly one per stage, is fine.
     assert!(plan_of("weights=10GiB").is_ok());
     assert!(plan_of("pp=2&weights=10GiB,12GiB").is_ok());

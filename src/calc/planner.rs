@@ -322,6 +322,19 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
     for m in r.weights_per_stage.iter().flatten() {
         given.extend(opt("weights", m));
     }
+    // Loading always holds something (the embedding, the layers); a measured 0 is a slip.
+    let weights_given = r
+        .weights
+        .iter()
+        .chain(r.weights_per_stage.iter().flatten().flatten());
+    for m in weights_given {
+        if m.bytes.0 == 0 {
+            return Err(CalcError::new(
+                "weights",
+                "weights of 0 bytes: \"Model loading took\" is never 0 (use - to keep a stage's estimate)",
+            ));
+        }
+    }
     for m in r.available_kv_per_stage.iter().flatten() {
         given.extend(opt("available-kv", m));
     }
@@ -1165,6 +1178,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             format_gib(loaded)
         ));
     }
+    notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model.".into());
     if hybrid_raised {
         // platforms/interface.py's wording for hybrid models.
         log_lines.push(format!("Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));

@@ -43,7 +43,7 @@ pub const SEGMENTS: [(Term, RGBColor, &str); 9] = [
     (
         Term::MeasuredOverhead,
         RGBColor(156, 117, 95),
-        "overhead (measured)",
+        "overhead (measured, unified memory)",
     ),
     (Term::KvPool, RGBColor(89, 161, 79), "KV pool"),
     (
