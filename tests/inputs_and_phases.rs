@@ -149,7 +149,7 @@ fn a_per_stage_list_must_have_one_value_per_stage() {
         assert!(message.contains(says), "{query}: {message}");
     }
     // A measured 0 is refused, as one value or as a stage's.
-    for query in ["weights=0", "pp=2&weights=10GiB,0"] {
+    for query in ["weights=0", "pp=2&weights=10GiB,0GiB"] {
         let (f, m) = plan_of(query).unwrap_err();
         assert_eq!(f, "weights", "{query}");
         assert!(m.contains("never 0"), "{query}: {m}");
