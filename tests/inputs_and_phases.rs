@@ -240,6 +240,11 @@ fn a_pasted_config_json_is_checked_and_named_once() {
             "quantization_config",
             "\"banana\" is not one Headroom can size",
         ),
+        (
+            with(r#""max_position_embeddings": 512, "kv_lora_rank": 0, "qk_rope_head_dim": 0"#),
+            "kv_lora_rank",
+            "would cache nothing",
+        ),
     ] {
         let e = parse_config_json(&text).expect_err(&text);
         assert_eq!(e.field, field, "{text}");
@@ -420,4 +425,11 @@ fn a_measured_available_kv_implies_the_other_use_so_the_ledger_adds_up() {
         .unwrap()
         .formula
         .starts_with("implied"));
+}
+
+#[test]
+fn the_url_notice_names_a_key_once() {
+    let (key, reason) = refused("gpus=65537");
+    assert_eq!(key, "gpus");
+    assert_eq!(reason, "65,537 must be between 1 and 65,536");
 }

@@ -2,13 +2,16 @@
 //! to stdout and stderr, its code returned as the exit status.
 //!
 //! A panic would be a bug in Headroom; it is caught and reported as an internal error (exit 3)
-//! instead of a backtrace. Writes ignore a closed pipe (`headroom models | head`).
+//! instead of a backtrace. Writes ignore a closed pipe (`headroom models | head`); any other
+//! failure to write the output is reported, with exit status 2.
 
 use std::io::Write;
 use std::process::ExitCode;
 
 /// Exit status for a bug in Headroom (a caught panic). Never expected.
 const EXIT_INTERNAL: u8 = 3;
+/// Exit status when stdout cannot take the output (a full disk, `> /dev/full`).
+const EXIT_OUTPUT: u8 = 2;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args_os()
@@ -19,9 +22,22 @@ fn main() -> ExitCode {
     let outcome = std::panic::catch_unwind(|| headroom::io::cli::run(&args));
     match outcome {
         Ok(o) => {
-            let _ = std::io::stdout().lock().write_all(o.stdout.as_bytes());
+            let mut out = std::io::stdout().lock();
+            let written = out
+                .write_all(o.stdout.as_bytes())
+                .and_then(|()| out.flush());
             let _ = std::io::stderr().lock().write_all(o.stderr.as_bytes());
-            ExitCode::from(u8::try_from(o.code).unwrap_or(EXIT_INTERNAL))
+            match written {
+                // A reader that stopped early (`| head`) is not an error; a full disk is.
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    let _ = writeln!(
+                        std::io::stderr().lock(),
+                        "error: the output could not be written: {e}"
+                    );
+                    ExitCode::from(EXIT_OUTPUT)
+                }
+                _ => ExitCode::from(u8::try_from(o.code).unwrap_or(EXIT_INTERNAL)),
+            }
         }
         Err(payload) => {
             let what = payload

@@ -279,6 +279,26 @@ impl Model {
                 ),
             ));
         }
+        // An MLA layer caches its latent and its rotary part per token: with both 0 it caches
+        // nothing, and every figure built on its page size would divide by zero.
+        if let Some(m) = &self.mla {
+            if m.kv_lora_rank + m.qk_rope_head_dim == 0 {
+                return Err((
+                    "kv_lora_rank",
+                    "kv_lora_rank and qk_rope_head_dim are both 0: an MLA layer would cache nothing".into(),
+                ));
+            }
+        }
+        // Heads beyond any model make head_dim (hidden / heads) 0: name the field given.
+        if self.n_heads > 1 << 12 {
+            return Err((
+                "num_attention_heads",
+                format!(
+                    "num_attention_heads {} is far beyond any real model (at most 4096)",
+                    self.n_heads
+                ),
+            ));
+        }
         if self.mla.is_none() && self.layers.iter().any(|l| l.uses_heads()) {
             if self.n_kv_heads == 0 {
                 return Err((

@@ -813,17 +813,18 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
     }
 
     // Parallel layout.
-    let u32_flag = |k: &str| -> Result<Option<u32>, CliError> {
-        v(k).map(|t| count_in(k, t, 0, u64::from(u32::MAX)).map(|n| n as u32))
+    // The same bounds as the page's fields (io::url).
+    let u32_flag = |k: &str, max: u64| -> Result<Option<u32>, CliError> {
+        v(k).map(|t| count_in(k, t, 1, max).map(|n| n as u32))
             .transpose()
     };
-    if let Some(n) = u32_flag("tensor-parallel-size")? {
+    if let Some(n) = u32_flag("tensor-parallel-size", 1_024)? {
         s.parallel.tp = n;
     }
-    if let Some(n) = u32_flag("pipeline-parallel-size")? {
+    if let Some(n) = u32_flag("pipeline-parallel-size", 1_024)? {
         s.parallel.pp = n;
     }
-    if let Some(n) = u32_flag("data-parallel-size")? {
+    if let Some(n) = u32_flag("data-parallel-size", 4_096)? {
         s.parallel.dp = n;
     }
     if v("enable-expert-parallel").is_some() {
@@ -853,7 +854,7 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
         }
         s.parallel.pp_layer_partition = Some(parts);
     }
-    s.gpus = match u32_flag("gpus")? {
+    s.gpus = match u32_flag("gpus", 65_536)? {
         Some(n) => n,
         None => s
             .parallel
@@ -1035,16 +1036,34 @@ fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
             let pin = solve::largest_kv_pin(s).map_err(calc_err)?;
             let mut t = s.clone();
             t.engine.kv_cache_memory_bytes = Some(pin);
+            let size = format!(
+                "{} ({} B)",
+                human(i128::from(pin), inv.unit),
+                thousands(u128::from(pin))
+            );
+            let sentence = if s.unified.is_some() {
+                format!("The largest KV pin the unified-memory start gate passes: {size}.")
+            } else {
+                format!(
+                    "The largest KV pin as vLLM's own suggestion sizes it: {size}, leaving room for the activation peak and a {} margin.",
+                    human(i128::from(solve::SUGGESTION_MARGIN), inv.unit)
+                )
+            };
+            // The pin is sized from memory alone; another phase (capacity, say) can still stop
+            // the start, and the sentence must not claim otherwise.
+            let sentence = match calc::plan(&t)
+                .ok()
+                .as_ref()
+                .and_then(|p| p.first_failure().map(|c| c.phase.label()))
+            {
+                Some(phase) => format!("{sentence} With it the start still fails at {phase}."),
+                None => sentence,
+            };
             (
                 pin > 0,
                 Some(format!("--kv-cache-memory-bytes {pin}")),
                 serde_json::Value::from(pin),
-                format!(
-                    "The largest KV pool that still starts: {} ({} B), keeping vLLM's {} suggestion margin.",
-                    human(i128::from(pin), inv.unit),
-                    thousands(u128::from(pin)),
-                    human(i128::from(solve::SUGGESTION_MARGIN), inv.unit)
-                ),
+                sentence,
                 t,
             )
         }
@@ -1628,7 +1647,7 @@ pub fn help(topic: Option<&str>) -> String {
                 "  headroom --help | --version\n\n",
                 "MODEL is a catalog id (headroom models) or a path to a Hugging Face config.json.\n",
                 "Flags keep vLLM's names: headroom plan --help lists them all.\n\n",
-                "Exit codes: 0 the engine starts, 1 a check fails (or solve finds no setting), 2 bad input.\n",
+                "Exit codes: 0 the engine starts, 1 a check fails (or solve finds no setting), 2 bad input, 3 an internal error (a bug; please report it).\n",
             ));
         }
         Some("models") | Some("gpus") | Some("examples") => {
@@ -1695,7 +1714,7 @@ pub fn help(topic: Option<&str>) -> String {
                 }
             }
             out.push_str(
-                "\nExit codes: 0 the engine starts, 1 a check fails (or solve finds no setting), 2 bad input.\n",
+                "\nExit codes: 0 the engine starts, 1 a check fails (or solve finds no setting), 2 bad input, 3 an internal error (a bug; please report it).\n",
             );
         }
     }

@@ -620,6 +620,10 @@ pub fn decode(query: &str) -> Decoded {
             continue;
         }
         if let Err(why) = d.state.set(field, &value) {
+            // The notice already names the key: "gpus: gpus: ..." would say it twice.
+            let why = why
+                .strip_prefix(&format!("{key}: "))
+                .map_or(why.clone(), str::to_string);
             ignore(&mut d, &key, why);
         }
     }

@@ -230,6 +230,12 @@ pub fn App() -> impl IntoView {
     let app = AppState::new(&initial, notices);
     app.mirror_to_browser();
     follow_history(app);
+    let href = window().location().href().unwrap_or_default();
+    let page = href
+        .split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_string();
     let link_status = RwSignal::new(String::new());
     let unit = app.text(Field::Unit);
     // The header's live parts: the unit toggle and the copy status.
@@ -287,7 +293,8 @@ pub fn App() -> impl IntoView {
         {panels::verdict(app)}
         <p class="print-only">
             "Scenario (the page's link): "
-            <code>{move || app.checked.with(|(s, _)| format!("?{}", url::encode(s)))}</code>
+            // The whole address: paper cannot be followed back by a query string alone.
+            <code>{move || app.checked.with(|(s, _)| format!("{page}?{}", url::encode(s)))}</code>
         </p>
         // Filled one task later by `layout` (see `App`).
         <main class="layout" id="layout"></main>
