@@ -571,7 +571,7 @@ fn results_html() -> String {
             r#"<div class="figure"><dt>{label} <span class="badge" id="fig-{id}-prov"></span></dt><dd data-testid="{id}" id="fig-{id}"></dd></div>"#
         ));
     }
-    h.push_str(r#"</dl><div id="gate"></div></section><section class="panel" aria-labelledby="chart-h"><h2 id="chart-h">Per-rank budget</h2><figure class="chart" data-testid="rank-chart"><div class="svg" id="rank-svg"></div><figcaption><ul class="legend">"#);
+    h.push_str(r#"</dl><div id="gate"></div></section><section class="panel" aria-labelledby="chart-h"><h2 id="chart-h">Per-rank budget</h2><figure class="chart" data-testid="rank-chart" aria-label="Per-rank budget chart"><div class="svg" id="rank-svg"></div><figcaption><ul class="legend">"#);
     for (color, name) in charts::legend() {
         h.push_str(&format!(
             r#"<li><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill="{color}"></rect></svg>{name}</li>"#
@@ -579,7 +579,7 @@ fn results_html() -> String {
     }
     h.push_str(concat!(
         r#"</ul><p class="chart-info" aria-live="polite" data-testid="chart-info">Hover or focus a segment (Tab, then the arrow keys) for its exact bytes, formula and provenance.</p></figcaption><div class="sr-only" id="rank-table"></div></figure></section>"#,
-        r#"<section class="panel sweeps" aria-labelledby="sweep-h"><h2 id="sweep-h">Sweeps</h2><figure class="chart" data-testid="len-sweep"><figcaption>Maximum concurrency against max-model-len (current length ringed)</figcaption><div class="svg" id="len-svg"></div><div class="sr-only" id="len-rows"></div></figure><figure class="chart" data-testid="pool-sweep"><figcaption>KV pool per rank against gpu-memory-utilization (current fraction ringed)</figcaption><div class="svg" id="pool-svg"></div><div class="sr-only" id="pool-rows"></div></figure><p class="chart-info" aria-live="polite"></p></section>"#,
+        r#"<section class="panel sweeps" aria-labelledby="sweep-h"><h2 id="sweep-h">Sweeps</h2><figure class="chart" data-testid="len-sweep" aria-label="Maximum concurrency against max-model-len"><figcaption>Maximum concurrency against max-model-len (current length ringed)</figcaption><div class="svg" id="len-svg"></div><div class="sr-only" id="len-rows"></div></figure><figure class="chart" data-testid="pool-sweep" aria-label="KV pool per rank against gpu-memory-utilization"><figcaption>KV pool per rank against gpu-memory-utilization (current fraction ringed)</figcaption><div class="svg" id="pool-svg"></div><div class="sr-only" id="pool-rows"></div></figure><p class="chart-info" aria-live="polite"></p></section>"#,
         r#"<section class="panel" aria-labelledby="checks-h"><h2 id="checks-h">Start-up, phase by phase</h2><div id="checks"></div></section>"#,
         r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables"></div></section>"#,
         r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
