@@ -433,3 +433,22 @@ fn the_url_notice_names_a_key_once() {
     assert_eq!(key, "gpus");
     assert_eq!(reason, "65,537 must be between 1 and 65,536");
 }
+
+#[test]
+fn values_that_cannot_act_are_noted_not_counted() {
+    use headroom::calc::Term;
+    let p = plan_of("spec=ngram&drafter=1GiB").unwrap();
+    assert!(p.ranks.iter().all(|r| r.line(Term::Drafter).is_none()));
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.contains("ngram speculation has no draft model")));
+    let p = plan_of("spec=eagle&drafter=1GiB").unwrap();
+    assert_eq!(p.ranks[0].line(Term::Drafter).unwrap().bytes, 1 << 30);
+    let p = plan_of("eager=true&cuda-graph=1GiB").unwrap();
+    assert_eq!(p.ranks[0].line(Term::CudaGraphs).map_or(0, |l| l.bytes), 0);
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.contains("--enforce-eager captures no graphs")));
+}

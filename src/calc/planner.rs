@@ -706,8 +706,30 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         let (est, basis) = runtime::cuda_graph_estimate(sizes.len());
         runtime::term(&s.runtime.cuda_graph, est, basis)
     } else {
+        if s.runtime.cuda_graph.is_some() {
+            notes.push(
+                "The measured CUDA-graph memory is not used: --enforce-eager captures no graphs."
+                    .into(),
+            );
+        }
         (0, Provenance::Exact)
     };
+    // n-gram speculation looks tokens up in the prompt: there is no draft model to load.
+    let draft_model = s
+        .engine
+        .speculative
+        .as_ref()
+        .is_some_and(|sp| sp.method != "ngram");
+    if !draft_model
+        && s.engine
+            .speculative
+            .as_ref()
+            .is_some_and(|sp| sp.drafter_weights.is_some())
+    {
+        notes.push(
+            "The drafter weights given are not used: ngram speculation has no draft model.".into(),
+        );
+    }
     for (stage, n_layers) in parts.iter().enumerate() {
         let stage = stage as u32;
         let layers = (stage_start, stage_start + n_layers);
@@ -841,7 +863,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 ),
                 w_prov.clone(),
             ));
-            let drafter = if last && (drafter_layers > 0 || s.engine.speculative.is_some()) {
+            let drafter = if last && (drafter_layers > 0 || draft_model) {
                 match s
                     .engine
                     .speculative
