@@ -943,3 +943,23 @@ fn switches_and_speculative_config() {
     let (_, auto) = json(&["plan", "llama-3.1-8b-instruct", "--max-model-len", "-1"]);
     assert_eq!(auto["input"]["max_model_len"], "auto");
 }
+
+#[test]
+fn listings_take_json_as_a_switch_and_a_full_disk_is_reported() {
+    let r = headroom(&["models", "--json=false"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.starts_with("id "), "{}", r.stdout);
+    let r = headroom(&["gpus", "--json=true"]);
+    assert_eq!(r.code, 0);
+    assert!(r.stdout.starts_with('['));
+    // Output that cannot be written is an error, not a silent success.
+    if let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") {
+        let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
+            .args(["models"])
+            .stdout(full)
+            .output()
+            .expect("the binary runs");
+        assert_eq!(out.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("the output could not be written"));
+    }
+}

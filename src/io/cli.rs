@@ -381,7 +381,9 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
             let mut as_json = false;
             for a in rest {
                 match a.as_str() {
-                    "--json" => as_json = true,
+                    // Switches take =true|false everywhere (docs/cli.md).
+                    "--json" | "--json=true" => as_json = true,
+                    "--json=false" | "--no-json" => as_json = false,
                     "-h" | "--help" => return Ok(Command::Help(topic(first))),
                     other => {
                         return Err(CliError::new(
