@@ -573,8 +573,14 @@ fn results_html() -> String {
     }
     h.push_str(r#"</dl><div id="gate"></div></section><section class="panel" aria-labelledby="chart-h"><h2 id="chart-h">Per-rank budget</h2><figure class="chart" data-testid="rank-chart" aria-label="Per-rank budget chart"><div class="svg" id="rank-svg"></div><figcaption><ul class="legend">"#);
     for (color, name) in charts::legend() {
+        // The measured overhead is listed only where a bar draws it (CSS, public/style.css).
+        let class = if name.starts_with("overhead") {
+            r#" class="overhead""#
+        } else {
+            ""
+        };
         h.push_str(&format!(
-            r#"<li><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill="{color}"></rect></svg>{name}</li>"#
+            r#"<li{class}><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill="{color}"></rect></svg>{name}</li>"#
         ));
     }
     h.push_str(concat!(

@@ -468,3 +468,14 @@ test('on a phone a sweep scrolls its ringed current point into view', async () =
   assertClean(problems);
   await context.close();
 });
+
+test('the legend lists the measured overhead only where a bar draws it', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1');
+  const shown = () => page.locator('[data-testid="rank-chart"] .legend li.overhead').isVisible();
+  assert.equal(await shown(), false);
+  await goto(page, '/?v=1&example=s2-unified-gate');
+  await page.waitForSelector('[data-testid="rank-chart"] .hit[data-term="measured_overhead"]', { state: 'attached' });
+  assert.equal(await shown(), true);
+  assertClean(problems);
+  await context.close();
+});
