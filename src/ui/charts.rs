@@ -18,7 +18,7 @@ use plotters_backend::{
 };
 
 use crate::calc::plan::{LedgerLine, Plan, Provenance, RankPlan, Term};
-use crate::calc::units::{human, thousands, thousands_signed, UnitSystem, GB, GIB};
+use crate::calc::units::{grouped_fixed, human, thousands, thousands_signed, UnitSystem, GB, GIB};
 
 use super::state::{LenPoint, PoolPoint};
 
@@ -83,22 +83,11 @@ pub fn amount(bytes: i128, unit: UnitSystem) -> String {
         UnitSystem::Binary => ((GIB as f64) * 1024.0, "TiB"),
         UnitSystem::Decimal => ((GB as f64) * 1000.0, "TB"),
     };
-    let s = if (bytes.unsigned_abs() as f64) >= div * 10.0 {
-        format!("{:.2} {name}", bytes as f64 / div)
+    if (bytes.unsigned_abs() as f64) >= div * 10.0 {
+        format!("{} {name}", grouped_fixed(bytes as f64 / div, 2))
     } else {
         human(bytes, unit)
-    };
-    let (num, name) = s.split_once(' ').unwrap_or((&s, ""));
-    let (neg, num) = num.strip_prefix('-').map_or((false, num), |n| (true, n));
-    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
-    let grouped = int
-        .parse::<u128>()
-        .map_or_else(|_| int.to_string(), thousands);
-    format!(
-        "{}{grouped}{}{frac} {name}",
-        if neg { "-" } else { "" },
-        if frac.is_empty() { "" } else { "." }
-    )
+    }
 }
 
 fn unit_div(unit: UnitSystem) -> (f64, &'static str) {

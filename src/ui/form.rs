@@ -486,10 +486,7 @@ fn set_prop(el: &web_sys::Element, name: &str, value: &JsValue) {
 /// An input or change anywhere in the form: the field's text follows the control, and a stage
 /// of the partition editor (on change: Enter or leaving it) rewrites the whole list.
 fn on_form_event(app: AppState, parts: Memo<Vec<u32>>, ev: &web_sys::Event) {
-    let Some(el) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-    else {
+    let Some(el) = super::target_element(ev) else {
         return;
     };
     let value = |el: &web_sys::Element| {

@@ -72,10 +72,7 @@ fn header_html() -> String {
 /// A click in the header: an example or "Start over" loads its state in place (the link
 /// still works when opened elsewhere); "Copy link" copies the page's address.
 fn on_header_click(app: AppState, link_status: RwSignal<String>, ev: &web_sys::MouseEvent) {
-    let Some(target) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-    else {
+    let Some(target) = target_element(ev) else {
         return;
     };
     if let Some(a) = target.closest("a[data-example]").ok().flatten() {
@@ -107,10 +104,7 @@ fn on_header_click(app: AppState, link_status: RwSignal<String>, ev: &web_sys::M
         .flatten()
         .is_some()
     {
-        // The inputs as they are now, not the address bar, which follows them 150 ms late.
-        let href = window().location().href().unwrap_or_default();
-        let base = href.split(['?', '#']).next().unwrap_or_default();
-        panels::copy_text(format!("{base}{}", current_query(app)), link_status);
+        panels::copy_text(page_link(app), link_status);
     }
 }
 
@@ -118,6 +112,24 @@ fn on_header_click(app: AppState, link_status: RwSignal<String>, ev: &web_sys::M
 fn current_query(app: AppState) -> String {
     app.checked
         .with_untracked(|(s, _)| format!("?{}", url::encode(s)))
+}
+
+/// The page's whole address with the inputs as they are now (not the address bar, which
+/// follows them 150 ms late): what "Copy link", the copied ledger and print show.
+pub(crate) fn page_link(app: AppState) -> String {
+    let href = window().location().href().unwrap_or_default();
+    let base = href.split(['?', '#']).next().unwrap_or_default();
+    format!("{base}{}", current_query(app))
+}
+
+/// The element an event happened on, if it is one.
+pub(crate) fn target_element(ev: &web_sys::Event) -> Option<web_sys::Element> {
+    ev.target()?.dyn_into().ok()
+}
+
+/// The nearest element matching `selector` from an event's target up (delegated listeners).
+pub(crate) fn closest(ev: &web_sys::Event, selector: &str) -> Option<web_sys::Element> {
+    target_element(ev)?.closest(selector).ok().flatten()
 }
 
 /// Back and Forward between entries the page pushed (example clicks): the entry's link is the
@@ -230,12 +242,6 @@ pub fn App() -> impl IntoView {
     let app = AppState::new(&initial, notices);
     app.mirror_to_browser();
     follow_history(app);
-    let href = window().location().href().unwrap_or_default();
-    let page = href
-        .split(['?', '#'])
-        .next()
-        .unwrap_or_default()
-        .to_string();
     let link_status = RwSignal::new(String::new());
     let unit = app.text(Field::Unit);
     // The header's live parts: the unit toggle and the copy status.
@@ -281,11 +287,7 @@ pub fn App() -> impl IntoView {
         <div
             inner_html=move || app.notices.with(|n| notice_html(n))
             on:click=move |ev: web_sys::MouseEvent| {
-                let dismiss = ev
-                    .target()
-                    .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-                    .and_then(|t| t.closest("[data-testid=dismiss-notice]").ok().flatten());
-                if dismiss.is_some() {
+                if closest(&ev, "[data-testid=dismiss-notice]").is_some() {
                     app.notices.set(Vec::new());
                 }
             }
@@ -294,7 +296,10 @@ pub fn App() -> impl IntoView {
         <p class="print-only">
             "Scenario (the page's link): "
             // The whole address: paper cannot be followed back by a query string alone.
-            <code>{move || app.checked.with(|(s, _)| format!("{page}?{}", url::encode(s)))}</code>
+            <code>{move || {
+                app.checked.track();
+                page_link(app)
+            }}</code>
         </p>
         // Filled one task later by `layout` (see `App`).
         <main class="layout" id="layout"></main>

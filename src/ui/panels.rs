@@ -288,11 +288,7 @@ fn roving_focus(ev: &web_sys::KeyboardEvent) {
         _ => return,
     };
     // The chart the focused shape belongs to.
-    let Some(chart) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .and_then(|t| t.closest(".svg").ok().flatten())
-    else {
+    let Some(chart) = super::closest(ev, ".svg") else {
         return;
     };
     let Ok(list) = chart.query_selector_all(".hit") else {
@@ -595,11 +591,7 @@ fn results_html() -> String {
 
 /// Focus or hover on a chart shape: its explanation goes into its panel's info line.
 fn show_info(ev: &web_sys::Event) {
-    let Some(hit) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-        .and_then(|e| e.closest(".hit").ok().flatten())
-    else {
+    let Some(hit) = super::closest(ev, ".hit") else {
         return;
     };
     let info = hit
@@ -764,20 +756,10 @@ pub fn results(app: AppState) -> impl IntoView {
     let status = RwSignal::new(String::new());
     bind_text("ledger-status", html_memo(move || status.get()));
     let on_click = move |ev: web_sys::MouseEvent| {
-        let copy = ev
-            .target()
-            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
-            .and_then(|t| t.closest("[data-testid=copy-markdown]").ok().flatten());
-        if copy.is_some() {
+        if super::closest(&ev, "[data-testid=copy-markdown]").is_some() {
             let ledger = with_later(app, |p, u| ledger_markdown(p, u).into());
             let (_, head, sub) = verdict_lines(app);
-            // The page's address with the inputs' query: the URL follows the inputs 150 ms
-            // later (and has had no fragment since the first time it did).
-            let href = window().location().href().unwrap_or_default();
-            let base = href.split('?').next().unwrap_or_default();
-            let link = app
-                .checked
-                .with(|(s, _)| format!("{base}?{}", crate::io::url::encode(s)));
+            let link = super::page_link(app);
             let context = app
                 .scenario
                 .with(|s| ledger_context(&head, &sub, s.as_ref().ok(), &link));
