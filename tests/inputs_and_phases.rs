@@ -452,3 +452,19 @@ fn values_that_cannot_act_are_noted_not_counted() {
         .iter()
         .any(|n| n.contains("--enforce-eager captures no graphs")));
 }
+
+#[test]
+fn the_null_block_can_cost_a_whole_request() {
+    let p = plan_of("model=llama-3.1-70b-instruct&tp=4&kv-bytes=20GiB").unwrap();
+    let r = p.replica.as_ref().unwrap();
+    assert_eq!(
+        (format!("{:.2}", r.max_concurrency), r.full_length_requests),
+        ("2.00".to_string(), 1)
+    );
+    assert!(r.null_block_costs_a_request());
+    assert!(!plan_of("")
+        .unwrap()
+        .replica
+        .unwrap()
+        .null_block_costs_a_request());
+}

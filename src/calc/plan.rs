@@ -236,6 +236,15 @@ pub struct ReplicaPlan {
     pub data_parallel: u32,
 }
 
+impl ReplicaPlan {
+    /// Whether vLLM's concurrency figure counts a whole request more than fits: it divides
+    /// every block, the null block included, and whole requests get the others (a pool of
+    /// exactly two requests' blocks reads 2.00x and holds one).
+    pub fn null_block_costs_a_request(&self) -> bool {
+        self.num_blocks > 0 && (self.max_concurrency as u64) > self.full_length_requests
+    }
+}
+
 /// The phases of a start, in order. Each check names the knobs that act on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {

@@ -1408,7 +1408,15 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
         row(
             &mut out,
             "full-length requests",
-            format!("{} at once", thousands(u128::from(r.full_length_requests))),
+            format!(
+                "{} at once{}",
+                thousands(u128::from(r.full_length_requests)),
+                if r.null_block_costs_a_request() {
+                    " (the concurrency above counts vLLM's null block)"
+                } else {
+                    ""
+                }
+            ),
         );
         for g in &r.groups {
             row(

@@ -37,40 +37,38 @@ pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
             format!("{who}{knobs}{not}"),
         );
     }
-    match plan.replica.as_ref() {
-        Some(r) => (
-            true,
-            format!(
-                "Starts: {} full-length {} per replica",
-                grouped_fixed(r.max_concurrency, 2),
-                if format!("{:.2}", r.max_concurrency) == "1.00" {
-                    "request fits"
-                } else {
-                    "requests fit"
-                }
-            ),
-            format!(
-                "{} whole {}-token {} at once{}; rank {} decides the pool ({} tokens).",
-                thousands(u128::from(r.full_length_requests)),
-                thousands(u128::from(r.max_model_len)),
-                plural(r.full_length_requests, "request", "requests"),
-                // vLLM's concurrency divides every block, the null block included; whole
-                // requests get the others. Where that changes the count, say so.
-                if r.num_blocks > 0 && (r.max_concurrency as u64) > r.full_length_requests {
-                    format!(
-                        " (vLLM's {}x counts its null block, 1 of the {} blocks, which holds no request)",
-                        grouped_fixed(r.max_concurrency, 2),
-                        thousands(u128::from(r.num_blocks))
-                    )
-                } else {
-                    String::new()
-                },
-                r.limiting_rank,
-                thousands(u128::from(r.kv_cache_tokens))
-            ),
+    let Some(r) = plan.replica.as_ref() else {
+        return (true, "Starts".into(), String::new());
+    };
+    // vLLM's concurrency as the headline prints it, once.
+    let conc = grouped_fixed(r.max_concurrency, 2);
+    (
+        true,
+        format!(
+            "Starts: {conc} full-length {} per replica",
+            if conc == "1.00" {
+                "request fits"
+            } else {
+                "requests fit"
+            }
         ),
-        None => (true, "Starts".into(), String::new()),
-    }
+        format!(
+            "{} whole {}-token {} at once{}; rank {} decides the pool ({} tokens).",
+            thousands(u128::from(r.full_length_requests)),
+            thousands(u128::from(r.max_model_len)),
+            plural(r.full_length_requests, "request", "requests"),
+            if r.null_block_costs_a_request() {
+                format!(
+                    " (vLLM's {conc}x counts its null block, 1 of the {} blocks, which holds no request)",
+                    thousands(u128::from(r.num_blocks))
+                )
+            } else {
+                String::new()
+            },
+            r.limiting_rank,
+            thousands(u128::from(r.kv_cache_tokens))
+        ),
+    )
 }
 
 /// The verdict's second line while an input is in error: the panels show the last valid
