@@ -366,7 +366,7 @@ fn parse_amount(input: &str, what: Amount) -> Result<u64, ParseBytesError> {
 
 /// The number with its thousands separators removed, if they are where thousands separators
 /// go (`1,073,741,824`, `1,234.5`); `None` for a comma anywhere else (`1,6`, `12,34`).
-fn thousands_free(num: &str) -> Option<String> {
+pub fn thousands_free(num: &str) -> Option<String> {
     if !num.contains(',') {
         return Some(num.to_string());
     }

@@ -581,10 +581,10 @@ fn bytes_of(flag: &str, text: &str) -> Result<u64, CliError> {
 
 /// True for a single integer written with thousands separators (`1,073,741,824`).
 fn is_grouped_integer(t: &str) -> bool {
-    let mut parts = t.trim().split(',');
-    let first = parts.next().unwrap_or("");
-    let digits = |p: &str| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit());
-    digits(first) && first.len() <= 3 && t.contains(',') && parts.all(|p| p.len() == 3 && digits(p))
+    let t = t.trim();
+    t.contains(',')
+        && calc::units::thousands_free(t)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// One byte count, or one per PP stage separated by `,` (`;` and `/` also work); `-` keeps a
