@@ -180,7 +180,7 @@ fn line(
 }
 
 /// An amount in a check's message (see [`Message`]): written in the reader's unit.
-fn gib(b: i128) -> String {
+fn amount(b: i128) -> String {
     Message::amount(b)
 }
 
@@ -926,9 +926,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     rank,
                     format!(
                         "rank {rank} needs {} while loading (weights{}) but only {} is free: CUDA out of memory while loading. gpu-memory-utilization does not act here.",
-                        gib(i128::from(load_need)),
-                        if load_peak > 0 { format!(" plus a {} transient", gib(i128::from(load_peak))) } else { String::new() },
-                        gib(i128::from(free0))
+                        amount(i128::from(load_need)),
+                        if load_peak > 0 { format!(" plus a {} transient", amount(i128::from(load_peak))) } else { String::new() },
+                        amount(i128::from(free0))
                     ),
                 ));
             }
@@ -1087,8 +1087,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                     rank,
                     format!(
                         "rank {rank}: {} free at start is less than the budget ceil(total x {util}) = {}",
-                        gib(i128::from(free0)),
-                        gib(i128::from(requested))
+                        amount(i128::from(free0)),
+                        amount(i128::from(requested))
                     ),
                     msg,
                 ));
@@ -1156,7 +1156,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             Some((_, m, _)) => m.clone().into(),
             None => format!(
                 "free memory at start covers the budget ceil(total x {util}) = {} on every rank",
-                gib(i128::from(requested))
+                amount(i128::from(requested))
             )
             .into(),
         },
@@ -1312,8 +1312,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 KvError::Capacity { max_model_len, needed, check_memory, estimate, .. } => format!(
                     "rank {rank}: one {}-token request needs {} of KV, the pool has {} (after the null block); the longest that fits is {} tokens",
                     Grouped(i128::from(*max_model_len)),
-                    gib(i128::from(*needed)),
-                    gib(*check_memory),
+                    amount(i128::from(*needed)),
+                    amount(*check_memory),
                     Grouped(i128::from(*estimate))
                 ),
                 // Memory is there, but the null block takes all of it: an override of one
@@ -1328,13 +1328,13 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                         None => format!(
                             "rank {rank}: one block ({} B: block-size x every layer's page) takes all of the {} available, leaving nothing after the null block",
                             Grouped(i128::from(*bytes_per_block)),
-                            gib(ranks[rank as usize].available_kv)
+                            amount(ranks[rank as usize].available_kv)
                         ),
                     }
                 }
                 _ => format!(
                     "rank {rank}: nothing is left for the KV cache ({} available)",
-                    gib(ranks[rank as usize].available_kv)
+                    amount(ranks[rank as usize].available_kv)
                 ),
             };
             if phase == Phase::Capacity {
@@ -1488,7 +1488,7 @@ fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<C
             format!(
                 "rank {}: {} stays free once the pool and graphs are allocated (the least of any rank)",
                 worst.rank,
-                gib(free)
+                amount(free)
             ),
         )
     } else if free + get(Term::CudaGraphs) < 0 {
@@ -1501,8 +1501,8 @@ fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<C
             format!(
                 "rank {}: the KV pool of {} does not fit in what loading left free; {} more would be needed",
                 worst.rank,
-                gib(i128::from(worst.kv_pool.0)),
-                gib(-(free + get(Term::CudaGraphs)))
+                amount(i128::from(worst.kv_pool.0)),
+                amount(-(free + get(Term::CudaGraphs)))
             ),
         )
     } else {
@@ -1512,8 +1512,8 @@ fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<C
             format!(
                 "rank {}: the pool fits, but capturing CUDA graphs ({}) then runs out of memory; {} more would be needed",
                 worst.rank,
-                gib(get(Term::CudaGraphs)),
-                gib(-free)
+                amount(get(Term::CudaGraphs)),
+                amount(-free)
             ),
         )
     };
@@ -1803,7 +1803,7 @@ fn measured_kv_plan(
             let why = format!(
                 "rank {}: nothing is left for the KV cache ({} available)",
                 r.rank,
-                gib(r.available_kv)
+                amount(r.available_kv)
             );
             (
                 r,
@@ -1820,7 +1820,7 @@ fn measured_kv_plan(
                 let why = format!(
                     "rank {}: {} of KV does not hold one token at the measured ratio",
                     r.rank,
-                    gib(r.available_kv)
+                    amount(r.available_kv)
                 );
                 (
                     r,
@@ -1880,8 +1880,8 @@ fn measured_kv_plan(
             "rank {}: one {}-token request needs {} of KV, the pool has {} (measured ratio)",
             lim.rank,
             Grouped(i128::from(max_len)),
-            gib(i128::from(needed)),
-            gib(lim.available_kv)
+            amount(i128::from(needed)),
+            amount(lim.available_kv)
         )
         .into(),
         vllm_error: None,
@@ -2094,11 +2094,11 @@ fn finish(
                 rank: None,
                 message: format!(
                     "needs {} (weights + drafter + KV + overhead + headroom) against {} MemAvailable; once started {} would remain, {} the memory guard's {} threshold",
-                    gib(i128::from(g.needs.0)),
-                    gib(i128::from(g.mem_available.0)),
-                    gib(g.after_start),
+                    amount(i128::from(g.needs.0)),
+                    amount(i128::from(g.mem_available.0)),
+                    amount(g.after_start),
                     if g.guard_ok { "above" } else { "below" },
-                    gib(i128::from(g.guard_threshold.0))
+                    amount(i128::from(g.guard_threshold.0))
                 ).into(),
                 vllm_error: None,
                 knobs: vec!["kv-cache-memory-bytes", "speculative-config", "max-num-batched-tokens", "max-num-seqs"],
