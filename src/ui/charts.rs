@@ -739,18 +739,18 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
                     p.kv_pool as f64 / div,
                     format!("{:.2}", p.utilization),
                     format!(
-                        "gpu-memory-utilization {}: {} {} ({} B){} {}",
+                        "gpu-memory-utilization {}: {} {} ({} B){}{} {}",
                         p.utilization,
-                        if p.starts { "KV pool" } else { "KV memory" },
+                        if p.sized { "KV pool" } else { "KV memory" },
                         amount(i128::from(p.kv_pool), unit),
                         thousands(u128::from(p.kv_pool)),
-                        p.fails_at.map_or(String::new(), |f| format!(
-                            ", no pool: the start fails at {f}"
-                        )),
+                        if p.sized { "" } else { ", no pool" },
+                        p.fails_at
+                            .map_or(String::new(), |f| format!(": the start fails at {f}")),
                         provenance_note(&p.provenance)
                     ),
                     (p.utilization - current).abs() < 1e-9,
-                    p.starts,
+                    p.fails_at.is_none(),
                 )
             })
             .collect(),

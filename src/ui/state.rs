@@ -47,7 +47,8 @@ pub struct PoolPoint {
     /// The pool; where none was sized (the start failed before or at the capacity check),
     /// what KV sizing had on the smallest rank, so the curve shows where it crosses.
     pub kv_pool: u64,
-    pub starts: bool,
+    /// Whether a pool was sized (a start can still fail when it is allocated).
+    pub sized: bool,
     /// The phase that stops the start, if one does.
     pub fails_at: Option<&'static str>,
     /// How certain the figure is: the limiting rank's pool line's provenance.
@@ -347,7 +348,7 @@ pub fn pool_sweep(s: &Scenario) -> Vec<PoolPoint> {
             Some(PoolPoint {
                 utilization: u,
                 kv_pool,
-                starts: p.starts(),
+                sized: rank.is_some(),
                 fails_at: p.first_failure().map(|c| c.phase.label()),
                 provenance: line.map_or(Provenance::Exact, |l| l.provenance.clone()),
             })
@@ -366,10 +367,15 @@ mod tests {
         st.set(Field::Model, "llama-3.1-70b-instruct").unwrap();
         st.set(Field::Tp, "4").unwrap();
         let pts = pool_sweep(&url::scenario(&st).unwrap());
-        let failing: Vec<&PoolPoint> = pts.iter().filter(|p| !p.starts).collect();
+        let failing: Vec<&PoolPoint> = pts.iter().filter(|p| p.fails_at.is_some()).collect();
         assert!(!failing.is_empty() && failing.len() < pts.len());
-        for p in &failing {
-            assert!(p.fails_at.is_some());
+        // Each point's phase is the one its own plan stops at.
+        let mut s = url::scenario(&st).unwrap();
+        for p in &pts {
+            s.engine.gpu_memory_utilization = Some(p.utilization);
+            let plan = crate::calc::plan(&s).unwrap();
+            assert_eq!(p.fails_at, plan.first_failure().map(|c| c.phase.label()));
+            assert_eq!(p.sized, plan.replica.is_some());
         }
         // Below the fraction where one request fits, KV sizing still had memory: the point
         // shows it (not 0), and the curve rises with the fraction.
