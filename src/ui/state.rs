@@ -51,7 +51,7 @@ pub struct PoolPoint {
     pub sized: bool,
     /// The phase that stops the start, if one does.
     pub fails_at: Option<&'static str>,
-    /// How certain the figure is: the limiting rank's pool line's provenance.
+    /// How certain the figure is: its line's provenance (the pool's, or the available KV's).
     pub provenance: Provenance,
 }
 
