@@ -709,10 +709,12 @@ fn examples_load_and_take_flags_on_top() {
         assert!(u["unified"].get(key).is_some(), "missing unified.{key}");
     }
     assert_eq!(u["checks"][0]["phase"], "unified_gate");
-    // --mem-available turns the gate on for any scenario; --headroom tunes it.
+    // --mem-available turns the gate on for a unified-memory GPU; --headroom tunes it.
     let (_, g) = json(&[
         "plan",
         "llama-3.1-8b-instruct",
+        "--gpu",
+        "gb10-128gb",
         "--mem-available",
         "20GiB",
         "--headroom",
@@ -722,6 +724,22 @@ fn examples_load_and_take_flags_on_top() {
     ]);
     assert_eq!(g["checks"][0]["phase"], "unified_gate");
     assert_eq!(g["unified"]["mem_available_bytes"], 20u64 << 30);
+    // A GPU with memory of its own has no such gate: the host's MemAvailable is refused by
+    // name, not compared with GPU memory.
+    let r = headroom(&[
+        "plan",
+        "llama-3.1-8b-instruct",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--mem-available",
+        "20GiB",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("--mem-available:") && r.stderr.contains("memory of its own"),
+        "{}",
+        r.stderr
+    );
 
     // Seed 000 fails while loading on the heaviest stage (the article's point).
     let r = headroom(&["plan", "--example", "s1-three-cards"]);

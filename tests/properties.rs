@@ -683,6 +683,8 @@ fn mixed_provenance_scenario(rng: &mut Rng) -> Scenario {
         });
     }
     if rng.chance(10) {
+        // The gate applies to unified-memory GPUs only (plan refuses it elsewhere).
+        s.gpu.unified_memory = true;
         s.unified = Some(Unified {
             mem_available: Measured::new(total, "generated MemAvailable"),
             overhead: if rng.chance(50) {

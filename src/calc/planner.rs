@@ -346,6 +346,18 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             .kv_cache_memory_bytes
             .map(|k| ("kv-cache-memory-bytes", k)),
     );
+    // The gate compares a start with the OS's MemAvailable, which is the GPU's free memory
+    // only where the two share one memory. On a GPU with memory of its own it would gate the
+    // start on host RAM: a figure that means nothing.
+    if s.unified.is_some() && !s.gpu.unified_memory {
+        return Err(CalcError::new(
+            "mem-available",
+            format!(
+                "the unified-memory gate (mem-available) applies where the GPU shares the host's memory, like the GB10; {} has memory of its own, so the host's MemAvailable does not gate its start (for such a box, pick a unified-memory GPU and give its total as gpu-memory)",
+                s.gpu.name
+            ),
+        ));
+    }
     if let Some(u) = &s.unified {
         given.extend([
             ("mem-available", u.mem_available.bytes.0),

@@ -180,7 +180,7 @@ pub const FLAGS: &[Flag] = &[
     flag("available-kv", Some("BYTES[,..]"), Section::Measured, "vLLM's \"Available KV cache memory\": the pool is planned from it directly; a comma list gives one value per PP stage."),
     flag("drafter-weights", Some("BYTES"), Section::Measured, "The speculative drafter's weights on a last-stage rank (needs --speculative-config)."),
     flag("other-tenants", Some("BYTES"), Section::Measured, "Memory other processes hold on each GPU (when --free-memory is not given)."),
-    flag("mem-available", Some("BYTES"), Section::Unified, "The box's MemAvailable before the start; turns the unified-memory gate on."),
+    flag("mem-available", Some("BYTES"), Section::Unified, "The box's MemAvailable before the start; turns the unified-memory gate on (unified-memory GPUs only, e.g. gb10-128gb)."),
     flag("headroom", Some("BYTES"), Section::Unified, "What the gate keeps free (default 8 GiB)."),
     flag("guard-threshold", Some("BYTES"), Section::Unified, "The memory guard's kill threshold during the load (default 8 GiB)."),
     flag("overhead", Some("BYTES"), Section::Unified, "Everything a rank holds besides weights and KV (graphs, workspaces, activations), measured."),

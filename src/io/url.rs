@@ -979,8 +979,16 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             format!("given: --{} {text}", field.flag()),
         ))
     };
+    // The gate's other terms tune a gate that only MemAvailable (or an example) turns on.
+    let gated = s.unified.is_some() || state.get(Field::MemAvailable).is_some();
     for (field, text) in state.iter() {
         let err = |m: String| fail(field, m);
+        if matches!(field, Field::Headroom | Field::Overhead) && !gated {
+            return Err(err(format!(
+                "{} belongs to the unified-memory gate; give mem-available to turn it on",
+                field.flag()
+            )));
+        }
         match field {
             Field::Example | Field::Unit => {}
             Field::Model => {
@@ -1372,6 +1380,31 @@ mod tests {
         );
         assert!(spec.drafter_weights.is_some());
         assert!(s.unified.is_some());
+    }
+
+    #[test]
+    fn the_gate_belongs_to_unified_memory() {
+        // Headroom or overhead alone would gate the start on a MemAvailable of 0.
+        let mut st = UrlState::default();
+        st.set(Field::Headroom, "4GiB").unwrap();
+        let e = scenario(&st).unwrap_err();
+        assert_eq!(e.field, Field::Headroom);
+        assert!(e.message.contains("give mem-available"), "{}", e.message);
+        st.set(Field::MemAvailable, "60GiB").unwrap();
+        // On a GPU with memory of its own, plan refuses the gate by name ...
+        let s = scenario(&st).unwrap();
+        let e = crate::calc::plan(&s).unwrap_err();
+        assert_eq!(e.field(), "mem-available");
+        assert!(e.message().contains("memory of its own"), "{}", e.message());
+        // ... and on a unified-memory GPU it plans it.
+        st.set(Field::Gpu, "gb10-128gb").unwrap();
+        let p = crate::calc::plan(&scenario(&st).unwrap()).unwrap();
+        assert!(p.unified.is_some());
+        // An example that carries the gate takes its terms without mem-available.
+        let mut st = UrlState::default();
+        st.set(Field::Example, "s2-unified-gate").unwrap();
+        st.set(Field::Headroom, "4GiB").unwrap();
+        assert_eq!(scenario(&st).unwrap().unified.unwrap().headroom.0, 4 << 30);
     }
 
     #[test]
