@@ -854,6 +854,20 @@ fn solve_targets() {
     ]);
     assert_eq!(v["solve"]["value"], serde_json::json!([15, 16, 12]));
     assert_eq!(v["plan"]["pp_partition"], serde_json::json!([15, 16, 12]));
+    // Extras heavier than a stage's share: the last stage keeps one layer, and says why.
+    let r = headroom(&[
+        "solve",
+        "llama-3.1-8b-instruct",
+        "-pp",
+        "2",
+        "--for",
+        "pp-partition:200",
+    ]);
+    assert!(
+        r.stdout.contains("--pp-layer-partition 31,1") && r.stdout.contains("keeps the one layer"),
+        "{}",
+        r.stdout
+    );
 
     let r = headroom(&["solve", "llama-3.1-8b-instruct", "--for", "kv-pin"]);
     assert!(

@@ -159,6 +159,8 @@ pub fn layer_equivalents(extra: Bytes, per_layer: Bytes) -> Result<f64, CalcErro
 /// use headroom::calc::solve::balanced_partition;
 /// let b = balanced_partition(43, 3, 3.6, 3).unwrap();
 /// assert_eq!(b.partition, vec![15, 16, 12]);
+/// // Extras heavier than a stage's share still leave the last stage one layer.
+/// assert_eq!(balanced_partition(32, 2, 200.0, 0).unwrap().partition, vec![31, 1]);
 /// ```
 pub fn balanced_partition(
     layers: u32,
@@ -180,7 +182,9 @@ pub fn balanced_partition(
     }
     let per_stage = (f64::from(layers) + extras_layers) / f64::from(pp);
     let last = per_stage - extras_layers;
-    let last_int = (last.round().max(0.0) as u32)
+    // Every stage keeps at least one layer: extras heavier than a stage's share would
+    // otherwise leave the last stage empty, a rank that holds the head and nothing else.
+    let last_int = (last.round().max(1.0) as u32)
         .max(pinned_last)
         .min(layers - (pp - 1));
     let rest = layers - last_int;
@@ -196,11 +200,16 @@ pub fn balanced_partition(
     } else {
         parts.push(layers);
     }
-    let equation =
+    let mut equation =
         format!(
         "{}L + (L - {extras_layers:.1}) = {layers}  =>  L = {per_stage:.1}, last stage = {last:.1}",
         if pp == 2 { String::new() } else { (pp - 1).to_string() }
     );
+    if pp > 1 && last < 0.5 && pinned_last <= 1 {
+        equation.push_str(
+            "; the extras outweigh a stage's share, so the last stage keeps the one layer every stage needs",
+        );
+    }
     Ok(BalancedSplit {
         extras_layers,
         per_stage,
