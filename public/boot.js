@@ -6,20 +6,62 @@
 // the end of parsing, and starts compiling the wasm (already preloaded) while the JS glue
 // loads.
 performance.mark('boot');
-const tag = document.querySelector('script[data-js][data-wasm]');
-const url = tag.dataset.wasm;
-// A server that does not send application/wasm makes compileStreaming refuse; the glue then
-// fetches and compiles it the slow way.
-const module = WebAssembly.compileStreaming(fetch(url)).catch(() => url);
-const { default: init } = await import(tag.dataset.js);
-performance.mark('js');
-const compiled = await module;
-performance.mark('compiled');
-if (document.readyState === 'loading') {
-  await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
+
+// Failures the wasm cannot report itself get the panel a Rust panic gets (src/bin/web.rs):
+// a load that fails (no WebAssembly, a missing or damaged file), and an exception a browser
+// API throws through the wasm, which stops the app halfway through an update. A panic's own
+// trap, which follows its panel, finds the panel there and adds nothing.
+function showError(title, lead, detail) {
+  if (document.querySelector('[data-testid="panic-panel"]')) return;
+  const panel = document.createElement('div');
+  panel.className = 'panic-panel';
+  panel.setAttribute('role', 'alert');
+  panel.setAttribute('data-testid', 'panic-panel');
+  const add = (tag, text) => {
+    const el = document.createElement(tag);
+    el.textContent = text;
+    panel.append(el);
+    return el;
+  };
+  add('h2', title);
+  add('p', lead);
+  add('pre', detail);
+  add('a', 'Start over with the default scenario').setAttribute('href', '?v=1');
+  const body = document.body ?? document.documentElement;
+  body.insertBefore(panel, body.firstChild);
 }
-await init({ module_or_path: compiled });
-performance.mark('init-end');
+const describe = (e) => (e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+const broken = (detail) =>
+  showError(
+    'Headroom hit an internal error',
+    'The page stopped working. Your inputs are in the address bar; reloading may help, or start over with the link below. Please report the message.',
+    detail,
+  );
+addEventListener('error', (e) => broken(e.error ? describe(e.error) : e.message));
+addEventListener('unhandledrejection', (e) => broken(describe(e.reason)));
+
+try {
+  const tag = document.querySelector('script[data-js][data-wasm]');
+  const url = tag.dataset.wasm;
+  // A server that does not send application/wasm makes compileStreaming refuse; the glue then
+  // fetches and compiles it the slow way.
+  const module = WebAssembly.compileStreaming(fetch(url)).catch(() => url);
+  const { default: init } = await import(tag.dataset.js);
+  performance.mark('js');
+  const compiled = await module;
+  performance.mark('compiled');
+  if (document.readyState === 'loading') {
+    await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
+  }
+  await init({ module_or_path: compiled });
+  performance.mark('init-end');
+} catch (e) {
+  showError(
+    'Headroom could not start',
+    'The page could not load or start its WebAssembly program. Headroom needs a browser with WebAssembly (any current one); if this persists, reload, or report the message.',
+    describe(e),
+  );
+}
 
 if ('serviceWorker' in navigator && location.protocol !== 'file:') {
   navigator.serviceWorker.register('/sw.js').catch(() => {

@@ -270,6 +270,47 @@ test('a panic shows the error panel, not a dead page', async () => {
   await context.close();
 });
 
+test('an exception a browser API throws through the wasm shows the error panel', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1');
+  assert.equal(await page.locator('[data-testid="panic-panel"]').count(), 0);
+  // The form's handler asks the input for its data-field; that call throws, once, from inside
+  // the wasm, which leaves the update half done: the page must say so.
+  await page.evaluate(() => {
+    const original = Element.prototype.getAttribute;
+    Element.prototype.getAttribute = function (name) {
+      if (name === 'data-field') {
+        Element.prototype.getAttribute = original;
+        throw new Error('getAttribute refused by the test');
+      }
+      return original.call(this, name);
+    };
+    const tp = document.querySelector('[data-testid="tensor-parallel-size"]');
+    tp.value = '2';
+    tp.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  const panel = page.locator('[data-testid="panic-panel"]');
+  await panel.waitFor({ timeout: 10_000 });
+  assert.match(await panel.innerText(), /internal error/);
+  assert.match(await panel.locator('pre').innerText(), /getAttribute refused by the test/);
+  assert.equal(await panel.getAttribute('role'), 'alert');
+  assert.equal(await page.evaluate(() => document.body.firstElementChild.dataset.testid), 'panic-panel');
+  assert.ok(problems.console.some((m) => /getAttribute refused/.test(m)), 'the exception is reported');
+  await context.close();
+});
+
+test('a wasm that cannot load shows a panel that says so, not a blank page', async () => {
+  const { context, page } = await open(browser, null);
+  await page.route('**/*.wasm', (route) => route.fulfill({ status: 404, body: 'gone' }));
+  await page.goto(new URL('/?v=1', BASE_URL).href);
+  const panel = page.locator('[data-testid="panic-panel"]');
+  await panel.waitFor({ timeout: 10_000 });
+  assert.match(await panel.locator('h2').innerText(), /could not start/);
+  assert.match(await panel.locator('pre').innerText(), /\S/);
+  assert.equal(await panel.locator('a[href="?v=1"]').count(), 1);
+  assert.equal(await page.locator('[data-testid="verdict"]').count(), 0);
+  await context.close();
+});
+
 test('the form: checkboxes, lists, badges, sources and messages follow the state', async () => {
   const { context, page, problems } = await open(browser, '/?v=1');
   const q = (sel, f) => page.$eval(sel, f);
