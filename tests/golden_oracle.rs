@@ -275,6 +275,8 @@ fn build(line: &Value) -> Case {
                 a.bytes_per_token(),
                 mp,
                 mla,
+                // The oracle's stub layers declare no prefill checkpoints.
+                1,
             );
             assert_eq!(ours, block_size, "{name}: hybrid block size");
         }

@@ -468,3 +468,59 @@ fn the_null_block_can_cost_a_whole_request() {
         .unwrap()
         .null_block_costs_a_request());
 }
+
+#[test]
+fn linear_attention_prefill_checkpoints_follow_vllm_0_33() {
+    use headroom::calc::kv::LayerKv;
+    let groups = |query: &str| {
+        let p = plan_of(query).unwrap();
+        let r = p.replica.clone().expect("a pool");
+        let state: Vec<u64> = r
+            .groups
+            .iter()
+            .filter(|g| matches!(g.kind, LayerKv::Mamba { .. }))
+            .map(|g| g.blocks_per_request)
+            .collect();
+        (r.block_size, state, p.log_lines)
+    };
+    // Qwen3-Next's gated DeltaNet prefills on FlashInfer on Hopper: a checkpoint block per
+    // request, and blocks in multiples of its 64-token checkpoints (576, not 544, at TP 2).
+    let (block, state, log) =
+        groups("model=qwen3-next-80b-a3b-instruct&tp=2&pp=4&gpu=h100-sxm-80gb&max-model-len=65536");
+    assert_eq!(block, 576);
+    assert!(
+        !state.is_empty() && state.iter().all(|b| *b == 3),
+        "{state:?}"
+    );
+    assert!(
+        log.iter().any(|l| l == "Padding mamba page size by 7.46% to ensure that mamba page size and attention page size are exactly equal."),
+        "{log:?}"
+    );
+    // On an A100 it prefills on Triton: no checkpoints, so 2 blocks per request and 544.
+    let (block, state, log) = groups(
+        "model=qwen3-next-80b-a3b-instruct&tp=2&pp=4&gpu=a100-sxm4-80gb&max-model-len=65536",
+    );
+    assert_eq!(block, 544);
+    assert!(state.iter().all(|b| *b == 2), "{state:?}");
+    assert!(
+        log.iter()
+            .any(|l| l.starts_with("Padding mamba page size by 1.49% ")),
+        "{log:?}"
+    );
+    // MI300X reports 9.4 under ROCm: not Hopper.
+    let (block, state, _) =
+        groups("model=qwen3-next-80b-a3b-instruct&tp=2&pp=4&gpu=mi300x-192gb&max-model-len=65536");
+    assert_eq!((block, state[0]), (544, 2));
+    // Mamba2 mixers always keep a checkpoint block in align mode, on any GPU.
+    let config = r#"{"architectures":["TestHybrid"],"model_type":"test_hybrid","hidden_size":4096,"intermediate_size":8192,"num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"num_hidden_layers":8,"vocab_size":32000,"max_position_embeddings":8192,"torch_dtype":"bfloat16","layer_types":["mamba","mamba","mamba","full_attention","mamba","mamba","mamba","full_attention"],"mamba_d_conv":4,"mamba_n_groups":8,"mamba_d_state":128,"mamba_n_heads":128,"mamba_d_head":64}"#;
+    for gpu in ["h100-sxm-80gb", "a100-sxm4-80gb"] {
+        let mut st = url::UrlState::default();
+        st.set(Field::Config, config).unwrap();
+        st.set(Field::Gpu, gpu).unwrap();
+        let (block, state, _) = groups(&url::encode(&st));
+        // The page of vLLM's golden Nemotron-H case (10,240 conv channels, 128 x 64 x 128
+        // SSM): 528-token blocks, unaffected by Mamba2's checkpoints, which declare no alignment.
+        assert_eq!(block, 528, "{gpu}");
+        assert!(state.iter().all(|b| *b == 3), "{gpu}: {state:?}");
+    }
+}

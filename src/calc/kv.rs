@@ -661,20 +661,24 @@ fn capacity(
 
 /// `Platform._align_hybrid_block_size`: for attention + Mamba/linear-attention hybrids, the
 /// attention block grows until one attention page holds a state page, in multiples of the
-/// kernel alignment (`max(16, block_size)`, at least 128 for MLA hybrids), then rounded to the
-/// backends' smallest common kernel block (16). A smaller requested block is raised; a larger
-/// one stays. Returns the block size vLLM settles on.
+/// kernel alignment (`max(16, block_size)`, at least 128 for MLA hybrids, and in "align" mode
+/// a multiple of the layers' prefill-checkpoint alignment, `checkpoints`, 1 when none), then
+/// rounded to the backends' smallest common kernel block (16). A smaller requested block is
+/// raised; a larger one stays. Returns the block size vLLM settles on.
 ///
 /// ```
 /// use headroom::calc::kv::align_hybrid_block_size;
 /// // Qwen3-Next at TP 1: 2 KV heads x (256 + 256) x 2 B per token, a 1,097,728-byte state.
-/// assert_eq!(align_hybrid_block_size(16, 2048, 1_097_728, false), 544);
+/// assert_eq!(align_hybrid_block_size(16, 2048, 1_097_728, false, 1), 544);
+/// // On Hopper its FlashInfer prefill checkpoints every 64 tokens.
+/// assert_eq!(align_hybrid_block_size(16, 2048, 1_097_728, false, 64), 576);
 /// ```
 pub fn align_hybrid_block_size(
     requested: u64,
     attn_page_per_token: u64,
     mamba_page: u64,
     mla: bool,
+    checkpoints: u64,
 ) -> u64 {
     if mamba_page == 0 || attn_page_per_token == 0 {
         return requested;
@@ -683,6 +687,7 @@ pub fn align_hybrid_block_size(
     if mla {
         align = align.max(128);
     }
+    align = super::units::lcm(align, checkpoints.max(1));
     let block = align * cdiv(mamba_page, align * attn_page_per_token);
     let block = 16 * cdiv(block, 16);
     requested.max(block)

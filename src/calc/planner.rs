@@ -58,7 +58,7 @@ fn layer_spec(
                 (vec![st.conv_kernel - 1 + num_spec, conv_dim], dt),
                 (rec, dt),
             ],
-            blocks_per_request: 2 + num_spec,
+            blocks_per_request: 2 + num_spec + prefill_checkpoint(s, kind).0,
         }
     };
     Some(match kind {
@@ -98,9 +98,52 @@ fn layer_spec(
     })
 }
 
-/// `_align_hybrid_block_size`: the attention block grows until its page holds a Mamba state,
-/// rounded to the kernel alignment (16, or 128 for MLA hybrids).
-fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, String)> {
+/// A linear-attention layer's prefill checkpoint in "align" mode (prefix caching on, the
+/// default for hybrid models): (blocks it adds per request, the token alignment of its
+/// checkpoints, if it takes them inside a prefill). vLLM 0.33.0:
+/// - `MambaMixer2.get_kv_cache_spec` always sets `num_prefill_checkpoint_blocks=1`, and
+///   declares no alignment;
+/// - `QwenGatedDeltaNetAttention` sets it, with an alignment of 64 tokens
+///   (`FLASHINFER_GDN_CHECKPOINT_ALIGNMENT`), only when its prefill runs on FlashInfer: on
+///   Hopper (SM 9.0), and on Blackwell (SM 10.x, 12.x) with key heads of 128 and CUDA 13.
+fn prefill_checkpoint(s: &Scenario, kind: &LayerKind) -> (u64, Option<u64>) {
+    match kind {
+        LayerKind::Mamba2 => (1, None),
+        LayerKind::GatedDeltaNet if gdn_prefill_on_flashinfer(s) => (1, Some(64)),
+        _ => (0, None),
+    }
+}
+
+/// `_resolve_gdn_prefill_backend` on CUDA: FlashInfer on Hopper, and on Blackwell when the key
+/// head is 128 wide (vLLM 0.33's wheels are built for CUDA 13). Elsewhere Triton, which takes
+/// no checkpoints inside a prefill. ROCm's MI300X reports 9.4, not Hopper's 9.0.
+fn gdn_prefill_on_flashinfer(s: &Scenario) -> bool {
+    let k128 = s.model.linear.is_some_and(|l| l.k_dim == 128);
+    match s.gpu.compute_capability {
+        (9, 0) => true,
+        (10 | 12, _) => k128,
+        _ => false,
+    }
+}
+
+/// `get_mamba_prefill_checkpoint_alignment`: the LCM of every linear-attention layer's
+/// alignment, or 1 when any layer declares none.
+fn checkpoint_alignment(s: &Scenario) -> u64 {
+    let mut align = 1;
+    for k in &s.model.layers {
+        if matches!(k, LayerKind::GatedDeltaNet | LayerKind::Mamba2) {
+            match prefill_checkpoint(s, k).1 {
+                Some(a) => align = super::units::lcm(align, a),
+                None => return 1,
+            }
+        }
+    }
+    align
+}
+
+/// A hybrid model's pages at TP `tp`: (attention bytes per token, the largest unpadded
+/// linear-attention state), or `None` for a model without both.
+fn hybrid_pages(s: &Scenario, tp: u64) -> Option<(u64, u64)> {
     let m = &s.model;
     let mamba_page = m
         .layers
@@ -124,13 +167,34 @@ fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, Stri
             layer_spec(s, i as u32, k, tp, 0).filter(|l| !matches!(l.kind, LayerKv::Mamba { .. }))
         })
         .map(|l| l.bytes_per_token())?;
-    let block = kv::align_hybrid_block_size(requested, attn_1, mamba_page, m.mla.is_some());
+    (mamba_page > 0 && attn_1 > 0).then_some((attn_1, mamba_page))
+}
+
+/// `_align_hybrid_block_size`: the attention block grows until its page holds a Mamba state,
+/// rounded to the kernel alignment (16, or 128 for MLA hybrids, and a multiple of the prefill
+/// checkpoints' alignment).
+fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, String)> {
+    let (attn_1, mamba_page) = hybrid_pages(s, tp)?;
+    let checkpoints = checkpoint_alignment(s);
+    let block = kv::align_hybrid_block_size(
+        requested,
+        attn_1,
+        mamba_page,
+        s.model.mla.is_some(),
+        checkpoints,
+    );
     if block > requested {
         Some((
             block,
             format!(
-                "raised to {block} so the attention page ({} B/token x {block}) holds a {}-byte linear-attention state (vLLM's _align_hybrid_block_size)",
-                attn_1, mamba_page
+                "raised to {block} so the attention page ({} B/token x {block}) holds a {}-byte linear-attention state{} (vLLM's _align_hybrid_block_size)",
+                attn_1,
+                mamba_page,
+                if checkpoints > 1 {
+                    format!(", in multiples of the {checkpoints}-token prefill checkpoints")
+                } else {
+                    String::new()
+                }
             ),
         ))
     } else {
@@ -1216,7 +1280,19 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     if hybrid_raised {
         // platforms/interface.py's wording for hybrid models.
         log_lines.push(format!("Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
-    } else if block_size != 16 && s.engine.block_size.is_none() {
+    }
+    // The state page is padded to the attention page; vLLM says by how much.
+    if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64) {
+        let attn_page = attn_1 * block_size;
+        if attn_page > mamba_page {
+            let pct = (100 * (attn_page - mamba_page)) as f64 / mamba_page as f64;
+            log_lines.push(format!(
+                "Padding mamba page size by {}% to ensure that mamba page size and attention page size are exactly equal.",
+                py_fixed(pct, 2)
+            ));
+        }
+    }
+    if !hybrid_raised && block_size != 16 && s.engine.block_size.is_none() {
         // The backend's name leads the basis ("FLASHMLA for an fp8 MLA cache ..."); the
         // reason goes to the notes, the line stays vLLM's.
         let backend = block_basis

@@ -127,6 +127,20 @@ fn write_grouped(out: &mut impl fmt::Write, negative: bool, abs: u128) -> fmt::R
     out.write_str(std::str::from_utf8(&text[..o]).unwrap_or(""))
 }
 
+/// The least common multiple of two positive integers.
+///
+/// ```
+/// assert_eq!(headroom::calc::units::lcm(16, 64), 64);
+/// assert_eq!(headroom::calc::units::lcm(48, 64), 192);
+/// ```
+pub fn lcm(a: u64, b: u64) -> u64 {
+    let (mut x, mut y) = (a, b);
+    while y != 0 {
+        (x, y) = (y, x % y);
+    }
+    a / x * b
+}
+
 /// Python's `str(float)`: the shortest repr that round-trips, with `.0` on integral values.
 pub fn py_float_str(x: f64) -> String {
     if x.is_nan() {
