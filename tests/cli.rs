@@ -995,3 +995,35 @@ fn listings_take_json_as_a_switch_and_a_full_disk_is_reported() {
         assert!(String::from_utf8_lossy(&out.stderr).contains("the output could not be written"));
     }
 }
+
+#[test]
+fn kv_pin_names_vllms_own_suggestion_and_the_plan_logs_it() {
+    // vLLM's log counts the graphs twice: its figure is one graph estimate below the pin.
+    let r = headroom(&[
+        "solve",
+        "llama-3.1-70b-instruct",
+        "-tp",
+        "4",
+        "--for",
+        "kv-pin",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(
+        r.stdout.contains("--kv-cache-memory-bytes 46306148352"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("vLLM's own log would suggest --kv-cache-memory=45664419840"),
+        "{}",
+        r.stdout
+    );
+    let plan = headroom(&["plan", "llama-3.1-70b-instruct", "-tp", "4"]);
+    assert!(
+        plan.stdout
+            .contains("`--kv-cache-memory=45664419840` (42.53 GiB) to fully utilize gpu memory"),
+        "{}",
+        plan.stdout
+    );
+}

@@ -74,6 +74,25 @@ fn example_a_llama_70b_tp4() {
         .log_lines
         .iter()
         .any(|l| l.ends_with("Available KV cache memory: 36.08 GiB")));
+    // Step 5's graph log: d = 629,145,600 / total.
+    assert!(p.log_lines.iter().any(|l| l.ends_with("The current --gpu-memory-utilization=0.9000 is equivalent to --gpu-memory-utilization=0.8926 without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to 0.9074. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.")), "{:#?}", p.log_lines);
+    // Step 10: the suggestion after graph capture, the graphs counted twice as vLLM codes it.
+    let suggestion = p
+        .log_lines
+        .iter()
+        .find(|l| l.contains("Replace gpu_memory_utilization config"))
+        .expect("the suggestion log");
+    assert!(
+        suggestion.contains("Desired GPU memory utilization is (0.9, 71.27 GiB)")
+            && suggestion.contains(
+                "`--kv-cache-memory=37952785613` (35.35 GiB) to fit into requested memory"
+            )
+            && suggestion.contains(
+                "`--kv-cache-memory=44845088768` (41.77 GiB) to fully utilize gpu memory"
+            )
+            && suggestion.ends_with("Current kv cache memory in use is 36.08 GiB."),
+        "{suggestion}"
+    );
 }
 
 #[test]

@@ -13,7 +13,10 @@ use super::model::{LayerKind, Model};
 use super::plan::*;
 use super::runtime;
 use super::scenario::{KvCacheDtype, MaxLen, Scenario};
-use super::units::{cdiv, ceil_fraction, format_gib, plural, py_fixed, Bytes, Grouped, GIB};
+use super::solve::SUGGESTION_MARGIN;
+use super::units::{
+    cdiv, ceil_fraction, format_gib, plural, py_fixed, py_float_str, py_round, Bytes, Grouped, GIB,
+};
 use super::version::VllmVersion;
 use super::weights::{self, Placement};
 use super::{pp_partition, CalcError};
@@ -1319,6 +1322,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 r.rank,
                 format_gib(r.available_kv)
             ));
+            if let Some(line) = graph_profiling_log(s, r, util) {
+                log_lines.push(line);
+            }
         }
     }
 
@@ -2155,6 +2161,63 @@ fn unified_gate(
     }
 }
 
+/// vLLM 0.33.0's `determine_available_memory` log when the CUDA graph estimate is subtracted
+/// inside the budget (the default since 0.20.0): what the fraction would be without it. The
+/// wording was read from 0.33.0's source only, so older releases do not print it here.
+fn graph_profiling_log(s: &Scenario, r: &RankPlan, util: f64) -> Option<String> {
+    let graphs = r.line(Term::CudaGraphs).map_or(0, |l| l.bytes);
+    if s.version != VllmVersion::CURRENT || graphs <= 0 || s.engine.enforce_eager {
+        return None;
+    }
+    let total = r.line(Term::Total)?.bytes;
+    let delta = graphs as f64 / total as f64;
+    Some(format!(
+        "(rank {}) CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization={} is equivalent to --gpu-memory-utilization={} without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to {}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
+        r.rank,
+        py_fixed(util, 4),
+        py_fixed(py_round(util - delta, 4), 4),
+        py_fixed(py_round(util + delta, 4).min(1.0), 4)
+    ))
+}
+
+/// vLLM 0.33.0's suggestion after graph capture (`Worker.compile_or_warm_up_model`), printed
+/// when the pool was profiled (no pin): the pin that fits the requested memory and the one that
+/// fills the GPU. As coded, the graphs count twice: once in the peak (the estimate subtracted
+/// inside the budget), once as captured. Read from 0.33.0's source only.
+fn suggestion_log(s: &Scenario, r: &RankPlan, util: f64) -> Option<String> {
+    if s.version != VllmVersion::CURRENT || s.engine.kv_cache_memory_bytes.is_some() {
+        return None;
+    }
+    let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+    let graphs = if s.engine.enforce_eager {
+        0
+    } else {
+        get(Term::CudaGraphs)
+    };
+    let consumed = get(Term::Weights) + get(Term::Drafter) + get(Term::OtherConsumption);
+    let peak = get(Term::Activation) + graphs;
+    let non_kv = consumed + peak + graphs;
+    let margin = i128::from(SUGGESTION_MARGIN);
+    let free = get(Term::FreeAtStart);
+    let requested = get(Term::Budget);
+    let to_requested = requested - non_kv - margin;
+    let to_gpu = free - non_kv - margin;
+    Some(format!(
+        "(rank {}) Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory={to_requested}` ({} GiB) to fit into requested memory, or `--kv-cache-memory={to_gpu}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
+        r.rank,
+        format_gib(free),
+        format_gib(get(Term::Total)),
+        py_float_str(util),
+        format_gib(requested),
+        format_gib(consumed),
+        format_gib(peak),
+        format_gib(graphs),
+        format_gib(to_requested),
+        format_gib(to_gpu),
+        format_gib(r.available_kv)
+    ))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn finish(
     s: &Scenario,
@@ -2170,6 +2233,17 @@ fn finish(
 ) -> Plan {
     if replica.is_some() {
         checks.extend(allocation_check(&ranks, &mut log_lines));
+    }
+    // After the graphs are captured, a started engine suggests a pin.
+    let started = replica.is_some() && checks.iter().all(|c| c.ok);
+    let mut suggested = false;
+    if started {
+        for r in ranks.iter().filter(|r| r.tp_rank == 0) {
+            if let Some(line) = suggestion_log(s, r, util) {
+                log_lines.push(line);
+                suggested = true;
+            }
+        }
     }
     if let Some(g) = &unified {
         checks.insert(
@@ -2194,9 +2268,23 @@ fn finish(
             },
         );
     }
+    // The suggestion's figures come from every term of the budget.
+    let shown: &[Term] = if suggested {
+        &[
+            Term::Weights,
+            Term::Drafter,
+            Term::AvailableKv,
+            Term::FreeAtStart,
+            Term::OtherConsumption,
+            Term::Activation,
+            Term::CudaGraphs,
+        ]
+    } else {
+        &[Term::Weights, Term::Drafter, Term::AvailableKv]
+    };
     let mut printed: Vec<&Provenance> = ranks
         .iter()
-        .flat_map(|r| [Term::Weights, Term::Drafter, Term::AvailableKv].map(|t| r.line(t)))
+        .flat_map(|r| shown.iter().map(|t| r.line(*t)))
         .flatten()
         .map(|l| &l.provenance)
         .collect();

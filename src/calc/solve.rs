@@ -42,6 +42,38 @@ pub fn largest_kv_pin(s: &Scenario) -> Result<u64, CalcError> {
     Ok(best.max(0) as u64)
 }
 
+/// What vLLM 0.33's own suggestion log ("`--kv-cache-memory=Y` to fully utilize gpu memory")
+/// prints for this plan: the pin of [`largest_kv_pin`] less the CUDA graphs once more, because
+/// the log counts them twice (in the peak, and as captured). `None` when vLLM prints no such
+/// line: a pinned pool, another release, or no graphs.
+pub fn vllm_suggested_kv_pin(s: &Scenario) -> Result<Option<u64>, CalcError> {
+    if s.engine.kv_cache_memory_bytes.is_some()
+        || s.unified.is_some()
+        || s.engine.enforce_eager
+        || s.version != super::version::VllmVersion::CURRENT
+    {
+        return Ok(None);
+    }
+    let p = plan(s)?;
+    let mut best: Option<i128> = None;
+    for r in &p.ranks {
+        let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+        let graphs = get(Term::CudaGraphs);
+        if graphs <= 0 {
+            return Ok(None);
+        }
+        let y = get(Term::FreeAtStart)
+            - get(Term::Weights)
+            - get(Term::Drafter)
+            - get(Term::OtherConsumption)
+            - get(Term::Activation)
+            - 2 * graphs
+            - i128::from(SUGGESTION_MARGIN);
+        best = Some(best.map_or(y, |b| b.min(y)));
+    }
+    Ok(best.map(|b| b.max(0) as u64))
+}
+
 /// The smallest `--gpu-memory-utilization` (to 4 decimals) at which `n` full-length requests
 /// fit at once, or `None` when even 1.0 does not hold them.
 pub fn smallest_utilization_for(s: &Scenario, n: u64) -> Result<Option<f64>, CalcError> {

@@ -1046,10 +1046,17 @@ fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
             let sentence = if s.unified.is_some() {
                 format!("The largest KV pin the unified-memory start gate passes: {size}.")
             } else {
-                format!(
-                    "The largest KV pin as vLLM's own suggestion sizes it: {size}, leaving room for the activation peak and a {} margin.",
+                let mut t = format!(
+                    "The largest KV pin that still starts: {size}, leaving room for the weights, the other use, the activation peak, the CUDA graphs and vLLM's {} margin.",
                     human(i128::from(solve::SUGGESTION_MARGIN), inv.unit)
-                )
+                );
+                if let Some(y) = solve::vllm_suggested_kv_pin(s).ok().flatten() {
+                    t.push_str(&format!(
+                        " vLLM's own log would suggest --kv-cache-memory={y} ({}) \"to fully utilize gpu memory\": it counts the CUDA graphs twice, in the peak and as captured.",
+                        human(i128::from(y), inv.unit)
+                    ));
+                }
+                t
             };
             // The pin is sized from memory alone; another phase (capacity, say) can still stop
             // the start, and the sentence must not claim otherwise.
