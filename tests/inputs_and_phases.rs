@@ -524,3 +524,110 @@ fn linear_attention_prefill_checkpoints_follow_vllm_0_33() {
         assert!(state.iter().all(|b| *b == 3), "{gpu}: {state:?}");
     }
 }
+
+#[test]
+fn a_zero_pin_is_unset_as_in_vllm() {
+    // `if kv_cache_memory_bytes := ...`: 0 is false, so vLLM profiles the pool.
+    let zero = plan_of("model=llama-3.1-8b-instruct&kv-bytes=0").unwrap();
+    let unset = plan_of("model=llama-3.1-8b-instruct").unwrap();
+    assert!(zero.starts());
+    assert_eq!(zero.replica, unset.replica);
+    assert!(zero.notes[0].contains("0 is false"), "{:?}", zero.notes);
+    assert!(!zero.log_lines.iter().any(|l| l.contains("reserved")));
+}
+
+#[test]
+fn more_sequences_than_batched_tokens_stop_the_engine() {
+    // SchedulerConfig.verify_max_model_len.
+    let (field, message) = refused("model=llama-3.1-8b-instruct&max-num-seqs=16384");
+    assert_eq!(field, "max-num-seqs");
+    assert_eq!(
+        message,
+        "max_num_batched_tokens (8192) must be greater than or equal to max_num_seqs (16384)."
+    );
+    let (field, _) =
+        refused("model=llama-3.1-8b-instruct&max-num-seqs=512&max-num-batched-tokens=256");
+    assert_eq!(field, "max-num-seqs");
+    // Unset, max_num_seqs follows the batched tokens down.
+    assert!(plan_of("model=llama-3.1-8b-instruct&max-num-batched-tokens=256").is_ok());
+}
+
+/// The plan of Llama-3.1-8B's config with `edit` applied to it, pasted as a custom model.
+fn pasted(edit: impl Fn(&mut serde_json::Value)) -> Result<Plan, (String, String)> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/catalog/models/llama-3.1-8b-instruct.json"
+    ))
+    .unwrap();
+    let raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut config = raw["config"].clone();
+    edit(&mut config);
+    let mut st = url::UrlState::default();
+    // The form and the link check a config when it is set, as they do every field.
+    st.set(Field::Config, &config.to_string())
+        .map_err(|m| ("config".to_string(), m))?;
+    plan_of(&url::encode(&st))
+}
+
+#[test]
+fn pasted_configs_are_sized_as_vllm_loads_them() {
+    let base = pasted(|_| {}).unwrap();
+    let w = |p: &Plan| p.ranks[0].weights.0;
+    // float32 checkpoints are downcast by --dtype auto: the same 2 bytes per value.
+    let fp32 = pasted(|c| c["torch_dtype"] = "float32".into()).unwrap();
+    assert_eq!(w(&fp32), w(&base));
+    assert_eq!(fp32.replica, base.replica);
+    assert!(fp32
+        .notes
+        .iter()
+        .any(|n| n.contains("downcasts it to bfloat16")));
+    // Quantized weights at their own width.
+    let q = |qc: serde_json::Value| pasted(move |c| c["quantization_config"] = qc.clone());
+    let bnb8 =
+        q(serde_json::json!({"quant_method": "bitsandbytes", "load_in_8bit": true})).unwrap();
+    let bnb4 =
+        q(serde_json::json!({"quant_method": "bitsandbytes", "load_in_4bit": true})).unwrap();
+    let gptq3 =
+        q(serde_json::json!({"quant_method": "gptq", "bits": 3, "group_size": 128})).unwrap();
+    let gptq4 =
+        q(serde_json::json!({"quant_method": "gptq", "bits": 4, "group_size": 128})).unwrap();
+    let gptq8 =
+        q(serde_json::json!({"quant_method": "gptq", "bits": 8, "group_size": 128})).unwrap();
+    assert!(w(&bnb4) < w(&bnb8) && w(&bnb8) < w(&base));
+    assert!(w(&gptq3) < w(&gptq4) && w(&gptq4) < w(&gptq8) && w(&gptq8) < w(&base));
+    // Widths vLLM does not load, and formats that cannot be read, are refused by name.
+    for (qc, field, says) in [
+        (
+            serde_json::json!({"quant_method": "gptq", "bits": 5}),
+            "quantization_config",
+            "2, 3, 4 and 8",
+        ),
+        (
+            serde_json::json!({"quant_method": "awq", "bits": 8}),
+            "quantization_config",
+            "only 4-bit",
+        ),
+        (
+            serde_json::json!({"bits": 4}),
+            "quantization_config",
+            "no quant_method",
+        ),
+        (
+            serde_json::json!("fp8"),
+            "quantization_config",
+            "must be an object",
+        ),
+    ] {
+        let (f, m) = q(qc.clone()).unwrap_err();
+        assert_eq!(f, "config", "{qc}");
+        assert!(m.contains(field) && m.contains(says), "{qc}: {m}");
+    }
+    let (_, m) = pasted(|c| c["torch_dtype"] = 5.into()).unwrap_err();
+    assert!(m.contains("torch_dtype must be a string"), "{m}");
+    let (_, m) = pasted(|c| c["text_config"] = "oops".into()).unwrap_err();
+    assert!(m.contains("text_config must be an object"), "{m}");
+    // A vision tower is not estimated, and the plan says so.
+    let vl = pasted(|c| c["vision_config"] = serde_json::json!({"hidden_size": 1024})).unwrap();
+    assert_eq!(w(&vl), w(&base));
+    assert!(vl.notes.iter().any(|n| n.contains("vision encoder")));
+}

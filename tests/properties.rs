@@ -925,7 +925,7 @@ fn wild_model(rng: &mut Rng) -> Model {
             WeightQuant::None,
             WeightQuant::Fp8 { block },
             WeightQuant::Int8,
-            WeightQuant::Int4 { group },
+            WeightQuant::Int { bits: 4, group },
             WeightQuant::Nvfp4,
             WeightQuant::Mxfp4,
         ]);

@@ -40,8 +40,9 @@ pub enum WeightQuant {
     Fp8 { block: u64 },
     /// INT8 weights (W8A8), per-channel scales.
     Int8,
-    /// 4-bit integers with an fp16 scale and a 4-bit zero point per `group` weights (AWQ/GPTQ).
-    Int4 { group: u64 },
+    /// `bits`-bit integers (2, 3, 4 or 8) with an fp16 scale and a `bits`-bit zero point per
+    /// `group` weights (AWQ/GPTQ; bitsandbytes NF4 as 4-bit with groups of 64).
+    Int { bits: u64, group: u64 },
     /// NVFP4: 4-bit floats with an fp8 scale per 16 weights.
     Nvfp4,
     /// MXFP4: 4-bit floats with an e8m0 scale per 32 weights (gpt-oss: experts only).
@@ -63,8 +64,8 @@ impl WeightQuant {
             WeightQuant::Fp8 { .. } | WeightQuant::Fp8Fp4Experts { .. } | WeightQuant::Int8 => {
                 (1, 1)
             }
-            // Half a byte + (2-byte scale + half-byte zero) per group.
-            WeightQuant::Int4 { group } => (group + 5, 2 * group.max(1)),
+            // bits/8 bytes + (2-byte scale + bits/8-byte zero) per group.
+            WeightQuant::Int { bits, group } => (group * bits + 16 + bits, 8 * group.max(1)),
             // Half a byte + one fp8 scale per 16.
             WeightQuant::Nvfp4 => (9, 16),
             // Half a byte + one e8m0 scale per 32.
@@ -80,7 +81,7 @@ impl WeightQuant {
             }
             WeightQuant::Fp8 { .. } => "FP8".into(),
             WeightQuant::Int8 => "INT8".into(),
-            WeightQuant::Int4 { group } => format!("INT4 (group {group})"),
+            WeightQuant::Int { bits, group } => format!("INT{bits} (group {group})"),
             WeightQuant::Nvfp4 => "NVFP4".into(),
             WeightQuant::Mxfp4 => "MXFP4 (experts)".into(),
             WeightQuant::Fp8Fp4Experts { block } => {
@@ -224,6 +225,9 @@ pub struct Model {
     /// The checkpoint's total bytes (safetensors), when known.
     pub checkpoint_bytes: Option<u64>,
     pub measured_kv: Option<MeasuredKv>,
+    /// The config describes a vision encoder (`vision_config`), whose weights Headroom does not
+    /// estimate: it sizes the language model.
+    pub vision_encoder: bool,
 }
 
 impl Model {
@@ -251,6 +255,7 @@ impl Model {
             max_position_embeddings: 131_072,
             checkpoint_bytes: None,
             measured_kv: None,
+            vision_encoder: false,
         }
     }
 
@@ -401,7 +406,7 @@ impl Model {
             WeightQuant::Fp8 { block } | WeightQuant::Fp8Fp4Experts { block } => {
                 bounds.push(("weight_block_size", block, 1 << 12))
             }
-            WeightQuant::Int4 { group } => bounds.push(("group_size", group, 1 << 20)),
+            WeightQuant::Int { group, .. } => bounds.push(("group_size", group, 1 << 20)),
             WeightQuant::None | WeightQuant::Int8 | WeightQuant::Nvfp4 | WeightQuant::Mxfp4 => {}
         }
         for (field, value, max) in bounds {

@@ -594,6 +594,40 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
 /// assert!(p.starts());
 /// ```
 pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
+    let mut notes: Vec<String> = Vec::new();
+    let mut t: Option<Scenario> = None;
+    // vLLM reads the pin with `if kv_cache_memory_bytes := ...`: 0 is false, so it profiles.
+    if s.engine.kv_cache_memory_bytes == Some(0) {
+        t.get_or_insert_with(|| s.clone())
+            .engine
+            .kv_cache_memory_bytes = None;
+        notes.push("kv-cache-memory-bytes 0 is the same as leaving it unset: vLLM tests it with `if kv_cache_memory_bytes := ...`, where 0 is false, so the pool is profiled from gpu-memory-utilization.".into());
+    }
+    // `--dtype auto` (ModelConfig's _resolve_auto_dtype) downcasts a float32 checkpoint to the
+    // platform's first dtype: bfloat16, or float16 before Ampere. Both are 2 bytes.
+    if s.model.dtype == super::model::ModelDtype::Float32 {
+        let m = &mut t.get_or_insert_with(|| s.clone()).model;
+        let half = if s.gpu.compute_capability.0 >= 8 {
+            super::model::ModelDtype::Bfloat16
+        } else {
+            super::model::ModelDtype::Float16
+        };
+        m.dtype = half;
+        m.checkpoint_bytes = m.checkpoint_bytes.map(|b| b / 2);
+        notes.push(format!(
+            "The config's torch_dtype is float32: vLLM's default --dtype auto downcasts it to {}, so weights and the KV cache take 2 bytes per value (Headroom has no --dtype flag).",
+            half.as_str()
+        ));
+    }
+    if s.model.vision_encoder && s.model.checkpoint_bytes.is_none() {
+        notes.push("The config has a vision_config: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into());
+    }
+    let mut p = plan_given(t.as_ref().unwrap_or(s))?;
+    p.notes.splice(0..0, notes);
+    Ok(p)
+}
+
+fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     validate(s)?;
     let v = s.version;
     let tp = s.parallel.tp;
@@ -637,6 +671,18 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         MaxModelLen::Auto { upper } => upper,
     };
     let (mnbt, mns, _batch_basis) = runtime::batch_defaults(s, len_for_defaults);
+    // SchedulerConfig.verify_max_model_len: the defaults keep max_num_seqs <= the batched
+    // tokens; given values that break it stop the engine before it starts.
+    if mnbt < mns {
+        return Err(CalcError::new(
+            if s.engine.max_num_seqs.is_some() {
+                "max-num-seqs"
+            } else {
+                "max-num-batched-tokens"
+            },
+            format!("max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({mns})."),
+        ));
+    }
     let in_flight = runtime::in_flight_tokens(v, pp, mnbt);
     let num_spec = s
         .engine

@@ -100,6 +100,16 @@ impl<'a> Fields<'a> {
 }
 
 fn dtype(f: &Fields) -> Result<ModelDtype, ConfigError> {
+    for key in ["torch_dtype", "dtype"] {
+        if f.get(key)
+            .is_some_and(|v| v.as_str().is_none() && !v.is_null())
+        {
+            return Err(ConfigError::new(
+                "torch_dtype",
+                format!("{key} must be a string such as \"bfloat16\""),
+            ));
+        }
+    }
     match f.string("torch_dtype").or_else(|| f.string("dtype")) {
         None | Some("bfloat16") => Ok(ModelDtype::Bfloat16),
         Some("float16") | Some("half") => Ok(ModelDtype::Float16),
@@ -112,9 +122,18 @@ fn dtype(f: &Fields) -> Result<ModelDtype, ConfigError> {
 }
 
 fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
-    let Some(q) = f.get("quantization_config").and_then(Value::as_object) else {
-        return Ok((WeightQuant::None, false));
+    let err = |m: String| ConfigError::new("quantization_config", m);
+    let q = match f.get("quantization_config") {
+        None | Some(Value::Null) => return Ok((WeightQuant::None, false)),
+        Some(Value::Object(q)) => q,
+        Some(_) => return Err(err("quantization_config must be an object".into())),
     };
+    if q.get("quant_method").and_then(Value::as_str).is_none() {
+        return Err(err(
+            "quantization_config has no quant_method string, so the weights' format is unknown"
+                .into(),
+        ));
+    }
     let kv_fp8 = q.get("kv_cache_scheme").is_some_and(|v| !v.is_null())
         || q.get("kv_cache_quant_algo").and_then(Value::as_str) == Some("FP8");
     let method = q
@@ -128,7 +147,14 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
         .unwrap_or("")
         .to_ascii_uppercase();
     let group = q.get("group_size").and_then(Value::as_u64).unwrap_or(128);
-    let bits = q.get("bits").and_then(Value::as_u64).unwrap_or(4);
+    let bits = match q.get("bits") {
+        None => 4,
+        Some(b) => b.as_u64().ok_or_else(|| {
+            err(format!(
+                "quantization_config.bits {b} is not a whole number"
+            ))
+        })?,
+    };
     let w = match method.as_str() {
         "fp8" => {
             let block = q
@@ -147,26 +173,39 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
         }
         "fbgemm_fp8" | "ptpc_fp8" => WeightQuant::Fp8 { block: 0 },
         "mxfp4" => WeightQuant::Mxfp4,
-        "awq" | "gptq" | "awq_marlin" | "gptq_marlin" if bits == 4 => WeightQuant::Int4 { group },
-        "awq" | "gptq" | "awq_marlin" | "gptq_marlin" => WeightQuant::Int8,
+        // vLLM's AWQConfig supports 4-bit only; GPTQConfig 2, 3, 4 and 8.
+        "awq" | "awq_marlin" if bits != 4 => {
+            return Err(err(format!(
+                "quantization_config.bits {bits}: vLLM's AWQ supports only 4-bit weights"
+            )))
+        }
+        "gptq" | "gptq_marlin" if ![2, 3, 4, 8].contains(&bits) => {
+            return Err(err(format!(
+                "quantization_config.bits {bits}: vLLM's GPTQ supports 2, 3, 4 and 8 bits"
+            )))
+        }
+        "awq" | "gptq" | "awq_marlin" | "gptq_marlin" => WeightQuant::Int { bits, group },
         "modelopt" | "modelopt_fp4" if algo.contains("NVFP4") || algo.contains("FP4") => {
             WeightQuant::Nvfp4
         }
         "modelopt" => WeightQuant::Fp8 { block: 0 },
-        "bitsandbytes" => WeightQuant::Int4 { group: 64 },
+        // LLM.int8 with load_in_8bit; otherwise 4-bit (NF4/FP4) in blocks of 64.
+        "bitsandbytes" if q.get("load_in_8bit").and_then(Value::as_bool) == Some(true) => {
+            WeightQuant::Int8
+        }
+        "bitsandbytes" => WeightQuant::Int { bits: 4, group: 64 },
         "compressed-tensors" => {
             let text = Value::Object(q.clone()).to_string().to_ascii_lowercase();
             if text.contains("nvfp4") || text.contains("\"num_bits\":4") && text.contains("float") {
                 WeightQuant::Nvfp4
             } else if text.contains("\"num_bits\":4") {
-                WeightQuant::Int4 { group }
+                WeightQuant::Int { bits: 4, group }
             } else if text.contains("\"type\":\"float\"") {
                 WeightQuant::Fp8 { block: 0 }
             } else {
                 WeightQuant::Int8
             }
         }
-        "" => WeightQuant::None,
         other => {
             return Err(ConfigError::new(
                 "quantization_config",
@@ -185,8 +224,15 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         .as_object()
         .ok_or_else(|| ConfigError::new("config", "it must be a JSON object"))?;
     let mut layers = Vec::new();
-    if let Some(t) = top.get("text_config").and_then(Value::as_object) {
-        layers.push(t);
+    match top.get("text_config") {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(t)) => layers.push(t),
+        Some(_) => {
+            return Err(ConfigError::new(
+                "text_config",
+                "text_config must be an object (the language model's config)",
+            ))
+        }
     }
     layers.push(top);
     let f = Fields { layers };
@@ -409,6 +455,9 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         max_position_embeddings: max_pos,
         checkpoint_bytes: None,
         measured_kv: None,
+        vision_encoder: top
+            .get("vision_config")
+            .is_some_and(|v| v.as_object().is_some()),
     };
     model
         .validate()
