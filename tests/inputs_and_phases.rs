@@ -631,3 +631,31 @@ fn pasted_configs_are_sized_as_vllm_loads_them() {
     assert_eq!(w(&vl), w(&base));
     assert!(vl.notes.iter().any(|n| n.contains("vision encoder")));
 }
+
+#[test]
+fn drafter_terms_need_a_drafter_and_mtp_needs_mtp_layers() {
+    for (q, key) in [
+        ("model=llama-3.1-8b-instruct&drafter=1GiB", "drafter"),
+        ("model=llama-3.1-8b-instruct&spec-tokens=3", "spec-tokens"),
+    ] {
+        let (field, message) = refused(q);
+        assert_eq!(field, key, "{q}");
+        assert!(
+            message.contains("choose a method in spec"),
+            "{q}: {message}"
+        );
+    }
+    // With a method they are taken.
+    assert!(
+        plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=deepseek_mtp&spec-tokens=2").is_ok()
+    );
+    // MTP on a model without MTP layers plans a one-layer guess, and says so.
+    let p = plan_of("model=llama-3.1-8b-instruct&spec=deepseek_mtp").unwrap();
+    assert!(
+        p.notes.iter().any(|n| n.contains("declares no MTP layers")),
+        "{:?}",
+        p.notes
+    );
+    let p = plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=deepseek_mtp").unwrap();
+    assert!(!p.notes.iter().any(|n| n.contains("declares no MTP layers")));
+}

@@ -710,6 +710,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     }
 
     // Drafter: MTP/EAGLE layers live on the last stage only.
+    if s.engine
+        .speculative
+        .as_ref()
+        .is_some_and(|sp| sp.method.contains("mtp"))
+        && m.mtp_layers == 0
+    {
+        notes.push("The model's config declares no MTP layers (num_nextn_predict_layers): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
+    }
     let drafter_layers: u32 = match &s.engine.speculative {
         Some(sp) if sp.method.contains("mtp") => m.mtp_layers.max(1),
         Some(sp) if sp.method.starts_with("eagle") => 1,

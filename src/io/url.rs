@@ -1077,17 +1077,33 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             Field::AvgLen => s.average_request_len = Some(count(field, text)?),
         }
     }
+    // The drafter's terms need a drafter (the CLI refuses them the same way).
+    let no_drafter = |field: Field| {
+        fail(
+            field,
+            format!(
+                "{} belongs to speculative decoding; choose a method in spec (speculative-config) first",
+                field.flag()
+            ),
+        )
+    };
     if let Some(text) = state.get(Field::SpecTokens) {
         let n = count(Field::SpecTokens, text)? as u32;
-        if let Some(spec) = s.engine.speculative.as_mut() {
-            spec.num_speculative_tokens = n;
-        }
+        let spec = s
+            .engine
+            .speculative
+            .as_mut()
+            .ok_or_else(|| no_drafter(Field::SpecTokens))?;
+        spec.num_speculative_tokens = n;
     }
     if let Some(text) = state.get(Field::Drafter) {
         let m = measured(Field::Drafter, text)?;
-        if let Some(spec) = s.engine.speculative.as_mut() {
-            spec.drafter_weights = Some(m);
-        }
+        let spec = s
+            .engine
+            .speculative
+            .as_mut()
+            .ok_or_else(|| no_drafter(Field::Drafter))?;
+        spec.drafter_weights = Some(m);
     }
     if let Some(text) = state.get(Field::GpuMemory) {
         let total = parse_bytes(text).map_err(|e| fail(Field::GpuMemory, e.0))?;
