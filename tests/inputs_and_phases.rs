@@ -94,7 +94,8 @@ fn counts_must_be_whole_and_commas_only_group_thousands() {
         ("max-num-seqs=8GiB", "max-num-seqs", "unknown unit"),
         ("kv-bytes=1.5", "kv-bytes", "not a whole number"),
         ("kv-bytes=1e-3", "kv-bytes", "not a whole number"),
-        ("weights=1,2,3", "weights", "groups of three digits"),
+        // In a per-stage list a comma separates stages (the CLI's rule too): three values.
+        ("weights=1,2,3", "weights", "3 values for 1 pipeline stage"),
         ("tp=18446744073709551616", "tp", "larger than 2^64 - 1"),
     ] {
         let (f, message) = refused(query);

@@ -579,32 +579,27 @@ fn bytes_of(flag: &str, text: &str) -> Result<u64, CliError> {
     Ok(b)
 }
 
-/// True for a single integer written with thousands separators (`1,073,741,824`).
-fn is_grouped_integer(t: &str) -> bool {
-    let t = t.trim();
-    t.contains(',')
-        && calc::units::thousands_free(t)
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-}
-
 /// One byte count, or one per PP stage separated by `,` (`;` and `/` also work); `-` keeps a
-/// stage's estimate. A single integer with thousands separators stays one value.
+/// stage's estimate. A single integer with thousands separators stays one value
+/// (`url::split_bytes_list`, the page's rule too).
 fn bytes_list(flag: &str, text: &str) -> Result<Vec<Option<u64>>, CliError> {
-    let pieces: Vec<&str> = if text.contains([';', '/']) {
-        text.split([';', '/']).collect()
-    } else if text.contains(',') && !is_grouped_integer(text) {
-        text.split(',').collect()
-    } else {
-        vec![text]
-    };
+    let pieces = crate::io::url::split_bytes_list(text);
     if pieces.len() > 1024 {
         return Err(CliError::new(format!("--{flag}"), "more than 1,024 values"));
     }
+    let many = pieces.len() > 1;
     let values = pieces
         .iter()
-        .map(|p| match p.trim() {
+        .enumerate()
+        .map(|(i, p)| match p.trim() {
             "-" => Ok(None),
-            t => bytes_of(flag, t).map(Some),
+            t => bytes_of(flag, t).map(Some).map_err(|e| {
+                if many {
+                    CliError::new(e.flag, format!("stage {i}: {}", e.message))
+                } else {
+                    e
+                }
+            }),
         })
         .collect::<Result<Vec<_>, _>>()?;
     if values.iter().all(Option::is_none) {

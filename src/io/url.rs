@@ -776,27 +776,43 @@ pub fn in_range(n: u64, min: u64, max: u64) -> Result<u64, String> {
     Ok(n)
 }
 
-/// One byte count, or one per stage; `-` for a stage that keeps its estimate.
-///
-/// Commas also separate thousands (`1,073,741,824`), so a comma splits the list only when every
-/// piece carries a unit or exponent (`51.64GiB,53.76GiB`) or is `-`; `;` and `/` always split.
-pub fn parse_bytes_list(text: &str) -> Result<Vec<Option<u64>>, String> {
-    let is_piece = |p: &str| p.trim() == "-" || p.trim().chars().any(|c| c.is_ascii_alphabetic());
-    let pieces: Vec<&str> = if text.contains([';', '/']) {
+/// The pieces of a per-stage list: `,`, `;` and `/` separate stages, except that a single
+/// integer written with thousands separators (`1,073,741,824`) is one value. The CLI and the
+/// page share this rule.
+pub fn split_bytes_list(text: &str) -> Vec<&str> {
+    let t = text.trim();
+    let grouped_integer = t.contains(',')
+        && crate::calc::units::thousands_free(t)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    if text.contains([';', '/']) {
         text.split([';', '/']).collect()
-    } else if text.contains(',') && text.split(',').all(is_piece) {
+    } else if text.contains(',') && !grouped_integer {
         text.split(',').collect()
     } else {
         vec![text]
-    };
+    }
+}
+
+/// One byte count, or one per stage; `-` for a stage that keeps its estimate. An error in one
+/// value of a list names its stage.
+pub fn parse_bytes_list(text: &str) -> Result<Vec<Option<u64>>, String> {
+    let pieces = split_bytes_list(text);
     if pieces.len() > 1_024 {
         return Err("more than 1,024 values".into());
     }
+    let many = pieces.len() > 1;
     let values: Vec<Option<u64>> = pieces
         .iter()
-        .map(|p| match p.trim() {
+        .enumerate()
+        .map(|(i, p)| match p.trim() {
             "-" => Ok(None),
-            t => parse_bytes(t).map(Some).map_err(|e| e.0),
+            t => parse_bytes(t).map(Some).map_err(|e| {
+                if many {
+                    format!("stage {i}: {}", e.0)
+                } else {
+                    e.0
+                }
+            }),
         })
         .collect::<Result<_, _>>()?;
     if values.iter().all(Option::is_none) {
@@ -1359,6 +1375,17 @@ mod tests {
             vec![None, Some((53.76 * (1u64 << 30) as f64) as u64), None]
         );
         assert!(parse_bytes_list("-").is_err());
+        // A list is split even where one value lacks a unit, and an error names its stage.
+        assert_eq!(
+            parse_bytes_list("40GiB,0,-").unwrap(),
+            vec![Some(40 << 30), Some(0), None]
+        );
+        assert!(parse_bytes_list("1.5G,2,3")
+            .unwrap_err()
+            .starts_with("stage 0: "));
+        assert!(parse_bytes_list("10GiB,,12GiB")
+            .unwrap_err()
+            .starts_with("stage 1: "));
         assert_eq!(parse_partition("14, 15,14").unwrap(), vec![14, 15, 14]);
         assert!(parse_fraction("0").is_err());
         assert_eq!(parse_method("none"), Ok(None));
