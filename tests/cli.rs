@@ -1027,3 +1027,21 @@ fn kv_pin_names_vllms_own_suggestion_and_the_plan_logs_it() {
         plan.stdout
     );
 }
+
+#[test]
+fn notes_follow_the_unit() {
+    // The unified-memory note's amounts, like the checks', follow --unit.
+    let gb = headroom(&["plan", "--example", "s2-unified-gate", "--unit", "gb"]);
+    let note = gb
+        .stdout
+        .lines()
+        .find(|l| l.contains("On unified memory, gpu-memory-utilization"))
+        .expect("the unified-memory note");
+    assert!(note.contains(" GB ") && !note.contains("GiB"), "{note}");
+    let gib = headroom(&["plan", "--example", "s2-unified-gate"]);
+    assert!(
+        gib.stdout.contains("of the box's 121.69 GiB total"),
+        "{}",
+        gib.stdout
+    );
+}

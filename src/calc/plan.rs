@@ -433,7 +433,7 @@ pub struct UnifiedGate {
     pub mem_available: Bytes,
     pub ok: bool,
     /// Why `--gpu-memory-utilization` misfires here, with this box's numbers.
-    pub utilization_note: String,
+    pub utilization_note: Message,
     /// MemAvailable left once the rank holds `total` (negative: it cannot).
     pub after_start: i128,
     /// The memory guard's threshold: a rank is killed below it during the load.
@@ -463,7 +463,7 @@ pub struct Plan {
     /// memory and the pool, so they are estimates whenever those are.
     pub log_provenance: Provenance,
     /// Teaching notes: a sentence per non-obvious fact this scenario shows.
-    pub notes: Vec<String>,
+    pub notes: Vec<Message>,
 }
 
 impl Plan {

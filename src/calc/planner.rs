@@ -623,7 +623,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         notes.push("The config has a vision_config: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into());
     }
     let mut p = plan_given(t.as_ref().unwrap_or(s))?;
-    p.notes.splice(0..0, notes);
+    p.notes.splice(0..0, notes.into_iter().map(Message::new));
     Ok(p)
 }
 
@@ -1202,7 +1202,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 {
                     notes.push(format!(
                         "The measured available KV memory leaves {} less for non-KV use than the estimated weights, activation and graphs take: an estimate is high.",
-                        gib_text(-implied)
+                        amount(-implied)
                     ));
                 }
             }
@@ -2194,9 +2194,9 @@ fn unified_gate(
     let budget = ceil_fraction(s.gpu.total.0, util);
     let note = format!(
         "On unified memory, gpu-memory-utilization {util} asks for {} of the box's {} total, but the OS, page cache and other containers hold memory vLLM never subtracts: only {} is available. Pin the pool with --kv-cache-memory-bytes and gate the start on MemAvailable.",
-        gib_text(i128::from(budget)),
-        gib_text(i128::from(s.gpu.total.0)),
-        gib_text(i128::from(u.mem_available.bytes.0))
+        amount(i128::from(budget)),
+        amount(i128::from(s.gpu.total.0)),
+        amount(i128::from(u.mem_available.bytes.0))
     );
     notes.push(note.clone());
     // The memory guard (seed 002) polls MemAvailable during the load and kills the rank after
@@ -2208,7 +2208,7 @@ fn unified_gate(
         needs: Bytes(needs),
         mem_available: u.mem_available.bytes,
         ok,
-        utilization_note: note,
+        utilization_note: Message::new(note),
         after_start,
         guard_threshold: u.guard_threshold,
         guard_ok: after_start >= i128::from(u.guard_threshold.0),
@@ -2360,6 +2360,6 @@ fn finish(
         demand,
         unified,
         log_lines,
-        notes,
+        notes: notes.into_iter().map(Message::new).collect(),
     }
 }

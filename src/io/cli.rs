@@ -1485,7 +1485,7 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
             human(i128::from(g.mem_available.0), unit)
         );
         ledger_lines(&mut out, &g.lines, unit);
-        let _ = writeln!(out, "  {}", g.utilization_note);
+        let _ = writeln!(out, "  {}", g.utilization_note.render(unit));
     }
 
     if !p.log_lines.is_empty() {
@@ -1506,7 +1506,7 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
     if !p.notes.is_empty() {
         let _ = writeln!(out, "\nNotes");
         for n in &p.notes {
-            let _ = writeln!(out, "  - {n}");
+            let _ = writeln!(out, "  - {}", n.render(unit));
         }
     }
     out

@@ -148,7 +148,7 @@ pub fn unified(g: &UnifiedGate) -> Value {
         "needs_bytes": g.needs.0,
         "mem_available_bytes": g.mem_available.0,
         "lines": ledger(&g.lines),
-        "utilization_note": g.utilization_note,
+        "utilization_note": &*g.utilization_note,
         "after_start_bytes": int(g.after_start),
         "guard_threshold_bytes": g.guard_threshold.0,
         "guard_ok": g.guard_ok,
@@ -198,7 +198,10 @@ pub fn plan(p: &Plan) -> Value {
     let (label, basis) = provenance(&p.log_provenance);
     m.insert("log_provenance".into(), label);
     m.insert("log_provenance_basis".into(), basis);
-    m.insert("notes".into(), json!(p.notes));
+    m.insert(
+        "notes".into(),
+        json!(p.notes.iter().map(|n| &**n).collect::<Vec<&str>>()),
+    );
     Value::Object(m)
 }
 

@@ -169,7 +169,7 @@ fn gate_html(g: &UnifiedGate, u: UnitSystem) -> String {
     }
     h.push_str(&format!(
         r#"</ul><p class="note">{}</p></div>"#,
-        esc(&g.utilization_note)
+        esc(&g.utilization_note.render(u))
     ));
     h
 }
@@ -342,7 +342,7 @@ pub fn checks_html(p: &Plan, unit: UnitSystem) -> String {
     }
     h.push_str(r#"</ol><ul class="notes" data-testid="notes">"#);
     for n in &p.notes {
-        h.push_str(&format!("<li>{}</li>", esc(n)));
+        h.push_str(&format!("<li>{}</li>", esc(&n.render(unit))));
     }
     h.push_str("</ul>");
     h
