@@ -1280,8 +1280,24 @@ fn named_extremes_are_errors_with_a_field() {
 
 #[test]
 fn tiny_gpus_fail_a_check_instead_of_panicking() {
-    // A GPU too small for anything: the plan is Ok and names the failing phase.
-    for total in [1u64, 1024, MIB, 512 * MIB, GIB] {
+    // Below 256 MiB a total is refused by name (no CUDA context fits); above, a GPU too small
+    // for the model plans, and the plan names the failing phase.
+    for total in [1u64, 1024, MIB] {
+        let s = Scenario::new(
+            Model::example_dense(),
+            Gpu {
+                id: "tiny".into(),
+                name: "tiny".into(),
+                total: Bytes(total),
+                total_confirmed: true,
+                unified_memory: false,
+                compute_capability: (8, 0),
+            },
+        );
+        let e = plan(&s).unwrap_err();
+        assert_eq!(e.field(), "gpu-memory", "{total} B");
+    }
+    for total in [256 * MIB, 512 * MIB, GIB] {
         let gpu = Gpu {
             id: "tiny".into(),
             name: "tiny".into(),

@@ -314,6 +314,9 @@ pub struct Check {
 /// let m = Message::new(format!("{} free", Message::amount(1 << 30)));
 /// assert_eq!(&*m, "1.00 GiB free");
 /// assert_eq!(m.render(UnitSystem::Decimal), "1.07 GB free");
+/// // Amounts below 0.005 of the unit are written in bytes.
+/// let tiny = Message::new(format!("{} free", Message::amount(4096)));
+/// assert_eq!(&*tiny, "4,096 B free");
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
@@ -363,7 +366,14 @@ impl Message {
             } else {
                 magnitude
             };
-            out.push_str(&human(bytes, unit));
+            let shown = human(bytes, unit);
+            // An amount too small for two decimals reads as "0.00 GiB" beside others that do
+            // too: say it in bytes.
+            if bytes != 0 && shown.trim_start_matches('-').starts_with("0.00 ") {
+                out.push_str(&format!("{} B", super::units::Grouped(bytes)));
+            } else {
+                out.push_str(&shown);
+            }
             rest = after.get(end + CLOSE.len_utf8()..).unwrap_or("");
         }
         out.push_str(rest);

@@ -329,10 +329,13 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             ),
         ));
     }
-    if s.gpu.total.0 == 0 {
+    if s.gpu.total.0 < 256 * super::units::MIB {
         return Err(CalcError::new(
             "gpu-memory",
-            "the GPU's total memory must be more than 0 bytes",
+            format!(
+                "a GPU of {} B cannot hold vLLM's CUDA context; give its total memory (at least 256 MiB), e.g. 80GiB",
+                Grouped(i128::from(s.gpu.total.0))
+            ),
         ));
     }
     if s.gpu.total.0 > 1 << 50 {
