@@ -552,15 +552,30 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
             }
             overlay.push_str("</g>");
             let (cx, cy) = plot.at(((x0 + x1) / 2.0, 0.0));
-            let short = if n > 12 {
-                format!("{first}")
-            } else {
-                bar.label()
+            // Past twelve bars a full label does not fit: the stage number where a bar groups
+            // a stage's TP ranks, else the rank, and the axis says which.
+            let short = match (n > 12, bar.ranks.len() > 1) {
+                (false, _) => bar.label(),
+                (true, true) => format!("s{}", r.pp_rank),
+                (true, false) => format!("{first}"),
             };
             plot.text(&short, &BAR_LABEL, (cx, cy + 6));
             if plan.pp > 1 && n <= 12 {
                 plot.text(&format!("stage {}", r.pp_rank), &BAR_LABEL, (cx, cy + 20));
             }
+        }
+        if n > 12 {
+            let grouped = bars.iter().any(|b| b.ranks.len() > 1);
+            let (mid, bottom) = plot.at((n as f64 / 2.0, 0.0));
+            plot.text(
+                if grouped {
+                    "pipeline stage (each bar: the stage's identical TP ranks)"
+                } else {
+                    "rank"
+                },
+                &BAR_LABEL,
+                (mid, bottom + 20),
+            );
         }
         plot.finish();
     }
@@ -722,6 +737,16 @@ pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
 }
 
 /// The limiting rank's KV pool against gpu-memory-utilization, the current fraction marked.
+/// A sentence in place of a sweep that has nothing to draw.
+pub fn sweep_note(text: &str) -> String {
+    format!(r#"<p class="sweep-note">{}</p>"#, xml_escape(text))
+}
+
+/// A utilization as the sweep writes it: `0.50`.
+pub fn fraction(u: f64) -> String {
+    format!("{u:.2}")
+}
+
 pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) -> String {
     if points.is_empty() {
         return String::new();

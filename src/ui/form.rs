@@ -408,25 +408,28 @@ fn form_html() -> String {
     h
 }
 
-/// The partition editor's summary line.
-fn stages_summary(list: &[u32]) -> String {
-    let split = list
+/// The partition editor's summary line: the split of the figures shown, which is not the
+/// typed one while that is invalid.
+fn stages_summary(effective: &[u32]) -> String {
+    let split = effective
         .iter()
         .map(u32::to_string)
         .collect::<Vec<_>>()
         .join(", ");
-    format!("Effective split: {split}")
+    format!("Split in the figures: {split}")
 }
 
-/// The layer-partition editor's markup: the effective split and one input per stage.
-fn stages_html(list: &[u32]) -> String {
+/// The layer-partition editor's markup: the split in effect and one input per stage, holding
+/// what was typed.
+fn stages_html(list: &[String], effective: &[u32]) -> String {
     let mut h = format!(
         r#"<p class="chips" data-testid="pp-partition-effective">{}</p>"#,
-        stages_summary(list)
+        stages_summary(effective)
     );
     for (i, n) in list.iter().enumerate() {
         h.push_str(&format!(
-            r#"<label class="stage" for="pp-stage-{i}">stage {i}<input type="number" min="1" id="pp-stage-{i}" data-testid="pp-stage-{i}" data-stage="{i}" value="{n}"></label>"#
+            r#"<label class="stage" for="pp-stage-{i}">stage {i}<input type="number" min="1" id="pp-stage-{i}" data-testid="pp-stage-{i}" data-stage="{i}" value="{}"></label>"#,
+            xml_escape(n)
         ));
     }
     h
@@ -435,7 +438,7 @@ fn stages_html(list: &[u32]) -> String {
 /// Brings the partition editor to `list`: the same number of stages keeps the inputs (and the
 /// focus, so Tab moves on from a stage just edited) and sets their values; another number
 /// rebuilds them, keeping the focus on the same stage where it still exists.
-fn sync_stages(list: &[u32]) {
+fn sync_stages(list: &[String], effective: &[u32]) {
     let Some(box_) = by_id("pp-stages") else {
         return;
     };
@@ -445,7 +448,7 @@ fn sync_stages(list: &[u32]) {
     if shown == list.len() && shown > 0 {
         for (i, n) in list.iter().enumerate() {
             if let Some(input) = by_id(&format!("pp-stage-{i}")) {
-                set_prop(&input, "value", &JsValue::from_str(&n.to_string()));
+                set_prop(&input, "value", &JsValue::from_str(n));
             }
         }
         if let Some(p) = box_
@@ -453,14 +456,14 @@ fn sync_stages(list: &[u32]) {
             .ok()
             .flatten()
         {
-            p.set_text_content(Some(&stages_summary(list)));
+            p.set_text_content(Some(&stages_summary(effective)));
         }
         return;
     }
     let focused = document()
         .active_element()
         .and_then(|e| e.get_attribute("data-stage"));
-    box_.set_inner_html(&stages_html(list));
+    box_.set_inner_html(&stages_html(list, effective));
     if let Some(input) = focused
         .and_then(|i| by_id(&format!("pp-stage-{i}")))
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
@@ -485,7 +488,7 @@ fn set_prop(el: &web_sys::Element, name: &str, value: &JsValue) {
 
 /// An input or change anywhere in the form: the field's text follows the control, and a stage
 /// of the partition editor (on change: Enter or leaving it) rewrites the whole list.
-fn on_form_event(app: AppState, parts: Memo<Vec<u32>>, ev: &web_sys::Event) {
+fn on_form_event(app: AppState, parts: Memo<Vec<String>>, ev: &web_sys::Event) {
     let Some(el) = super::target_element(ev) else {
         return;
     };
@@ -519,7 +522,7 @@ fn on_form_event(app: AppState, parts: Memo<Vec<u32>>, ev: &web_sys::Event) {
         if ev.type_() != "change" {
             return;
         }
-        let mut list: Vec<String> = parts.get_untracked().iter().map(u32::to_string).collect();
+        let mut list = parts.get_untracked();
         if let Some(slot) = list.get_mut(i) {
             *slot = value(&el).trim().to_string();
         }
@@ -589,17 +592,27 @@ pub fn form(app: AppState) -> impl IntoView {
             Err(_) => vec![String::new(); Field::ALL.len()],
         })
     });
-    // The list the partition editor shows: the typed one when it reads as a list, else the
-    // plan's split.
+    // The list the partition editor shows: the typed one, as typed (an invalid stage stays in
+    // its box, flagged at the field, instead of resetting the others), else the plan's split.
     let text = app.text(Field::PpPartition);
-    let parts = Memo::new(move |_| {
-        crate::io::url::parse_partition(&text.get()).unwrap_or_else(|_| {
-            app.shown.with(|p| {
-                p.as_ref()
-                    .map(|p| p.pp_partition.clone())
-                    .unwrap_or_default()
-            })
+    let effective = Memo::new(move |_| {
+        app.shown.with(|p| {
+            p.as_ref()
+                .map(|p| p.pp_partition.clone())
+                .unwrap_or_default()
         })
+    });
+    let parts = Memo::new(move |_| {
+        let typed = text.get();
+        if typed.trim().is_empty() {
+            effective.with(|e| e.iter().map(u32::to_string).collect())
+        } else {
+            typed
+                .split(',')
+                .take(1_024)
+                .map(|p| p.trim().to_string())
+                .collect::<Vec<String>>()
+        }
     });
     for (i, f) in Field::ALL.iter().enumerate() {
         let (f, text) = (*f, app.text(*f));
@@ -694,7 +707,7 @@ pub fn form(app: AppState) -> impl IntoView {
     // it was, so a refused stage value does not linger).
     effect(move || {
         text.track();
-        parts.with(|l| sync_stages(l));
+        effective.with(|e| parts.with(|l| sync_stages(l, e)));
     });
     let handler = move |ev: web_sys::Event| on_form_event(app, parts, &ev);
     view! {

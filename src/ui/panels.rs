@@ -110,8 +110,11 @@ pub fn verdict(app: AppState) -> impl IntoView {
             (!errs.is_empty()).then(|| {
                 let names: Vec<&str> = errs.iter().map(|(f, _)| f.flag()).collect();
                 format!(
-                    "Invalid input ignored (its default is used): {}",
-                    names.join(", ")
+                    "These figures use the default for {}: {} typed {} invalid (see the {}).",
+                    names.join(", "),
+                    plural(names.len() as u64, "the value", "the values"),
+                    plural(names.len() as u64, "is", "are"),
+                    plural(names.len() as u64, "field", "fields")
                 )
             })
         })
@@ -184,6 +187,9 @@ fn bind_html(id: &'static str, html: Memo<String>) {
         let h = html.get();
         if let Some(el) = document().get_element_by_id(id) {
             el.set_inner_html(&h);
+            if id.ends_with("-svg") {
+                refresh_info(id, &el);
+            }
             // Reading a width forces a layout: for the two sweeps only, and in the next frame,
             // after every panel has been written.
             if matches!(id, "len-svg" | "pool-svg") {
@@ -191,6 +197,38 @@ fn bind_html(id: &'static str, html: Memo<String>) {
             }
         }
     });
+}
+
+/// A redrawn chart: the info line that explained one of its shapes explains the same shape
+/// of the new chart (or goes back to its hint), never the old figures.
+fn refresh_info(id: &str, chart: &web_sys::Element) {
+    let Some(info) = chart
+        .closest("section")
+        .ok()
+        .flatten()
+        .and_then(|s| s.query_selector(".chart-info").ok().flatten())
+    else {
+        return;
+    };
+    // Only when the line explains a shape of this chart.
+    let Some(index) = info
+        .get_attribute("data-hit")
+        .and_then(|h| h.strip_prefix(id)?.strip_prefix(':')?.parse::<u32>().ok())
+    else {
+        return;
+    };
+    let text = chart
+        .query_selector_all(".hit")
+        .ok()
+        .and_then(|l| l.item(index))
+        .and_then(|hit| hit.text_content());
+    match text {
+        Some(text) => info.set_text_content(Some(&text)),
+        None => {
+            let _ = info.remove_attribute("data-hit");
+            info.set_text_content(info.get_attribute("data-hint").as_deref());
+        }
+    }
 }
 
 /// A chart wider than its panel (a phone) scrolls sideways: bring its ringed current point
@@ -598,6 +636,24 @@ fn show_info(ev: &web_sys::Event) {
         .flatten()
         .and_then(|s| s.query_selector(".chart-info").ok().flatten());
     if let (Some(info), Some(text)) = (info, hit.text_content()) {
+        // Which shape it explains (its chart and place), so a redraw can follow it.
+        let chart = hit.closest(".svg").ok().flatten();
+        if let Some(chart) = chart {
+            let hits = chart.query_selector_all(".hit").ok();
+            let index = hits.and_then(|l| {
+                (0..l.length()).find(|i| {
+                    l.item(*i)
+                        .is_some_and(|n| n.is_same_node(Some(hit.unchecked_ref())))
+                })
+            });
+            if let Some(i) = index {
+                if info.get_attribute("data-hint").is_none() {
+                    let _ =
+                        info.set_attribute("data-hint", &info.text_content().unwrap_or_default());
+                }
+                let _ = info.set_attribute("data-hit", &format!("{}:{i}", chart.id()));
+            }
+        }
         info.set_text_content(Some(&text));
     }
 }
@@ -655,8 +711,22 @@ pub fn results(app: AppState) -> impl IntoView {
         html_memo(move || {
             let current =
                 with_later(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
-            app.len_sweep
-                .with(|pts| charts::len_sweep_chart(pts, current))
+            let chart = app
+                .len_sweep
+                .with(|pts| charts::len_sweep_chart(pts, current));
+            if !chart.is_empty() {
+                return chart;
+            }
+            // No point has a pool: say why instead of drawing an empty frame.
+            with_later(app, |p, _| {
+                p.first_failure().map(|c| {
+                    charts::sweep_note(&format!(
+                        "No max-model-len gets a KV cache: the start fails at {} before the pool is sized, so there is no concurrency to draw.",
+                        c.phase.label()
+                    ))
+                })
+            })
+            .unwrap_or_default()
         }),
     );
     bind_html(
@@ -666,8 +736,18 @@ pub fn results(app: AppState) -> impl IntoView {
             let current = app
                 .scenario
                 .with(|s| s.as_ref().map(current_utilization).unwrap_or(0.0));
-            app.pool_sweep
-                .with(|pts| charts::pool_sweep_chart(pts, current, unit))
+            app.pool_sweep.with(|pts| {
+                // Nowhere any memory left for KV: a flat line at 0 would say nothing.
+                match pts.last() {
+                    Some(last) if pts.iter().all(|p| p.kv_pool == 0) => charts::sweep_note(&format!(
+                        "At every gpu-memory-utilization from {} to {} the start fails{}, with no memory left for the KV cache.",
+                        charts::fraction(pts[0].utilization),
+                        charts::fraction(last.utilization),
+                        last.fails_at.map(|f| format!(" at {f}")).unwrap_or_default()
+                    )),
+                    _ => charts::pool_sweep_chart(pts, current, unit),
+                }
+            })
         }),
     );
     bind_html(

@@ -59,11 +59,15 @@ test('S2: the unified-memory start gate with the KV pool pinned at 10e9', async 
 test('S1: three cards, PP=3: budgets by utilization and the default split', async () => {
   const { context, page, problems } = await open(browser, '/');
   await loadExample(page, 's1-three-cards');
-  assert.match(await text(page, 'pp-partition-effective'), /Effective split: 14, 15, 14/);
+  assert.match(await text(page, 'pp-partition-effective'), /Split in the figures: 14, 15, 14/);
   for (const [i, n] of [[0, '14'], [1, '15'], [2, '14']]) {
     assert.equal(await page.inputValue(`[data-testid="pp-stage-${i}"]`), n);
   }
   assert.equal(await page.locator('[data-testid^="rank-bar-"]').count(), 3);
+  // No fraction leaves memory for the KV cache: the sweeps say so instead of drawing a flat line.
+  await page.locator('#pool-svg .sweep-note').waitFor();
+  assert.match(await page.locator('#pool-svg .sweep-note').innerText(), /^At every gpu-memory-utilization from 0\.50 to 0\.98 the start fails at KV cache sizing, with no memory left/);
+  assert.match(await page.locator('#len-svg .sweep-note').innerText(), /^No max-model-len gets a KV cache: the start fails at KV cache sizing/);
   for (const [util, budget] of [['0.85', 54.0], ['0.90', 57.1], ['0.95', 60.3]]) {
     const before = await text(page, 'budget');
     await setInput(page, 'gpu-memory-utilization', util);
@@ -81,7 +85,7 @@ test('S1: three cards, PP=3: budgets by utilization and the default split', asyn
   await page.waitForFunction(() => /pp-partition=14,16,13/.test(location.search));
   assert.equal(await page.inputValue('[data-testid="pp-layer-partition"]'), '14,16,13');
   await page.locator('#pp-layer-partition-err:empty').waitFor({ state: 'attached' });
-  assert.match(await text(page, 'pp-partition-effective'), /Effective split: 14, 16, 13/);
+  assert.match(await text(page, 'pp-partition-effective'), /Split in the figures: 14, 16, 13/);
   assertClean(problems);
   await context.close();
 });

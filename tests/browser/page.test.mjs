@@ -153,6 +153,24 @@ test('the URL notice shows invisible and bidi characters as escapes', async () =
   await context.close();
 });
 
+test('the info line follows a redrawn chart: new figures for the same shape, never stale ones', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-8b-instruct');
+  const pool = '[data-testid="rank-bar-0"] rect.hit[data-term="kv_pool"]';
+  await page.focus(pool);
+  const before = await text(page, 'chart-info');
+  assert.match(before, /KV pool/);
+  await setInput(page, 'gpu-memory-utilization', '0.5');
+  await changed(page, 'chart-info', before);
+  const after = await text(page, 'chart-info');
+  assert.equal(after, await page.locator(`${pool} title`).textContent(), 'the redrawn shape');
+  // The GiB/GB toggle redraws it in the other unit.
+  await page.click('[data-testid="unit-gb"]');
+  await changed(page, 'chart-info', after);
+  assert.match(await text(page, 'chart-info'), / GB /);
+  assertClean(problems);
+  await context.close();
+});
+
 test('chart segments explain themselves on focus, and a table stands in for screen readers', async () => {
   const { context, page, problems } = await open(browser, '/');
   await page.focus('[data-testid="rank-bar-0"] rect.hit[data-term="weights"]');
@@ -472,6 +490,18 @@ test('the partition editor keeps the focus and follows the list', async () => {
   await page.waitForFunction(() => document.querySelector('[data-testid="pp-stage-2"]').value === '26');
   assert.equal(await page.inputValue('[data-testid="pp-stage-0"]'), '27');
   assert.match(await text(page, 'pp-partition-effective'), /27, 27, 26/);
+  // An invalid stage stays in its box, flagged at the field; the other stages keep what was
+  // typed, and the summary gives the split the figures use.
+  await page.fill('[data-testid="pp-stage-0"]', '30');
+  await page.press('[data-testid="pp-stage-0"]', 'Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid="pp-layer-partition"]').value === '30,27,26');
+  await page.fill('[data-testid="pp-stage-1"]', '0');
+  await page.press('[data-testid="pp-stage-1"]', 'Enter');
+  await page.waitForFunction(() => document.querySelector('[data-testid="pp-layer-partition"]').value === '30,0,26');
+  await page.locator('#pp-layer-partition-err').filter({ hasText: /\S/ }).waitFor();
+  assert.equal(await page.inputValue('[data-testid="pp-stage-0"]'), '30');
+  assert.equal(await page.inputValue('[data-testid="pp-stage-1"]'), '0');
+  assert.match(await text(page, 'pp-partition-effective'), /^Split in the figures: 27, 27, 26$/);
   assertClean(problems);
   await context.close();
 });
