@@ -660,3 +660,63 @@ fn drafter_terms_need_a_drafter_and_mtp_needs_mtp_layers() {
     let p = plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=deepseek_mtp").unwrap();
     assert!(!p.notes.iter().any(|n| n.contains("declares no MTP layers")));
 }
+
+/// The replica's block count and the graph capture sizes of rank 0, from a link.
+fn blocks_and_graphs(query: &str) -> (u64, String) {
+    let p = plan_of(query).unwrap();
+    let graphs = p.ranks[0]
+        .line(headroom::calc::Term::CudaGraphs)
+        .map(|l| l.formula.to_string())
+        .unwrap_or_default();
+    (p.replica.expect("a pool").num_blocks, graphs)
+}
+
+#[test]
+fn speculative_decoding_follows_vllm_0_33() {
+    // MTP with PP > 1 loads its own embedding but shares the target's LM head.
+    let (blocks, _) = blocks_and_graphs(
+        "model=deepseek-v3&tp=8&pp=2&gpu=h200-141gb&spec=deepseek_mtp&spec-tokens=1",
+    );
+    assert_eq!(blocks, 158_487);
+    // Draft tokens add uniform decode batches to the capture sizes: 60 with 2 tokens.
+    let (blocks, graphs) =
+        blocks_and_graphs("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=deepseek_mtp&spec-tokens=2");
+    assert!(graphs.starts_with("60 capture sizes"), "{graphs}");
+    assert_eq!(blocks, 43_256);
+    // A hybrid model's state grows by the draft tokens' conv rows, and so does its block.
+    for (tokens, block, pad) in [(1, 576, "5.88"), (6, 640, "9.59")] {
+        let p = plan_of(&format!(
+            "model=qwen3-next-80b-a3b-instruct&tp=2&pp=4&spec=mtp&spec-tokens={tokens}"
+        ))
+        .unwrap();
+        assert_eq!(
+            p.replica.as_ref().unwrap().block_size,
+            block,
+            "{tokens} tokens"
+        );
+        assert!(
+            p.log_lines
+                .iter()
+                .any(|l| l.starts_with(&format!("Padding mamba page size by {pad}% "))),
+            "{tokens} tokens: {:?}",
+            p.log_lines
+        );
+    }
+    // A separate draft model is not silently dropped.
+    let p = plan_of("model=llama-3.1-70b-instruct&tp=4&spec=draft_model").unwrap();
+    assert!(
+        p.notes.iter().any(|n| n.contains("draft_model drafter")),
+        "{:?}",
+        p.notes
+    );
+}
+
+#[test]
+fn the_1024_graph_ceiling_is_for_blackwell_datacenter_parts_only() {
+    // SM 12 (RTX 5090) keeps 512: 51 sizes, not 83.
+    let (blocks, graphs) = blocks_and_graphs(
+        "model=qwen3-8b&gpu=rtx-5090-32gb&max-num-seqs=512&max-num-batched-tokens=8192",
+    );
+    assert!(graphs.starts_with("51 capture sizes"), "{graphs}");
+    assert_eq!(blocks, 5_143);
+}

@@ -146,14 +146,14 @@ fn checkpoint_alignment(s: &Scenario) -> u64 {
 
 /// A hybrid model's pages at TP `tp`: (attention bytes per token, the largest unpadded
 /// linear-attention state), or `None` for a model without both.
-fn hybrid_pages(s: &Scenario, tp: u64) -> Option<(u64, u64)> {
+fn hybrid_pages(s: &Scenario, tp: u64, num_spec: u64) -> Option<(u64, u64)> {
     let m = &s.model;
     let mamba_page = m
         .layers
         .iter()
         .enumerate()
         .filter(|(_, k)| matches!(k, LayerKind::GatedDeltaNet | LayerKind::Mamba2))
-        .filter_map(|(i, k)| layer_spec(s, i as u32, k, tp, 0))
+        .filter_map(|(i, k)| layer_spec(s, i as u32, k, tp, num_spec))
         .map(|l| match &l.kind {
             LayerKv::Mamba { states, .. } => states
                 .iter()
@@ -176,8 +176,14 @@ fn hybrid_pages(s: &Scenario, tp: u64) -> Option<(u64, u64)> {
 /// `_align_hybrid_block_size`: the attention block grows until its page holds a Mamba state,
 /// rounded to the kernel alignment (16, or 128 for MLA hybrids, and a multiple of the prefill
 /// checkpoints' alignment).
-fn hybrid_block_size(s: &Scenario, tp: u64, requested: u64) -> Option<(u64, String)> {
-    let (attn_1, mamba_page) = hybrid_pages(s, tp)?;
+fn hybrid_block_size(
+    s: &Scenario,
+    tp: u64,
+    num_spec: u64,
+    requested: u64,
+) -> Option<(u64, String)> {
+    // The state includes the speculative tokens' conv rows (get_mamba_state_shape_from_config).
+    let (attn_1, mamba_page) = hybrid_pages(s, tp, num_spec)?;
     let checkpoints = checkpoint_alignment(s);
     let block = kv::align_hybrid_block_size(
         requested,
@@ -705,7 +711,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         None => runtime::default_block_size(s),
     };
     let mut hybrid_raised = false;
-    if let Some((b, why)) = hybrid_block_size(s, tp64, block_size) {
+    if let Some((b, why)) = hybrid_block_size(s, tp64, num_spec, block_size) {
         block_size = b;
         notes.push(format!("Block size {b} tokens: {why}."));
         block_basis = why;
@@ -726,6 +732,22 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         Some(sp) if sp.method.starts_with("eagle") => 1,
         _ => 0,
     };
+    // A separate draft model: its shape is not in the target's config.
+    if let Some(sp) = s
+        .engine
+        .speculative
+        .as_ref()
+        .filter(|sp| sp.method == "draft_model")
+    {
+        notes.push(format!(
+            "A draft_model drafter is a model of its own, whose shape Headroom does not know: {}, and its KV cache layers on the last stage are not in the plan, so the pool shown there is larger than vLLM's.",
+            if sp.drafter_weights.is_some() {
+                "its weights are the figure given"
+            } else {
+                "give its loaded size with --drafter-weights (it is counted as 0 until then)"
+            }
+        ));
+    }
 
     // Estimated checkpoint calibration: scale component estimates to a known checkpoint total.
     let est_total = weights::checkpoint_estimate(m);
@@ -1235,7 +1257,18 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 .filter_map(|i| layer_spec(s, i, &m.layers[i as usize], tp64, num_spec))
                 .collect();
             if last && drafter_layers > 0 && m.measured_kv.is_none() {
-                let kind = m.layers.last().cloned().unwrap_or(LayerKind::Full);
+                // MTP layers repeat the model's last decoder layer; an EAGLE head is one
+                // full-attention layer.
+                let eagle = s
+                    .engine
+                    .speculative
+                    .as_ref()
+                    .is_some_and(|sp| sp.method.starts_with("eagle"));
+                let kind = match m.layers.last() {
+                    Some(k) if !eagle => k.clone(),
+                    _ if m.mla.is_some() => LayerKind::Mla,
+                    _ => LayerKind::Full,
+                };
                 for j in 0..drafter_layers {
                     if let Some(sp) = layer_spec(s, m.n_layers + j, &kind, tp64, num_spec) {
                         specs.push(sp);
@@ -1342,7 +1375,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         log_lines.push(format!("Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
     }
     // The state page is padded to the attention page; vLLM says by how much.
-    if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64) {
+    if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64, num_spec) {
         let attn_page = attn_1 * block_size;
         if attn_page > mamba_page {
             let pct = (100 * (attn_page - mamba_page)) as f64 / mamba_page as f64;

@@ -100,27 +100,43 @@ pub fn cudagraph_sizes(s: &Scenario, mns: u64, mnbt: u64) -> Vec<u64> {
         .as_ref()
         .map_or(0, |sp| u64::from(sp.num_speculative_tokens));
     let decode_len = 1 + spec_tokens;
-    let ceiling = if s.gpu.compute_capability.0 >= 10 && s.version.at_least(0, 28) {
+    // `is_device_capability_family(100)`: Blackwell datacenter parts (10.x) only.
+    let ceiling = if s.gpu.compute_capability.0 == 10 && s.version.at_least(0, 28) {
         1024
     } else {
         512
     };
-    let max = (mns.saturating_mul(decode_len).saturating_mul(2))
-        .min(ceiling)
-        .min(mnbt)
-        .max(1);
+    let cap = (mns.saturating_mul(decode_len).saturating_mul(2)).min(ceiling);
+    // The uniform decode batches to cover: with draft tokens (0.33), every request count of
+    // the 1, 2, 4 / 8 / 16 grid times the query length, within the ceiling.
+    let uniform: Vec<u64> = if decode_len > 1 && s.version.at_least(0, 33) {
+        let reqs = mns.min(ceiling);
+        let mut counts: Vec<u64> = [1, 2, 4].into_iter().filter(|n| *n <= reqs).collect();
+        counts.extend((8..(reqs + 1).min(256)).step_by(8));
+        counts.extend((256..=reqs).step_by(16));
+        counts.push(reqs);
+        counts
+            .into_iter()
+            .map(|n| n * decode_len)
+            .filter(|t| *t <= cap)
+            .collect()
+    } else if decode_len == 1 && mns <= cap {
+        vec![mns]
+    } else {
+        Vec::new()
+    };
+    let max = cap.min(mnbt).max(1);
     let mut sizes: Vec<u64> = [1, 2, 4].into_iter().filter(|x| *x <= max).collect();
     sizes.extend((8..(max + 1).min(256)).step_by(8));
     if max >= 256 {
         sizes.extend((256..=max).step_by(16));
     }
-    if mnbt <= max && !sizes.contains(&mnbt) {
+    if mnbt <= max {
         sizes.push(mnbt);
     }
-    if spec_tokens == 0 && mns <= max && !sizes.contains(&mns) {
-        sizes.push(mns);
-    }
+    sizes.extend(uniform.into_iter().filter(|t| *t <= mnbt));
     super::sort_small(&mut sizes);
+    sizes.dedup();
     sizes
 }
 

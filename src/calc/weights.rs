@@ -176,13 +176,14 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
         layers = layers.saturating_add(bytes);
     }
     let drafter = if p.drafter_layers > 0 {
-        // An MTP module: its decoder layer(s), eh_proj (2h x h), three norms; with PP > 1 it
-        // loads its own embedding and head (_maybe_share_embeddings).
+        // An MTP module: its decoder layer(s), eh_proj (2h x h), three norms. With PP > 1 it
+        // loads its own embedding (the target's is on the first stage), but always shares the
+        // target's LM head, which is on its own, last, stage (spec_decode/eagle/utils.py).
         let last = model.n_layers.saturating_sub(1) as usize;
         let per = layer_bytes(model, last, p)
             + linear_bytes(2 * h * h, model, false)
             + plain_bytes(3 * h, model);
-        let own_vocab = if p.pp > 1 { 2 * embed } else { 0 };
+        let own_vocab = if p.pp > 1 { embed } else { 0 };
         per.saturating_mul(u64::from(p.drafter_layers))
             .saturating_add(own_vocab)
     } else {
