@@ -720,3 +720,67 @@ fn the_1024_graph_ceiling_is_for_blackwell_datacenter_parts_only() {
     assert!(graphs.starts_with("51 capture sizes"), "{graphs}");
     assert_eq!(blocks, 5_143);
 }
+
+#[test]
+fn the_default_context_length_is_derived_as_vllm_derives_it() {
+    let len = |p: &Plan| p.replica.as_ref().map(|r| r.max_model_len);
+    // Linear RoPE scaling multiplies the length.
+    let linear = pasted(|c| {
+        c["max_position_embeddings"] = 4096.into();
+        c["rope_scaling"] = serde_json::json!({"rope_type": "linear", "factor": 4.0});
+    })
+    .unwrap();
+    assert_eq!(len(&linear), Some(16_384));
+    // Llama 3's (like YaRN's) already-scaled length is kept.
+    let llama3 = pasted(|_| {}).unwrap();
+    assert_eq!(len(&llama3), Some(131_072));
+    // LongRoPE defaults to the original length, and says so; the derived one stays allowed.
+    let longrope = |c: &mut serde_json::Value| {
+        c["max_position_embeddings"] = 131_072.into();
+        c["original_max_position_embeddings"] = 4096.into();
+        c["rope_scaling"] =
+            serde_json::json!({"type": "longrope", "long_factor": [1.0], "short_factor": [1.0]});
+    };
+    let p = pasted(longrope).unwrap();
+    assert_eq!(len(&p), Some(4096));
+    assert!(
+        p.notes.iter().any(|n| n.contains("LongRoPE")),
+        "{:?}",
+        p.notes
+    );
+    // The smallest length key wins; model_max_length overrides them.
+    let p = pasted(|c| c["seq_length"] = 8192.into()).unwrap();
+    assert_eq!(len(&p), Some(8192));
+    let p = pasted(|c| c["model_max_length"] = 65_536.into()).unwrap();
+    assert_eq!(len(&p), Some(65_536));
+    // A user length above the derived one names how it was derived.
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/catalog/models/llama-3.1-8b-instruct.json"
+    ))
+    .unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let config = &mut config["config"];
+    config["max_position_embeddings"] = 4096.into();
+    config["rope_scaling"] = serde_json::json!({"rope_type": "linear", "factor": 4.0});
+    let mut st = url::UrlState::default();
+    st.set(Field::Config, &config.to_string()).unwrap();
+    st.set(Field::MaxModelLen, "20000").unwrap();
+    let (field, message) = plan_of(&url::encode(&st)).unwrap_err();
+    assert_eq!(field, "max-model-len");
+    assert!(
+        message.contains("max_position_embeddings=4096 x RoPE factor 4.0"),
+        "{message}"
+    );
+    // No length key at all: vLLM assumes 2048.
+    let p = pasted(|c| {
+        c.as_object_mut().unwrap().remove("max_position_embeddings");
+    })
+    .unwrap();
+    assert_eq!(len(&p), Some(2048));
+    assert!(
+        p.notes.iter().any(|n| n.contains("assumes 2048")),
+        "{:?}",
+        p.notes
+    );
+}

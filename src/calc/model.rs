@@ -221,7 +221,12 @@ pub struct Model {
     pub quant: WeightQuant,
     /// A KV scheme the quantization config declares (turns `auto` into fp8).
     pub kv_fp8_from_checkpoint: bool,
+    /// vLLM's derived context length: the largest `--max-model-len` it accepts.
     pub max_position_embeddings: u64,
+    /// How that length was derived, for messages (`max_position_embeddings=131072`).
+    pub max_len_key: String,
+    /// LongRoPE models default to their original length, below the derived one.
+    pub longrope_default: Option<u64>,
     /// The checkpoint's total bytes (safetensors), when known.
     pub checkpoint_bytes: Option<u64>,
     pub measured_kv: Option<MeasuredKv>,
@@ -231,6 +236,16 @@ pub struct Model {
 }
 
 impl Model {
+    /// The context length vLLM plans when `--max-model-len` is not given: the derived one, or
+    /// LongRoPE's original length.
+    pub fn default_max_model_len(&self) -> u64 {
+        self.longrope_default
+            .map_or(self.max_position_embeddings, |o| {
+                o.clamp(1, self.max_position_embeddings.max(1))
+            })
+            .max(1)
+    }
+
     /// A small dense model for tests and examples (Llama-3.1-8B's shape).
     pub fn example_dense() -> Model {
         Model {
@@ -253,6 +268,8 @@ impl Model {
             quant: WeightQuant::None,
             kv_fp8_from_checkpoint: false,
             max_position_embeddings: 131_072,
+            max_len_key: "max_position_embeddings=131072".into(),
+            longrope_default: None,
             checkpoint_bytes: None,
             measured_kv: None,
             vision_encoder: false,

@@ -652,14 +652,25 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
 
     // --max-model-len: the model's derived length when unset; vLLM refuses longer ones.
     let derived = m.max_position_embeddings.max(1);
+    // LongRoPE defaults to its original length (better quality on shorter sequences).
+    let default_len = m.default_max_model_len();
+    if m.longrope_default.is_some() && s.engine.max_model_len == MaxLen::ModelDefault {
+        notes.push(format!(
+            "LongRoPE: vLLM defaults max-model-len to original_max_position_embeddings ({default_len}), not the derived {derived}; give --max-model-len for longer requests."
+        ));
+    }
+    if m.max_len_key.starts_with("none") {
+        notes.push("The config gives no context length (max_position_embeddings or another length key): vLLM assumes 2048.".into());
+    }
     let max_len = match s.engine.max_model_len {
-        MaxLen::ModelDefault => MaxModelLen::Value(derived),
+        MaxLen::ModelDefault => MaxModelLen::Value(default_len),
         MaxLen::Value(n) => {
             if n > derived {
                 return Err(CalcError::new(
                     "max-model-len",
                     format!(
-                        "User-specified max_model_len ({n}) is greater than the derived max_model_len (max_position_embeddings={derived} in model's config.json). vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1."
+                        "User-specified max_model_len ({n}) is greater than the derived max_model_len ({} in model's config.json). vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
+                        m.max_len_key
                     ),
                 ));
             }
@@ -672,7 +683,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     "max-model-len auto needs vLLM 0.14 or newer",
                 ));
             }
-            MaxModelLen::Auto { upper: derived }
+            MaxModelLen::Auto { upper: default_len }
         }
     };
     let len_for_defaults = match max_len {

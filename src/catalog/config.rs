@@ -218,6 +218,101 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
     Ok((w, kv_fp8))
 }
 
+/// vLLM's derived context length (`_get_and_verify_max_len` with
+/// `derive_max_model_len_and_key`, 0.33.0): the smallest of nine length keys, `model_max_length`
+/// when given, times the RoPE scaling factor unless the scaling type already scaled the length
+/// (YaRN, Llama 3, LongRoPE) or the model is Gemma 3; 2048 when no key is there. Returns the
+/// length, how it was derived (for messages), and LongRoPE's default (the original length).
+fn derived_max_len(
+    f: &Fields,
+    top: &Map,
+    model_type: &str,
+) -> Result<(u64, String, Option<u64>), ConfigError> {
+    const KEYS: [&str; 9] = [
+        "max_position_embeddings",
+        "n_positions",
+        "max_seq_len",
+        "seq_length",
+        "model_max_length",
+        "max_target_positions",
+        "max_sequence_length",
+        "max_seq_length",
+        "seq_len",
+    ];
+    let mut best: Option<(u64, &str)> = None;
+    for key in KEYS {
+        if let Some(v) = f.uint(key)? {
+            if best.map_or(true, |(b, _)| v < b) {
+                best = Some((v, key));
+            }
+        }
+    }
+    if let Some(v) = f.uint("model_max_length")?.filter(|v| *v > 0) {
+        best = Some((v, "model_max_length"));
+    }
+    let (len, key) = best.unwrap_or((2048, ""));
+    let mut how = if key.is_empty() {
+        "none of the length keys (vLLM assumes 2048)".to_string()
+    } else {
+        format!("{key}={len}")
+    };
+    // RoPE parameters: one dict, or one per layer type.
+    let rope = ["rope_parameters", "rope_scaling"]
+        .iter()
+        .find_map(|k| top.get(*k).and_then(Value::as_object));
+    let params: Vec<&Map> = match rope {
+        Some(r) if r.iter().any(|(_, v)| v.as_object().is_some()) => {
+            r.iter().filter_map(|(_, v)| v.as_object()).collect()
+        }
+        Some(r) => vec![r],
+        None => Vec::new(),
+    };
+    let kind = |p: &Map| {
+        p.get("rope_type")
+            .or_else(|| p.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("default")
+            .to_string()
+    };
+    let mut factor: Option<f64> = None;
+    if !model_type.contains("gemma3") {
+        for p in &params {
+            let t = kind(p);
+            let scaled = [
+                "su",
+                "longrope",
+                "llama3",
+                "yarn",
+                "deepseek_yarn",
+                "deepseek_llama_scaling",
+            ];
+            if !scaled.contains(&t.as_str()) {
+                if let Some(x) = p.get("factor").and_then(Value::as_f64) {
+                    factor = Some(x);
+                }
+            }
+        }
+    }
+    let mut len = len;
+    if let Some(x) = factor.filter(|x| x.is_finite() && *x > 0.0 && *x != 1.0) {
+        let scaled = (len as f64 * x).min(1e12);
+        len = scaled as u64;
+        how = format!(
+            "{how} x RoPE factor {}",
+            crate::calc::units::py_float_str(x)
+        );
+    }
+    let longrope = params
+        .iter()
+        .any(|p| kind(p) == "longrope")
+        .then(|| {
+            top.get("original_max_position_embeddings")
+                .and_then(Value::as_u64)
+        })
+        .flatten();
+    Ok((len, how, longrope))
+}
+
 /// Parses a config already read as JSON.
 pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
     let top = v
@@ -260,18 +355,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
     };
     let vocab = f.need("vocab_size")?;
     let model_type = f.string("model_type").unwrap_or("");
-    let max_pos = f
-        .first(&[
-            "max_position_embeddings",
-            "max_sequence_length",
-            "seq_length",
-        ])?
-        .ok_or_else(|| {
-            ConfigError::new(
-                "max_position_embeddings",
-                "max_position_embeddings is missing",
-            )
-        })?;
+    let (max_pos, max_len_key, longrope_default) = derived_max_len(&f, top, model_type)?;
 
     // MLA: DeepSeek-V2/V3/R1 and Kimi-K2 carry kv_lora_rank.
     let mla = match f.uint("kv_lora_rank")? {
@@ -453,6 +537,8 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         quant,
         kv_fp8_from_checkpoint: kv_fp8,
         max_position_embeddings: max_pos,
+        max_len_key,
+        longrope_default,
         checkpoint_bytes: None,
         measured_kv: None,
         vision_encoder: top

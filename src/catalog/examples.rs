@@ -50,7 +50,11 @@ pub fn s1_three_cards() -> Scenario {
     let mut model = dsv4();
     // The article's max context for these cards is in the hundreds of thousands; vLLM's log
     // line reported 959,488, which needs the model's 1M context.
-    model.max_position_embeddings = model.max_position_embeddings.max(1_048_576);
+    if model.max_position_embeddings < 1_048_576 {
+        model.max_position_embeddings = 1_048_576;
+        model.max_len_key =
+            "max_position_embeddings=1048576 (the seed articles' 1M context)".into();
+    }
     let gpu = Gpu {
         id: "mining-64gb".into(),
         name: "64 GB card (63.5 GiB usable)".into(),

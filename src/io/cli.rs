@@ -162,7 +162,7 @@ pub const FLAGS: &[Flag] = &[
     flag("pp-layer-partition", Some("A,B,C"), Section::Parallel, "VLLM_PP_LAYER_PARTITION: decoder layers per stage."),
     flag("gpu-memory-utilization", Some("F"), Section::Engine, "Fraction of the total vLLM budgets, in (0, 1] (default 0.92; 0.90 before 0.20)."),
     flag("kv-cache-memory-bytes", Some("BYTES"), Section::Engine, "Pin the KV pool per rank; the fraction no longer sizes it."),
-    flag("max-model-len", Some("N|auto|-1"), Section::Engine, "Context length (default: the model's max_position_embeddings); auto or -1 fits the longest the pool holds. Accepts 128k / 128K."),
+    flag("max-model-len", Some("N|auto|-1"), Section::Engine, "Context length (default: vLLM's length derived from the config: its length keys and RoPE scaling); auto or -1 fits the longest the pool holds. Accepts 128k / 128K."),
     flag("max-num-seqs", Some("N"), Section::Engine, "Scheduler seats (default by GPU size)."),
     flag("max-num-batched-tokens", Some("N"), Section::Engine, "Tokens per scheduler step (default by GPU size)."),
     flag("kv-cache-dtype", Some("DTYPE"), Section::Engine, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2 or fp8_ds_mla."),

@@ -233,7 +233,7 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             (_, Some(r)) => r.max_model_len.to_string(),
             (MaxLen::Value(v), None) => v.to_string(),
             (MaxLen::Auto, None) => "auto".into(),
-            (MaxLen::ModelDefault, None) => s.model.max_position_embeddings.to_string(),
+            (MaxLen::ModelDefault, None) => s.model.default_max_model_len().to_string(),
         },
         Field::MaxNumSeqs => p
             .and_then(|p| p.demand.as_ref())

@@ -289,7 +289,7 @@ fn sweep_lengths(s: &Scenario, current: u64) -> Vec<u64> {
 pub fn len_sweep(s: &Scenario) -> Vec<LenPoint> {
     let current = match s.engine.max_model_len {
         MaxLen::Value(v) => v,
-        MaxLen::ModelDefault | MaxLen::Auto => s.model.max_position_embeddings,
+        MaxLen::ModelDefault | MaxLen::Auto => s.model.default_max_model_len(),
     };
     let mut probe = s.clone();
     sweep_lengths(s, current)
