@@ -259,7 +259,7 @@ fn derived_max_len(
     // RoPE parameters: one dict, or one per layer type.
     let rope = ["rope_parameters", "rope_scaling"]
         .iter()
-        .find_map(|k| top.get(*k).and_then(Value::as_object));
+        .find_map(|k| top.get(k).and_then(Value::as_object));
     let params: Vec<&Map> = match rope {
         Some(r) if r.iter().any(|(_, v)| v.as_object().is_some()) => {
             r.iter().filter_map(|(_, v)| v.as_object()).collect()
