@@ -784,3 +784,15 @@ fn the_default_context_length_is_derived_as_vllm_derives_it() {
         p.notes
     );
 }
+
+#[test]
+fn sparse_mla_is_labelled_as_planned_dense() {
+    let p = plan_of("model=deepseek-v3.2&tp=8&gpu=h200-141gb").unwrap();
+    assert!(
+        p.notes.iter().any(|n| n.contains("plans it as dense MLA")),
+        "{:?}",
+        p.notes
+    );
+    let p = plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb").unwrap();
+    assert!(!p.notes.iter().any(|n| n.contains("sparse MLA")));
+}

@@ -233,6 +233,9 @@ pub struct Model {
     /// The config describes a vision encoder (`vision_config`), whose weights Headroom does not
     /// estimate: it sizes the language model.
     pub vision_encoder: bool,
+    /// DeepSeek-V3.2's sparse attention (`index_topk`): an indexer cache per layer and the
+    /// sparse MLA backends, which Headroom does not model (it plans dense MLA).
+    pub sparse_mla: bool,
 }
 
 impl Model {
@@ -273,6 +276,7 @@ impl Model {
             checkpoint_bytes: None,
             measured_kv: None,
             vision_encoder: false,
+            sparse_mla: false,
         }
     }
 

@@ -628,6 +628,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             half.as_str()
         ));
     }
+    if s.model.sparse_mla && s.model.measured_kv.is_none() {
+        notes.push("This model uses sparse MLA (index_topk: DeepSeek-V3.2's indexer). Headroom plans it as dense MLA: vLLM also keeps an indexer cache of 132 bytes per token in every layer (about 11% more KV per token with a bf16 cache, 20% with fp8_ds_mla) and picks a sparse backend with 64-token blocks, so its pool holds fewer tokens and fewer, larger blocks than shown.".into());
+    }
     if s.model.vision_encoder && s.model.checkpoint_bytes.is_none() {
         notes.push("The config has a vision_config: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into());
     }

@@ -544,6 +544,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         vision_encoder: top
             .get("vision_config")
             .is_some_and(|v| v.as_object().is_some()),
+        sparse_mla: f.get("index_topk").is_some(),
     };
     model
         .validate()
