@@ -796,3 +796,11 @@ fn sparse_mla_is_labelled_as_planned_dense() {
     let p = plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb").unwrap();
     assert!(!p.notes.iter().any(|n| n.contains("sparse MLA")));
 }
+
+#[test]
+fn rocm_mla_keeps_tritons_block() {
+    // MI300X reports 9.4: not Hopper, so no FlashMLA 64-token block for an fp8 cache.
+    let p = plan_of("model=deepseek-v3&tp=8&gpu=mi300x-192gb&kv-dtype=fp8").unwrap();
+    assert_eq!(p.replica.unwrap().block_size, 16);
+    assert!(!p.log_lines.iter().any(|l| l.contains("FLASHMLA")));
+}

@@ -73,6 +73,10 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
                 "FlashMLA, block 64 (vLLM before 0.18 forced it for MLA)".into(),
             );
         }
+        // ROCm reports gfx942 (MI300X) as 9.4: its default MLA backend is TRITON_MLA.
+        if s.gpu.compute_capability == (9, 4) {
+            return (16, "TRITON_MLA on ROCm (without AITER): block 16".into());
+        }
         return match cc {
             10..=11 => (
                 32,
