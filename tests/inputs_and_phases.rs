@@ -555,6 +555,14 @@ fn more_sequences_than_batched_tokens_stop_the_engine() {
 
 /// The plan of Llama-3.1-8B's config with `edit` applied to it, pasted as a custom model.
 fn pasted(edit: impl Fn(&mut serde_json::Value)) -> Result<Plan, (String, String)> {
+    pasted_at(None, edit)
+}
+
+/// [`pasted`] under another vLLM release's rules.
+fn pasted_at(
+    version: Option<&str>,
+    edit: impl Fn(&mut serde_json::Value),
+) -> Result<Plan, (String, String)> {
     let text = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/catalog/models/llama-3.1-8b-instruct.json"
@@ -567,6 +575,9 @@ fn pasted(edit: impl Fn(&mut serde_json::Value)) -> Result<Plan, (String, String
     // The form and the link check a config when it is set, as they do every field.
     st.set(Field::Config, &config.to_string())
         .map_err(|m| ("config".to_string(), m))?;
+    if let Some(v) = version {
+        st.set(Field::Vllm, v).unwrap();
+    }
     plan_of(&url::encode(&st))
 }
 
@@ -582,36 +593,70 @@ fn pasted_configs_are_sized_as_vllm_loads_them() {
         .notes
         .iter()
         .any(|n| n.contains("downcasts it to bfloat16")));
-    // Quantized weights at their own width.
+    // Quantized weights at their own width. vLLM 0.33 loads no bitsandbytes checkpoint and
+    // GPTQ at 4 or 8 bits only; older releases (not read for this) are sized as written.
     let q = |qc: serde_json::Value| pasted(move |c| c["quantization_config"] = qc.clone());
-    let bnb8 =
-        q(serde_json::json!({"quant_method": "bitsandbytes", "load_in_8bit": true})).unwrap();
-    let bnb4 =
-        q(serde_json::json!({"quant_method": "bitsandbytes", "load_in_4bit": true})).unwrap();
-    let gptq3 =
-        q(serde_json::json!({"quant_method": "gptq", "bits": 3, "group_size": 128})).unwrap();
-    let gptq4 =
-        q(serde_json::json!({"quant_method": "gptq", "bits": 4, "group_size": 128})).unwrap();
-    let gptq8 =
-        q(serde_json::json!({"quant_method": "gptq", "bits": 8, "group_size": 128})).unwrap();
-    assert!(w(&bnb4) < w(&bnb8) && w(&bnb8) < w(&base));
+    let old = |qc: serde_json::Value| {
+        pasted_at(Some("0.20"), move |c| c["quantization_config"] = qc.clone())
+    };
+    let json = |t: &str| -> serde_json::Value { serde_json::from_str(t).unwrap() };
+    let bnb8 = old(json(
+        r#"{"quant_method": "bitsandbytes", "load_in_8bit": true}"#,
+    ))
+    .unwrap();
+    let bnb4 = old(json(
+        r#"{"quant_method": "bitsandbytes", "load_in_4bit": true}"#,
+    ))
+    .unwrap();
+    let gptq3 = old(json(
+        r#"{"quant_method": "gptq", "bits": 3, "group_size": 128}"#,
+    ))
+    .unwrap();
+    let base_old = pasted_at(Some("0.20"), |_| {}).unwrap();
+    assert!(w(&bnb4) < w(&bnb8) && w(&bnb8) < w(&base_old));
+    let gptq4 = q(json(
+        r#"{"quant_method": "gptq", "bits": 4, "group_size": 128}"#,
+    ))
+    .unwrap();
+    let gptq8 = q(json(
+        r#"{"quant_method": "gptq", "bits": 8, "group_size": 128}"#,
+    ))
+    .unwrap();
     assert!(w(&gptq3) < w(&gptq4) && w(&gptq4) < w(&gptq8) && w(&gptq8) < w(&base));
+    for qc in [
+        r#"{"quant_method": "bitsandbytes", "load_in_4bit": true}"#,
+        r#"{"quant_method": "gptq", "bits": 3, "group_size": 128}"#,
+    ] {
+        let (f, m) = q(json(qc)).unwrap_err();
+        assert_eq!(f, "config", "{qc}");
+        assert!(m.contains("vLLM 0.33"), "{qc}: {m}");
+    }
     // Widths vLLM does not load, and formats that cannot be read, are refused by name.
     for (qc, field, says) in [
         (
-            serde_json::json!({"quant_method": "gptq", "bits": 5}),
+            json(r#"{"quant_method": "gptq", "bits": 5}"#),
             "quantization_config",
             "2, 3, 4 and 8",
         ),
         (
-            serde_json::json!({"quant_method": "awq", "bits": 8}),
+            json(r#"{"quant_method": "awq", "bits": 8}"#),
             "quantization_config",
             "only 4-bit",
         ),
         (
-            serde_json::json!({"bits": 4}),
+            json(r#"{"bits": 4}"#),
             "quantization_config",
             "no quant_method",
+        ),
+        (
+            json(r#"{"quant_method": "gptq"}"#),
+            "quantization_config",
+            "bits is missing",
+        ),
+        (
+            json(r#"{"quant_method": "bitsandbytes", "load_in_8bit": true, "load_in_4bit": true}"#),
+            "quantization_config",
+            "both load_in_8bit and load_in_4bit",
         ),
         (
             serde_json::json!("fp8"),

@@ -236,6 +236,8 @@ pub struct Model {
     /// DeepSeek-V3.2's sparse attention (`index_topk`): an indexer cache per layer and the
     /// sparse MLA backends, which Headroom does not model (it plans dense MLA).
     pub sparse_mla: bool,
+    /// `quantization_config.quant_method` as written (lower case), `""` when unquantized.
+    pub quant_method: String,
 }
 
 impl Model {
@@ -277,6 +279,7 @@ impl Model {
             measured_kv: None,
             vision_encoder: false,
             sparse_mla: false,
+            quant_method: String::new(),
         }
     }
 

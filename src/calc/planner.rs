@@ -350,6 +350,28 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             "a GPU with more than 1 PiB is not a real GPU",
         ));
     }
+    // Checkpoint formats vLLM 0.33.0 does not load (its quantization registry and AutoGPTQ's
+    // type map); older releases were not read for them.
+    if s.version == VllmVersion::CURRENT {
+        let q = s.model.quant_method.as_str();
+        if matches!(q, "bitsandbytes" | "ptpc_fp8") {
+            return Err(CalcError::new(
+                "config",
+                format!("vLLM {} has no {q} quantization method, so it cannot load this checkpoint (older releases may: set vllm-version)", VllmVersion::CURRENT),
+            ));
+        }
+        if matches!(q, "gptq" | "gptq_marlin")
+            && matches!(
+                s.model.quant,
+                super::model::WeightQuant::Int { bits: 2 | 3, .. }
+            )
+        {
+            return Err(CalcError::new(
+                "config",
+                format!("vLLM {}'s GPTQ loader takes 4- and 8-bit weights only (AutoGPTQConfig.TYPE_MAP)", VllmVersion::CURRENT),
+            ));
+        }
+    }
     if !(s.version >= VllmVersion::OLDEST && s.version <= VllmVersion::CURRENT) {
         return Err(CalcError::new(
             "vllm-version",

@@ -147,7 +147,28 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
         .unwrap_or("")
         .to_ascii_uppercase();
     let group = q.get("group_size").and_then(Value::as_u64).unwrap_or(128);
-    let bits = match q.get("bits") {
+    // vLLM's GPTQ and AWQ configs read the width with get_from_keys, which raises without it.
+    let width = q.get("bits").or_else(|| q.get("w_bit"));
+    if width.is_none()
+        && matches!(
+            method.as_str(),
+            "gptq" | "gptq_marlin" | "awq" | "awq_marlin"
+        )
+    {
+        return Err(err(format!(
+            "quantization_config.bits is missing: vLLM's {method} loader reads the weights' width from it"
+        )));
+    }
+    if method == "bitsandbytes"
+        && q.get("load_in_8bit").and_then(Value::as_bool) == Some(true)
+        && q.get("load_in_4bit").and_then(Value::as_bool) == Some(true)
+    {
+        return Err(err(
+            "quantization_config sets both load_in_8bit and load_in_4bit; a checkpoint is one or the other"
+                .into(),
+        ));
+    }
+    let bits = match width {
         None => 4,
         Some(b) => b.as_u64().ok_or_else(|| {
             err(format!(
@@ -508,6 +529,12 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
     };
 
     let (quant, kv_fp8) = quant(&f)?;
+    let quant_method = f
+        .get("quantization_config")
+        .and_then(|q| q.get("quant_method"))
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_ascii_lowercase();
     let model = Model {
         name: f.string("_name_or_path").unwrap_or(model_type).to_string(),
         n_layers: n_layers32,
@@ -545,6 +572,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
             .get("vision_config")
             .is_some_and(|v| v.as_object().is_some()),
         sparse_mla: f.get("index_topk").is_some(),
+        quant_method,
     };
     model
         .validate()
