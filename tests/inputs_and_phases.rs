@@ -849,3 +849,18 @@ fn rocm_mla_keeps_tritons_block() {
     assert_eq!(p.replica.unwrap().block_size, 16);
     assert!(!p.log_lines.iter().any(|l| l.contains("FLASHMLA")));
 }
+
+#[test]
+fn refusals_name_the_stage_and_the_total() {
+    let (field, message) = refused("model=llama-3.1-70b-instruct&pp=3&weights=45GiB,0,-");
+    assert_eq!(field, "weights");
+    assert!(
+        message.starts_with("stage 1: weights of 0 bytes"),
+        "{message}"
+    );
+    let (field, message) = refused("model=llama-3.1-8b-instruct&tenants=100GiB");
+    assert_eq!(field, "other-tenants");
+    assert!(message.contains("more than the GPU's total"), "{message}");
+    let (field, _) = refused("model=llama-3.1-8b-instruct&gpu-memory=700MiB");
+    assert_eq!(field, "gpu-memory");
+}

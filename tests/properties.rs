@@ -1280,9 +1280,9 @@ fn named_extremes_are_errors_with_a_field() {
 
 #[test]
 fn tiny_gpus_fail_a_check_instead_of_panicking() {
-    // Below 256 MiB a total is refused by name (no CUDA context fits); above, a GPU too small
-    // for the model plans, and the plan names the failing phase.
-    for total in [1u64, 1024, MIB] {
+    // Below 1 GiB a total is refused by name (no CUDA context and model fit); above, a GPU
+    // too small for the model plans, and the plan names the failing phase.
+    for total in [1u64, 1024, MIB, 512 * MIB] {
         let s = Scenario::new(
             Model::example_dense(),
             Gpu {
@@ -1297,7 +1297,7 @@ fn tiny_gpus_fail_a_check_instead_of_panicking() {
         let e = plan(&s).unwrap_err();
         assert_eq!(e.field(), "gpu-memory", "{total} B");
     }
-    for total in [256 * MIB, 512 * MIB, GIB] {
+    for total in [GIB, 2 * GIB, 4 * GIB] {
         let gpu = Gpu {
             id: "tiny".into(),
             name: "tiny".into(),

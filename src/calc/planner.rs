@@ -335,11 +335,11 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             ),
         ));
     }
-    if s.gpu.total.0 < 256 * super::units::MIB {
+    if s.gpu.total.0 < GIB {
         return Err(CalcError::new(
             "gpu-memory",
             format!(
-                "a GPU of {} B cannot hold vLLM's CUDA context; give its total memory (at least 256 MiB), e.g. 80GiB",
+                "a GPU of {} B cannot hold vLLM's CUDA context and a model; give its total memory (at least 1 GiB), e.g. 80GiB",
                 Grouped(i128::from(s.gpu.total.0))
             ),
         ));
@@ -421,16 +421,14 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
         given.extend(opt("weights", m));
     }
     // Loading always holds something (the embedding, the layers); a measured 0 is a slip.
-    let weights_given = r
-        .weights
-        .iter()
-        .chain(r.weights_per_stage.iter().flatten().flatten());
-    for m in weights_given {
-        if m.bytes.0 == 0 {
-            return Err(CalcError::new(
-                "weights",
-                "weights of 0 bytes: \"Model loading took\" is never 0 (use - to keep a stage's estimate)",
-            ));
+    let zero =
+        "weights of 0 bytes: \"Model loading took\" is never 0 (use - to keep a stage's estimate)";
+    if r.weights.as_ref().is_some_and(|m| m.bytes.0 == 0) {
+        return Err(CalcError::new("weights", zero));
+    }
+    for (stage, m) in r.weights_per_stage.iter().flatten().enumerate() {
+        if m.as_ref().is_some_and(|m| m.bytes.0 == 0) {
+            return Err(CalcError::new("weights", format!("stage {stage}: {zero}")));
         }
     }
     for m in r.available_kv_per_stage.iter().flatten() {
@@ -499,6 +497,16 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             s.unified.as_ref().map(|u| &u.mem_available),
         ),
     ];
+    if r.other_tenants.0 > total {
+        return Err(CalcError::new(
+            "other-tenants",
+            format!(
+                "other-tenants {} B is more than the GPU's total of {} B",
+                Grouped(i128::from(r.other_tenants.0)),
+                Grouped(i128::from(total))
+            ),
+        ));
+    }
     for (field, m) in free_like {
         if let Some(m) = m.filter(|m| m.bytes.0 > total) {
             return Err(CalcError::new(
