@@ -864,3 +864,16 @@ fn refusals_name_the_stage_and_the_total() {
     let (field, _) = refused("model=llama-3.1-8b-instruct&gpu-memory=700MiB");
     assert_eq!(field, "gpu-memory");
 }
+
+#[test]
+fn an_examples_measurements_give_way_to_the_users_changes() {
+    // S2's gate on an H100: the gate is a unified-memory notion, so it goes.
+    let p = plan_of("example=s2-unified-gate&gpu=h100-sxm-80gb").unwrap();
+    assert!(p.unified.is_none());
+    // S1's three-stage weights under PP=2: the list no longer fits, so the estimates plan.
+    let p = plan_of("example=s1-three-cards&pp=2").unwrap();
+    assert_eq!(p.pp, 2);
+    // Typed by the user, the same values are still refused by name.
+    let (field, _) = refused("example=s1-three-cards&pp=2&weights=1GiB,2GiB,3GiB");
+    assert_eq!(field, "weights");
+}

@@ -209,7 +209,7 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
     };
     match field {
         Field::Model => s.model.name.clone(),
-        Field::Config => "{ \"num_hidden_layers\": 32, ... }".into(),
+        Field::Config => format!("{{ \"num_hidden_layers\": {}, ... }}", s.model.n_layers),
         Field::Gpu => s.gpu.name.clone(),
         Field::GpuMemory => crate::calc::units::thousands(u128::from(s.gpu.total.0)),
         Field::Gpus => s.gpus.to_string(),
@@ -546,6 +546,12 @@ fn row_source(field: Field, s: &Scenario) -> Option<String> {
                     "Catalog row {} (retrieved {}): {}.{unconfirmed}",
                     r.id, r.retrieved, r.source
                 )
+            })
+            .or_else(|| {
+                Some(format!(
+                    "The pasted config.json below is the model ({}); the model picked here is not used while it is there.",
+                    s.model.name
+                ))
             }),
         Field::Gpu => catalog::gpus()
             .iter()
