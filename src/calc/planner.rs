@@ -654,7 +654,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         m.dtype = half;
         m.checkpoint_bytes = m.checkpoint_bytes.map(|b| b / 2);
         notes.push(format!(
-            "The config's torch_dtype is float32: vLLM's default --dtype auto downcasts it to {}, so weights and the KV cache take 2 bytes per value (Headroom has no --dtype flag).",
+            "The config's dtype (torch_dtype) is float32: vLLM's default --dtype auto downcasts it to {}, so weights and the KV cache take 2 bytes per value (Headroom has no --dtype flag).",
             half.as_str()
         ));
     }
@@ -878,7 +878,9 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             "total - free at snapshot = {}",
             Grouped((total - free0.min(total)) as i128)
         ),
-        Provenance::combine(&[&head[0].provenance, &free_prov]),
+        // What is in use is what the free figure's estimate assumes (the context and NCCL):
+        // its basis comes first.
+        Provenance::combine(&[&free_prov, &head[0].provenance]),
     ));
     head.push(line(
         Term::FreeAtStart,

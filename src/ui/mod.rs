@@ -184,11 +184,19 @@ fn notice_html(items: &[url::Ignored]) -> String {
     let mut h = String::from(
         r#"<div class="notice" data-testid="url-notice" role="alert"><p>Some parameters in the link were ignored:</p><ul>"#,
     );
+    // A long value is echoed once, cut to its start: the notice stays readable on a phone.
+    let cut = |t: String| -> String {
+        if t.chars().count() > 160 {
+            format!("{}…", t.chars().take(160).collect::<String>())
+        } else {
+            t
+        }
+    };
     for i in items {
         h.push_str(&format!(
             "<li><code>{}</code>: {}</li>",
-            esc(&visible(&i.key)),
-            esc(&visible(&i.reason))
+            esc(&cut(visible(&i.key))),
+            esc(&cut(visible(&i.reason)))
         ));
     }
     h.push_str(r#"</ul><button type="button" data-testid="dismiss-notice">Dismiss</button></div>"#);
@@ -289,6 +297,16 @@ pub fn App() -> impl IntoView {
             on:click=move |ev: web_sys::MouseEvent| {
                 if closest(&ev, "[data-testid=dismiss-notice]").is_some() {
                     app.notices.set(Vec::new());
+                    // The button is gone: the keyboard goes on from the verdict, next in order.
+                    if let Some(v) = document()
+                        .query_selector("[data-testid=verdict]")
+                        .ok()
+                        .flatten()
+                        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                    {
+                        let _ = v.set_attribute("tabindex", "-1");
+                        let _ = v.focus();
+                    }
                 }
             }
         ></div>

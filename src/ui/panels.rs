@@ -186,9 +186,14 @@ fn bind_html(id: &'static str, html: Memo<String>) {
     effect(move || {
         let h = html.get();
         if let Some(el) = document().get_element_by_id(id) {
+            // A chart's shape with the keyboard focus is replaced with the chart: note it.
+            let had_focus = id.ends_with("-svg")
+                && document()
+                    .active_element()
+                    .is_some_and(|a| el.contains(Some(a.unchecked_ref())));
             el.set_inner_html(&h);
             if id.ends_with("-svg") {
-                refresh_info(id, &el);
+                refresh_info(id, &el, had_focus);
             }
             // Reading a width forces a layout: for the two sweeps only, and in the next frame,
             // after every panel has been written.
@@ -200,8 +205,9 @@ fn bind_html(id: &'static str, html: Memo<String>) {
 }
 
 /// A redrawn chart: the info line that explained one of its shapes explains the same shape
-/// of the new chart (or goes back to its hint), never the old figures.
-fn refresh_info(id: &str, chart: &web_sys::Element) {
+/// of the new chart (the same bar and term, else the same place), or goes back to its hint;
+/// never the old figures. A shape that had the keyboard focus gets it back.
+fn refresh_info(id: &str, chart: &web_sys::Element, had_focus: bool) {
     let Some(info) = chart
         .closest("section")
         .ok()
@@ -210,20 +216,51 @@ fn refresh_info(id: &str, chart: &web_sys::Element) {
     else {
         return;
     };
-    // Only when the line explains a shape of this chart.
-    let Some(index) = info
-        .get_attribute("data-hit")
-        .and_then(|h| h.strip_prefix(id)?.strip_prefix(':')?.parse::<u32>().ok())
-    else {
+    // Only when the line explains a shape of this chart: "chart|bar|term|index".
+    let Some(key) = info.get_attribute("data-hit") else {
         return;
     };
-    let text = chart
-        .query_selector_all(".hit")
-        .ok()
-        .and_then(|l| l.item(index))
-        .and_then(|hit| hit.text_content());
-    match text {
-        Some(text) => info.set_text_content(Some(&text)),
+    let parts: Vec<&str> = key.split('|').collect();
+    let [chart_id, bar, term, index] = parts[..] else {
+        return;
+    };
+    if chart_id != id {
+        return;
+    }
+    let by_term = (!term.is_empty())
+        .then(|| {
+            let scope = if bar.is_empty() {
+                String::new()
+            } else {
+                format!("[data-testid=\"{bar}\"] ")
+            };
+            chart
+                .query_selector(&format!("{scope}.hit[data-term=\"{term}\"]"))
+                .ok()
+                .flatten()
+        })
+        .flatten();
+    let hit = by_term.or_else(|| {
+        index
+            .parse::<u32>()
+            .ok()
+            .and_then(|i| chart.query_selector_all(".hit").ok()?.item(i))
+            .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+    });
+    match hit {
+        Some(hit) => {
+            info.set_text_content(hit.text_content().as_deref());
+            if had_focus {
+                // The chart stays one Tab stop: the stop moves to the shape focused.
+                if let Ok(Some(stop)) = chart.query_selector(".hit[tabindex=\"0\"]") {
+                    let _ = stop.set_attribute("tabindex", "-1");
+                }
+                let _ = hit.set_attribute("tabindex", "0");
+                if let Ok(svg) = hit.dyn_into::<web_sys::SvgElement>() {
+                    let _ = svg.focus();
+                }
+            }
+        }
         None => {
             let _ = info.remove_attribute("data-hit");
             info.set_text_content(info.get_attribute("data-hint").as_deref());
@@ -651,7 +688,15 @@ fn show_info(ev: &web_sys::Event) {
                     let _ =
                         info.set_attribute("data-hint", &info.text_content().unwrap_or_default());
                 }
-                let _ = info.set_attribute("data-hit", &format!("{}:{i}", chart.id()));
+                let bar = hit
+                    .closest("[data-testid]")
+                    .ok()
+                    .flatten()
+                    .and_then(|g| g.get_attribute("data-testid"))
+                    .filter(|t| t.starts_with("rank-bar-"))
+                    .unwrap_or_default();
+                let term = hit.get_attribute("data-term").unwrap_or_default();
+                let _ = info.set_attribute("data-hit", &format!("{}|{bar}|{term}|{i}", chart.id()));
             }
         }
         info.set_text_content(Some(&text));

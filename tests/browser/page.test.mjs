@@ -167,6 +167,27 @@ test('the info line follows a redrawn chart: new figures for the same shape, nev
   await page.click('[data-testid="unit-gb"]');
   await changed(page, 'chart-info', after);
   assert.match(await text(page, 'chart-info'), / GB /);
+  // A new segment before it (a drafter) shifts the shapes: the line and the keyboard focus
+  // stay on the same term, not the same place.
+  const slack = '[data-testid="rank-bar-0"] rect.hit[data-term="kv_rounding_slack"]';
+  await page.focus(slack);
+  const unused = await text(page, 'chart-info');
+  assert.match(unused, /unused by the pool/);
+  await page.selectOption('[data-testid="speculative-config"]', 'eagle');
+  await page.waitForSelector('[data-testid="rank-bar-0"] rect.hit[data-term="drafter"]');
+  await page.waitForFunction((u) => document.querySelector('[data-testid="chart-info"]').textContent !== u, unused);
+  assert.match(await text(page, 'chart-info'), /unused by the pool/);
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.term), 'kv_rounding_slack');
+  assertClean(problems);
+  await context.close();
+});
+
+test('dismissing the URL notice hands the keyboard to the verdict', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=qwen3-8b&foo=1');
+  await page.focus('[data-testid="dismiss-notice"]');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => !document.querySelector('[data-testid="url-notice"]'));
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.testid), 'verdict');
   assertClean(problems);
   await context.close();
 });
