@@ -318,12 +318,18 @@ pub struct Check {
 /// let tiny = Message::new(format!("{} free", Message::amount(4096)));
 /// assert_eq!(&*tiny, "4,096 B free");
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Message {
     /// The sentence with each amount as `\u{E000}bytes\u{E001}` (private-use characters).
     marked: String,
-    /// The sentence in GiB, written once.
-    text: String,
+    /// The sentence in GiB, written on first read (a sweep plans thousands nobody reads).
+    text: std::sync::OnceLock<String>,
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.marked == other.marked
+    }
 }
 
 const OPEN: char = '\u{E000}';
@@ -332,8 +338,16 @@ const CLOSE: char = '\u{E001}';
 impl Message {
     /// A sentence whose amounts were written with [`Message::amount`].
     pub fn new(marked: String) -> Message {
-        let text = Message::write(&marked, UnitSystem::Binary);
-        Message { marked, text }
+        Message {
+            marked,
+            text: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// The sentence in GiB, vLLM's unit.
+    fn text(&self) -> &str {
+        self.text
+            .get_or_init(|| Message::write(&self.marked, UnitSystem::Binary))
     }
 
     /// A byte amount inside a sentence for [`Message::new`].
@@ -344,7 +358,7 @@ impl Message {
     /// The sentence with its amounts in `unit` (GiB or GB, two decimals).
     pub fn render(&self, unit: UnitSystem) -> String {
         match unit {
-            UnitSystem::Binary => self.text.clone(),
+            UnitSystem::Binary => self.text().to_string(),
             UnitSystem::Decimal => Message::write(&self.marked, unit),
         }
     }
@@ -396,13 +410,13 @@ impl From<&str> for Message {
 impl std::ops::Deref for Message {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.text
+        self.text()
     }
 }
 
 impl std::fmt::Display for Message {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(self.text())
     }
 }
 

@@ -15,7 +15,7 @@ use super::runtime;
 use super::scenario::{KvCacheDtype, MaxLen, Scenario};
 use super::solve::SUGGESTION_MARGIN;
 use super::units::{
-    cdiv, ceil_fraction, format_gib, plural, py_fixed, py_float_str, py_round, Bytes, Grouped, GIB,
+    cdiv, ceil_fraction, plural, py_fixed, py_float_str, Bytes, GibText, Grouped, GIB,
 };
 use super::version::VllmVersion;
 use super::weights::{self, Placement};
@@ -1101,7 +1101,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 if let Some(l) = ledger.iter_mut().find(|l| l.term == Term::Weights) {
                     l.formula = format!(
                         "target model only; vLLM's \"Model loading took {} GiB\" on this rank also counts the drafter",
-                        format_gib(i128::from(weights_all))
+                        GibText(i128::from(weights_all))
                     )
                     .into();
                 }
@@ -1282,10 +1282,10 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             if free0 < requested && init_fail.is_none() {
                 let msg = format!(
                     "Free memory on device cuda:{tp_rank} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
-                    format_gib(i128::from(free0)),
-                    format_gib(i128::from(total)),
+                    GibText(i128::from(free0)),
+                    GibText(i128::from(total)),
                     crate::calc::units::py_float_str(util),
-                    format_gib(i128::from(requested))
+                    GibText(i128::from(requested))
                 );
                 init_fail = Some((
                     rank,
@@ -1412,7 +1412,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         log_lines.push(format!(
             "(rank {}) Model loading took {} GiB memory and T seconds",
             r.rank,
-            format_gib(loaded)
+            GibText(loaded)
         ));
     }
     notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model.".into());
@@ -1443,22 +1443,23 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         ));
         notes.push(format!("Block size {block_size} tokens: {block_basis}."));
     }
+    let mut graph_line = None;
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
         if let Some(k) = s.engine.kv_cache_memory_bytes {
             let free0 = r.line(Term::FreeAtStart).map_or(0, |l| l.bytes);
             log_lines.push(format!(
                 "(rank {}) Initial free memory {} GiB, reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
                 r.rank,
-                format_gib(free0),
-                format_gib(i128::from(k))
+                GibText(free0),
+                GibText(i128::from(k))
             ));
         } else {
             log_lines.push(format!(
                 "(rank {}) Available KV cache memory: {} GiB",
                 r.rank,
-                format_gib(r.available_kv)
+                GibText(r.available_kv)
             ));
-            if let Some(line) = graph_profiling_log(s, r, util) {
+            if let Some(line) = graph_profiling_log(s, r, util, &mut graph_line) {
                 log_lines.push(line);
             }
         }
@@ -1618,9 +1619,9 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             if let Some((from, to)) = kvp.auto_fit {
                 let lim = &kvp.workers[kvp.limiting_worker];
                 if to >= from {
-                    log_lines.push(format!("Auto-fit max_model_len: full model context length {from} fits in available KV cache memory ({} GiB GPU)", format_gib(lim.check_memory)));
+                    log_lines.push(format!("Auto-fit max_model_len: full model context length {from} fits in available KV cache memory ({} GiB GPU)", GibText(lim.check_memory)));
                 } else {
-                    log_lines.push(format!("Auto-fit max_model_len: reduced from {from} to {to} to fit in available KV cache memory ({} GiB GPU)", format_gib(lim.check_memory)));
+                    log_lines.push(format!("Auto-fit max_model_len: reduced from {from} to {to} to fit in available KV cache memory ({} GiB GPU)", GibText(lim.check_memory)));
                 }
             }
             if kvp.padding_layers > 0 {
@@ -2083,12 +2084,12 @@ fn measured_kv_plan(
         if fit < max_len {
             log_lines.push(format!(
                 "Auto-fit max_model_len: reduced from {max_len} to {fit} to fit in available KV cache memory ({} GiB GPU)",
-                format_gib(lim.available_kv)
+                GibText(lim.available_kv)
             ));
         } else {
             log_lines.push(format!(
                 "Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({} GiB GPU)",
-                format_gib(lim.available_kv)
+                GibText(lim.available_kv)
             ));
         }
         fit.max(1)
@@ -2300,27 +2301,52 @@ fn unified_gate(
 /// vLLM 0.33.0's `determine_available_memory` log when the CUDA graph estimate is subtracted
 /// inside the budget (the default since 0.20.0): what the fraction would be without it. The
 /// wording was read from 0.33.0's source only, so older releases do not print it here.
-fn graph_profiling_log(s: &Scenario, r: &RankPlan, util: f64) -> Option<String> {
+fn graph_profiling_log(
+    s: &Scenario,
+    r: &RankPlan,
+    util: f64,
+    last: &mut Option<(i128, i128, String)>,
+) -> Option<String> {
     let graphs = r.line(Term::CudaGraphs).map_or(0, |l| l.bytes);
     if s.version != VllmVersion::CURRENT || graphs <= 0 || s.engine.enforce_eager {
         return None;
     }
     let total = r.line(Term::Total)?.bytes;
-    let delta = graphs as f64 / total as f64;
-    Some(format!(
-        "(rank {}) CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization={} is equivalent to --gpu-memory-utilization={} without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to {}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
-        r.rank,
-        py_fixed(util, 4),
-        py_fixed(py_round(util - delta, 4), 4),
-        py_fixed(py_round(util + delta, 4).min(1.0), 4)
-    ))
+    // Stages alike in graphs and total print the same sentence: write it once.
+    if !matches!(last, Some((g, t, _)) if *g == graphs && *t == total) {
+        let delta = graphs as f64 / total as f64;
+        // `%.4f` of `round(x, 4)` is `%.4f` of x: both round the exact value once.
+        let up = util + delta;
+        let suggested = py_fixed(up, 4);
+        let suggested = if super::decimal::parse_f64(&suggested).is_some_and(|v| v > 1.0) {
+            "1.0000".to_string()
+        } else {
+            suggested
+        };
+        *last = Some((
+            graphs,
+            total,
+            format!(
+                "CUDA graph memory profiling is enabled (default since v0.21.0). The current --gpu-memory-utilization={} is equivalent to --gpu-memory-utilization={} without CUDA graph memory profiling. To maintain the same effective KV cache size as before, increase --gpu-memory-utilization to {suggested}. To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0.",
+                py_fixed(util, 4),
+                py_fixed(util - delta, 4),
+            ),
+        ));
+    }
+    last.as_ref()
+        .map(|(_, _, body)| format!("(rank {}) {body}", r.rank))
 }
 
 /// vLLM 0.33.0's suggestion after graph capture (`Worker.compile_or_warm_up_model`), printed
 /// when the pool was profiled (no pin): the pin that fits the requested memory and the one that
 /// fills the GPU. As coded, the graphs count twice: once in the peak (the estimate subtracted
 /// inside the budget), once as captured. Read from 0.33.0's source only.
-fn suggestion_log(s: &Scenario, r: &RankPlan, util: f64) -> Option<String> {
+fn suggestion_log(
+    s: &Scenario,
+    r: &RankPlan,
+    util: f64,
+    last: &mut Option<([i128; 7], String)>,
+) -> Option<String> {
     if s.version != VllmVersion::CURRENT || s.engine.kv_cache_memory_bytes.is_some() {
         return None;
     }
@@ -2332,26 +2358,41 @@ fn suggestion_log(s: &Scenario, r: &RankPlan, util: f64) -> Option<String> {
     };
     let consumed = get(Term::Weights) + get(Term::Drafter) + get(Term::OtherConsumption);
     let peak = get(Term::Activation) + graphs;
-    let non_kv = consumed + peak + graphs;
-    let margin = i128::from(SUGGESTION_MARGIN);
     let free = get(Term::FreeAtStart);
     let requested = get(Term::Budget);
-    let to_requested = requested - non_kv - margin;
-    let to_gpu = free - non_kv - margin;
-    Some(format!(
-        "(rank {}) Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory={to_requested}` ({} GiB) to fit into requested memory, or `--kv-cache-memory={to_gpu}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
-        r.rank,
-        format_gib(free),
-        format_gib(get(Term::Total)),
-        py_float_str(util),
-        format_gib(requested),
-        format_gib(consumed),
-        format_gib(peak),
-        format_gib(graphs),
-        format_gib(to_requested),
-        format_gib(to_gpu),
-        format_gib(r.available_kv)
-    ))
+    let key = [
+        free,
+        get(Term::Total),
+        requested,
+        consumed,
+        peak,
+        graphs,
+        r.available_kv,
+    ];
+    // Stages alike in every figure (the middle ones) print the same sentence: write it once.
+    if !matches!(last, Some((k, _)) if *k == key) {
+        let non_kv = consumed + peak + graphs;
+        let margin = i128::from(SUGGESTION_MARGIN);
+        let to_requested = requested - non_kv - margin;
+        let to_gpu = free - non_kv - margin;
+        let g = GibText;
+        let body = format!(
+            "Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory={to_requested}` ({} GiB) to fit into requested memory, or `--kv-cache-memory={to_gpu}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
+            g(free),
+            g(key[1]),
+            py_float_str(util),
+            g(requested),
+            g(consumed),
+            g(peak),
+            g(graphs),
+            g(to_requested),
+            g(to_gpu),
+            g(r.available_kv)
+        );
+        *last = Some((key, body));
+    }
+    last.as_ref()
+        .map(|(_, body)| format!("(rank {}) {body}", r.rank))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -2374,8 +2415,9 @@ fn finish(
     let started = replica.is_some() && checks.iter().all(|c| c.ok);
     let mut suggested = false;
     if started {
+        let mut last = None;
         for r in ranks.iter().filter(|r| r.tp_rank == 0) {
-            if let Some(line) = suggestion_log(s, r, util) {
+            if let Some(line) = suggestion_log(s, r, util, &mut last) {
                 log_lines.push(line);
                 suggested = true;
             }

@@ -173,6 +173,59 @@ pub fn py_round(x: f64, ndigits: usize) -> f64 {
 /// assert_eq!(format_gib(0), "0.0");
 /// ```
 pub fn format_gib(bytes: i128) -> String {
+    GibText(bytes).to_string()
+}
+
+/// [`format_gib`] as a `Display`, written straight into the text around it.
+pub struct GibText(pub i128);
+
+impl std::fmt::Display for GibText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let bytes = self.0;
+        // Below 2^53 bytes, b / 2^30 is exact in float64, so its two-place rounding (ties to
+        // even on the exact value, as Python's round and Rust's `{:.2}` do) is integer
+        // arithmetic: no float formatting on the plan's hot path (a dozen of these per stage).
+        if bytes.unsigned_abs() < 1 << 53 {
+            let m = bytes.unsigned_abs() * 100;
+            let (mut q, r) = (m >> 30, m & ((1 << 30) - 1));
+            let half = 1 << 29;
+            if r > half || (r == half && q % 2 == 1) {
+                q += 1;
+            }
+            // Digits into a stack buffer, right to left: "-123.45" or "-123.4".
+            let mut buf = [0u8; 48];
+            let mut i = buf.len();
+            let mut push = |d: u8| {
+                i -= 1;
+                buf[i] = d;
+            };
+            let (whole, hundredths) = (q / 100, (q % 100) as u8);
+            if hundredths % 10 == 0 {
+                push(b'0' + hundredths / 10);
+            } else {
+                push(b'0' + hundredths % 10);
+                push(b'0' + hundredths / 10);
+            }
+            push(b'.');
+            let mut w = whole;
+            loop {
+                push(b'0' + (w % 10) as u8);
+                w /= 10;
+                if w == 0 {
+                    break;
+                }
+            }
+            if bytes < 0 {
+                push(b'-');
+            }
+            // ASCII digits, a point and a sign only.
+            return f.write_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+        }
+        f.write_str(&format_gib_float(bytes))
+    }
+}
+
+fn format_gib_float(bytes: i128) -> String {
     let x = bytes as f64 / GIB as f64;
     if x.abs() >= 1e15 {
         // Python switches to exponent notation at 1e16; take the general path out there.
@@ -190,7 +243,51 @@ pub fn format_gib(bytes: i128) -> String {
 
 /// Python's `"%.2f" % x` (and `f"{x:.2f}"`).
 pub fn py_fixed(x: f64, places: usize) -> String {
-    format!("{x:.places$}")
+    fixed_fast(x, places).unwrap_or_else(|| format!("{x:.places$}"))
+}
+
+/// `format!("{x:.places$}")` by integer arithmetic where that is exact and cheap: every f64 is
+/// `m x 2^e`, so `x x 10^places` rounded half to even is a shift of `m x 10^places` with its
+/// remainder. The plan prints a few of these per stage; core's formatting can fall back to
+/// Dragon4's big numbers (a microsecond each). `None` outside the fast range.
+fn fixed_fast(x: f64, places: usize) -> Option<String> {
+    if !x.is_finite() || places > 9 {
+        return None;
+    }
+    let bits = x.to_bits();
+    let biased = ((bits >> 52) & 0x7ff) as i32;
+    if biased == 0 {
+        return None;
+    }
+    let m = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
+    let e = biased - 1075;
+    let scale = 10u128.pow(places as u32);
+    let q = if e >= 0 {
+        if e > 40 {
+            return None;
+        }
+        (m << e) * scale
+    } else {
+        let shift = (-e) as u32;
+        if shift > 120 {
+            return None;
+        }
+        let n = m * scale;
+        let (q, r) = (n >> shift, n & ((1 << shift) - 1));
+        let half = 1u128 << (shift - 1);
+        if r > half || (r == half && q & 1 == 1) {
+            q + 1
+        } else {
+            q
+        }
+    };
+    let sign = if bits >> 63 == 1 { "-" } else { "" };
+    let (whole, frac) = (q / scale, q % scale);
+    Some(if places == 0 {
+        format!("{sign}{whole}")
+    } else {
+        format!("{sign}{whole}.{frac:0places$}")
+    })
 }
 
 /// A human figure in the chosen unit system, e.g. `"36.08 GiB"` or `"38.74 GB"`.
@@ -397,6 +494,78 @@ pub fn thousands_free(num: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_formatting_matches_core() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut values = vec![
+            0.0,
+            -0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.125,
+            0.92,
+            0.9125,
+            3.6077880859375,
+            1e-7,
+            123456.789,
+            -0.001,
+            9.99995,
+            0.00005,
+            1e12,
+            4503599627370497.0,
+        ];
+        for _ in 0..50_000 {
+            values.push(f64::from_bits(next()));
+            values.push((next() % 10_000_000) as f64 / (next() % 9_999 + 1) as f64);
+            values.push((next() % 100_000) as f64 / 10_000.0);
+        }
+        for x in values {
+            for places in [0, 1, 2, 4, 9] {
+                assert_eq!(
+                    py_fixed(x, places),
+                    format!("{x:.places$}"),
+                    "{x:e} {places}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn format_gib_integer_path_matches_float_formatting() {
+        let float = |b: i128| {
+            let x = b as f64 / GIB as f64;
+            let mut s = format!("{x:.2}");
+            if s.ends_with('0') {
+                s.pop();
+            }
+            s
+        };
+        // A tie: 100 b = 2^29 (mod 2^30), so b / 2^30 sits exactly between two hundredths.
+        let inv25 = (1..1u128 << 28)
+            .find(|k| (25 * k) % (1 << 28) == 1)
+            .unwrap();
+        let tie = ((1u128 << 27) * inv25 % (1 << 28)) as i128;
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut values = vec![0, 1, -1, tie, tie + (1 << 30), -tie, GIB as i128 - 1];
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            values.push((state >> 11) as i128 * if state % 3 == 0 { -1 } else { 1 });
+            values.push((state % (200 * GIB)) as i128);
+        }
+        for b in values {
+            assert_eq!(format_gib(b), float(b), "{b}");
+        }
+    }
 
     #[test]
     fn format_gib_matches_python() {
