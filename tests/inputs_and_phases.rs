@@ -877,3 +877,30 @@ fn an_examples_measurements_give_way_to_the_users_changes() {
     let (field, _) = refused("example=s1-three-cards&pp=2&weights=1GiB,2GiB,3GiB");
     assert_eq!(field, "weights");
 }
+
+#[test]
+fn an_auto_fit_that_holds_no_token_fails_at_the_capacity_check() {
+    // vLLM's auto-fit takes the capacity check's place: with or without `auto`, a 3 MiB pin
+    // (one 2 MiB block besides the null block) fails there, and the sentence says why.
+    for q in [
+        "model=llama-3.1-8b-instruct&kv-bytes=3MiB",
+        "model=llama-3.1-8b-instruct&kv-bytes=3MiB&max-model-len=auto",
+    ] {
+        let p = plan_of(q).unwrap();
+        let f = p.first_failure().unwrap();
+        assert_eq!(f.phase, Phase::Capacity, "{q}");
+    }
+    let p = plan_of("model=llama-3.1-8b-instruct&kv-bytes=3MiB&max-model-len=auto").unwrap();
+    let f = p.first_failure().unwrap();
+    assert!(
+        f.message
+            .contains("less than the one block (2,097,152 B) a single token takes"),
+        "{}",
+        &*f.message
+    );
+    assert!(f
+        .vllm_error
+        .as_deref()
+        .unwrap()
+        .starts_with("Cannot auto-fit max_model_len"));
+}

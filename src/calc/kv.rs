@@ -187,7 +187,8 @@ pub enum KvError {
         estimate: u64,
     },
     /// "Cannot auto-fit max_model_len ..."
-    AutoFit { worker: usize },
+    /// `bytes_per_block` is the worker's block: not even one token's block fits.
+    AutoFit { worker: usize, bytes_per_block: u64 },
     /// An input vLLM itself would reject (no layers with a size, a zero block size).
     Invalid(String),
 }
@@ -516,7 +517,10 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             }
             let e = estimate(w, upper);
             if e == 0 {
-                return Err(KvError::AutoFit { worker: w });
+                return Err(KvError::AutoFit {
+                    worker: w,
+                    bytes_per_block: *bpb,
+                });
             }
             fit = fit.min(e);
         }

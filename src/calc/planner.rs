@@ -1512,8 +1512,12 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 worker: worker * per_stage,
                 bytes_per_block,
             },
-            KvError::AutoFit { worker } => KvError::AutoFit {
+            KvError::AutoFit {
+                worker,
+                bytes_per_block,
+            } => KvError::AutoFit {
                 worker: worker * per_stage,
+                bytes_per_block,
             },
             KvError::Capacity {
                 worker,
@@ -1533,10 +1537,11 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     match kv_result {
         Err(e) => {
             let (phase, rank) = match &e {
-                KvError::NoMemory { worker, .. } | KvError::AutoFit { worker } => {
-                    (Phase::KvSizing, *worker as u32)
+                KvError::NoMemory { worker, .. } => (Phase::KvSizing, *worker as u32),
+                // The auto-fit takes the capacity check's place (_check_enough_kv_cache_memory).
+                KvError::Capacity { worker, .. } | KvError::AutoFit { worker, .. } => {
+                    (Phase::Capacity, *worker as u32)
                 }
-                KvError::Capacity { worker, .. } => (Phase::Capacity, *worker as u32),
                 KvError::Invalid(msg) => return Err(CalcError::new("model", msg.clone())),
             };
             let message = match &e {
@@ -1562,6 +1567,16 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                             amount(ranks[rank as usize].available_kv)
                         ),
                     }
+                }
+                KvError::AutoFit {
+                    bytes_per_block, ..
+                } => {
+                    let left = ranks[rank as usize].available_kv - i128::from(*bytes_per_block);
+                    format!(
+                        "rank {rank}: max-model-len auto finds no length that fits: {} is left after the null block, less than the one block ({} B) a single token takes",
+                        amount(left.max(0)),
+                        Grouped(i128::from(*bytes_per_block))
+                    )
                 }
                 _ => format!(
                     "rank {rank}: nothing is left for the KV cache ({} available)",
@@ -2057,19 +2072,27 @@ fn measured_kv_plan(
                     r,
                     KvError::AutoFit {
                         worker: r.rank as usize,
+                        bytes_per_block: 0,
                     },
                     why,
                 )
             })
         });
     if let Some((r, e, why)) = starved {
+        // The auto-fit is part of the capacity check; no memory at all fails KV sizing.
+        let phase = if matches!(e, KvError::AutoFit { .. }) {
+            checks.push(kv_sizing_ok());
+            Phase::Capacity
+        } else {
+            Phase::KvSizing
+        };
         checks.push(Check {
-            phase: Phase::KvSizing,
+            phase,
             ok: false,
             rank: Some(r.rank),
             message: why.into(),
             vllm_error: Some(e.vllm_message(s.version)),
-            knobs: kv_knobs(Phase::KvSizing),
+            knobs: kv_knobs(phase),
             not_knobs: vec!["max-model-len"],
         });
         log_lines.push(format!("ValueError: {}", e.vllm_message(s.version)));
