@@ -475,6 +475,11 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
         );
         plot.y_axis(&ticks(0.0, ymax, 6), &|v| format!("{v:.0}"), uname);
         let bar_w = if n > 24 { 0.9 } else { 0.7 };
+        let deciding = plan
+            .first_failure()
+            .and_then(|c| c.rank)
+            .or(plan.replica.as_ref().map(|r| r.limiting_rank))
+            .unwrap_or(0);
         for (i, bar) in bars.iter().enumerate() {
             let x0 = i as f64 + (1.0 - bar_w) / 2.0;
             let x1 = x0 + bar_w;
@@ -487,8 +492,18 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
                 r.layers.0,
                 r.layers.1.saturating_sub(1)
             );
+            // The rank that decides (the first failure's, else the pool's limit): a chart
+            // that scrolls on a phone brings it into view.
+            let current = if bar.ranks.contains(&deciding) {
+                format!(
+                    r#" data-current="true" data-cx="{}""#,
+                    plot.at(((x0 + x1) / 2.0, 0.0)).0
+                )
+            } else {
+                String::new()
+            };
             overlay.push_str(&format!(
-                r#"<g data-testid="rank-bar-{first}" data-ranks="{}" role="group" aria-label="{}">"#,
+                r#"<g data-testid="rank-bar-{first}" data-ranks="{}"{current} role="group" aria-label="{}">"#,
                 bar.ranks
                     .iter()
                     .map(u32::to_string)

@@ -197,7 +197,7 @@ fn bind_html(id: &'static str, html: Memo<String>) {
             }
             // Reading a width forces a layout: for the two sweeps only, and in the next frame,
             // after every panel has been written.
-            if matches!(id, "len-svg" | "pool-svg") {
+            if matches!(id, "len-svg" | "pool-svg" | "rank-svg") {
                 request_animation_frame(move || reveal_current(&el));
             }
         }
@@ -279,7 +279,7 @@ fn reveal_current(el: &web_sys::Element) {
         .query_selector("[data-current=true]")
         .ok()
         .flatten()
-        .and_then(|c| c.get_attribute("cx"))
+        .and_then(|c| c.get_attribute("cx").or_else(|| c.get_attribute("data-cx")))
         .and_then(|x| crate::calc::decimal::parse_f64(&x));
     if let Some(cx) = cx {
         let x = cx / f64::from(charts::CHART_W) * f64::from(scroll);

@@ -561,6 +561,23 @@ test('on a phone a sweep scrolls its ringed current point into view', async () =
   await context.close();
 });
 
+test('on a phone the rank chart scrolls the deciding rank into view', async () => {
+  // S1 fails on its last stage (rank 2), off the right edge of a 360 px screen.
+  const { context, page, problems } = await open(browser, '/?v=1&example=s1-three-cards', {
+    context: { viewport: { width: 360, height: 800 } },
+  });
+  await page.waitForSelector('#rank-svg [data-current="true"]', { state: 'attached' });
+  assert.equal(await page.getAttribute('#rank-svg [data-current="true"]', 'data-testid'), 'rank-bar-2');
+  await page.waitForFunction(() => {
+    const box = document.getElementById('rank-svg');
+    const bar = box.querySelector('[data-current="true"]').getBoundingClientRect();
+    const view = box.getBoundingClientRect();
+    return box.scrollLeft > 0 && bar.left >= view.left - 1 && bar.right <= view.right + 1;
+  });
+  assertClean(problems);
+  await context.close();
+});
+
 test('the legend lists the measured overhead only where a bar draws it', async () => {
   const { context, page, problems } = await open(browser, '/?v=1');
   const shown = () => page.locator('[data-testid="rank-chart"] .legend li.overhead').isVisible();
