@@ -870,6 +870,10 @@ fn an_examples_measurements_give_way_to_the_users_changes() {
     // S2's gate on an H100: the gate is a unified-memory notion, so it goes.
     let p = plan_of("example=s2-unified-gate&gpu=h100-sxm-80gb").unwrap();
     assert!(p.unified.is_none());
+    // A gate term typed for that gate is refused by name rather than dropped silently.
+    let (field, message) = refused("example=s2-unified-gate&gpu=h100-sxm-80gb&headroom=4GiB");
+    assert_eq!(field, "headroom");
+    assert!(message.contains("does not apply"), "{message}");
     // S1's three-stage weights under PP=2: the list no longer fits, so the estimates plan.
     let p = plan_of("example=s1-three-cards&pp=2").unwrap();
     assert_eq!(p.pp, 2);

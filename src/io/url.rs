@@ -1134,6 +1134,19 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
         let other_gpu = s.gpu.id != example_gpu;
         if state.get(Field::MemAvailable).is_none() && (other_gpu || !s.gpu.unified_memory) {
             s.unified = None;
+            // The gate's terms typed for the example's gate have nothing left to tune.
+            for field in [Field::Headroom, Field::Overhead] {
+                if state.get(field).is_some() {
+                    return Err(fail(
+                        field,
+                        format!(
+                            "{} belongs to the example's unified-memory gate, which does not apply to {}; give mem-available to gate this GPU",
+                            field.flag(),
+                            s.gpu.name
+                        ),
+                    ));
+                }
+            }
         }
         // Free memory was read on the example's GPU. (With its total replaced, a reading above
         // the new total is refused by name: the same box, contradicted.)
