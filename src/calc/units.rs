@@ -134,6 +134,9 @@ fn write_grouped(out: &mut impl fmt::Write, negative: bool, abs: u128) -> fmt::R
 /// assert_eq!(headroom::calc::units::lcm(48, 64), 192);
 /// ```
 pub fn lcm(a: u64, b: u64) -> u64 {
+    if a == 0 || b == 0 {
+        return 0;
+    }
     let (mut x, mut y) = (a, b);
     while y != 0 {
         (x, y) = (y, x % y);
