@@ -1045,3 +1045,64 @@ fn notes_follow_the_unit() {
         gib.stdout
     );
 }
+
+#[test]
+fn an_examples_measurements_give_way_in_the_cli_as_on_the_page() {
+    // The same rule as the page's (catalog::examples::give_way): the CLI and a link agree.
+    for (args, query) in [
+        (
+            vec!["plan", "--example", "s1-three-cards", "--gpu", "h200-141gb"],
+            "example=s1-three-cards&gpu=h200-141gb",
+        ),
+        (
+            vec![
+                "plan",
+                "--example",
+                "s1-three-cards",
+                "-pp",
+                "2",
+                "--gpus",
+                "2",
+            ],
+            "example=s1-three-cards&pp=2&gpus=2",
+        ),
+        (
+            vec![
+                "plan",
+                "--example",
+                "s2-unified-gate",
+                "--gpu",
+                "h100-sxm-80gb",
+            ],
+            "example=s2-unified-gate&gpu=h100-sxm-80gb",
+        ),
+    ] {
+        let (code, cli) = json(&args);
+        assert_ne!(code, 2, "{args:?}: refused: {cli}");
+        let d = headroom::io::url::decode(query);
+        let page = headroom::calc::plan(&headroom::io::url::scenario(&d.state).unwrap()).unwrap();
+        assert_eq!(cli["starts"], page.starts(), "{args:?}");
+        assert_eq!(
+            cli["replica"]["num_blocks"].as_u64(),
+            page.replica.as_ref().map(|r| r.num_blocks),
+            "{args:?}"
+        );
+        assert_eq!(cli["unified"].is_null(), page.unified.is_none(), "{args:?}");
+    }
+    // A gate term typed for the dropped gate is refused by name in both.
+    let r = headroom(&[
+        "plan",
+        "--example",
+        "s2-unified-gate",
+        "--gpu",
+        "h100-sxm-80gb",
+        "--headroom",
+        "4GiB",
+    ]);
+    assert_eq!(r.code, 2);
+    assert!(
+        r.stderr.contains("--headroom:") && r.stderr.contains("does not apply"),
+        "{}",
+        r.stderr
+    );
+}

@@ -264,3 +264,58 @@ pub fn examples() -> Vec<Example> {
 pub fn example(id: &str) -> Option<Example> {
     info(id).map(ExampleInfo::example)
 }
+
+/// An example's measurements give way when the user changes what they were taken on, so
+/// nothing blocks on a value no field shows: its unified-memory gate, free memory and
+/// available KV on another GPU (the gate also on one without unified memory), its per-stage
+/// lists under another pipeline size. `typed(flag)` says whether the user gave that flag
+/// themself. A gate term the user typed for a gate that goes is refused by name.
+/// The CLI and the page both apply it after every flag.
+pub fn give_way(
+    s: &mut Scenario,
+    example_gpu: &str,
+    typed: impl Fn(&str) -> bool,
+) -> Result<(), (&'static str, String)> {
+    let other_gpu = s.gpu.id != example_gpu;
+    if !typed("mem-available") && (other_gpu || !s.gpu.unified_memory) && s.unified.is_some() {
+        s.unified = None;
+        for flag in ["headroom", "overhead", "guard-threshold"] {
+            if typed(flag) {
+                return Err((
+                    flag,
+                    format!(
+                        "{flag} belongs to the example's unified-memory gate, which does not apply to {}; give mem-available to gate this GPU",
+                        s.gpu.name
+                    ),
+                ));
+            }
+        }
+    }
+    if other_gpu {
+        if !typed("free-memory") {
+            s.runtime.free_memory = None;
+        }
+        if !typed("available-kv") {
+            s.runtime.available_kv = None;
+            s.runtime.available_kv_per_stage = None;
+        }
+    }
+    let pp = s.parallel.pp as usize;
+    if !typed("weights")
+        && s.runtime
+            .weights_per_stage
+            .as_ref()
+            .is_some_and(|l| l.len() != pp)
+    {
+        s.runtime.weights_per_stage = None;
+    }
+    if !typed("available-kv")
+        && s.runtime
+            .available_kv_per_stage
+            .as_ref()
+            .is_some_and(|l| l.len() != pp)
+    {
+        s.runtime.available_kv_per_stage = None;
+    }
+    Ok(())
+}

@@ -1126,54 +1126,13 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
         let alone = state.get(Field::Gpu).is_none() && state.get(Field::Example).is_none();
         catalog::set_gpu_total(&mut s.gpu, total, alone);
     }
-    // An example's measurements give way when the user changes what they were taken on: its
-    // unified-memory gate on a GPU with memory of its own, its per-stage lists under another
-    // pipeline size (the fields are empty, so nothing could be fixed there).
+    // An example's measurements give way to the user's changes (the CLI applies the same rule).
     if state.get(Field::Example).is_some() {
         let example_gpu = base(state)?.gpu.id;
-        let other_gpu = s.gpu.id != example_gpu;
-        if state.get(Field::MemAvailable).is_none() && (other_gpu || !s.gpu.unified_memory) {
-            s.unified = None;
-            // The gate's terms typed for the example's gate have nothing left to tune.
-            for field in [Field::Headroom, Field::Overhead] {
-                if state.get(field).is_some() {
-                    return Err(fail(
-                        field,
-                        format!(
-                            "{} belongs to the example's unified-memory gate, which does not apply to {}; give mem-available to gate this GPU",
-                            field.flag(),
-                            s.gpu.name
-                        ),
-                    ));
-                }
-            }
-        }
-        // Free memory was read on the example's GPU. (With its total replaced, a reading above
-        // the new total is refused by name: the same box, contradicted.)
-        if state.get(Field::Free).is_none() && other_gpu {
-            s.runtime.free_memory = None;
-        }
-        if state.get(Field::AvailableKv).is_none() && other_gpu {
-            s.runtime.available_kv = None;
-            s.runtime.available_kv_per_stage = None;
-        }
-        let pp = s.parallel.pp as usize;
-        if state.get(Field::Weights).is_none()
-            && s.runtime
-                .weights_per_stage
-                .as_ref()
-                .is_some_and(|l| l.len() != pp)
-        {
-            s.runtime.weights_per_stage = None;
-        }
-        if state.get(Field::AvailableKv).is_none()
-            && s.runtime
-                .available_kv_per_stage
-                .as_ref()
-                .is_some_and(|l| l.len() != pp)
-        {
-            s.runtime.available_kv_per_stage = None;
-        }
+        let typed = |flag: &str| Field::from_flag(flag).is_some_and(|f| state.get(f).is_some());
+        catalog::examples::give_way(&mut s, &example_gpu, typed).map_err(|(flag, message)| {
+            fail(Field::from_flag(flag).unwrap_or(Field::Example), message)
+        })?;
     }
     // Without `gpus`, the deployment has exactly the GPUs its layout uses.
     if state.get(Field::Gpus).is_none() && state.get(Field::Example).is_none() {
