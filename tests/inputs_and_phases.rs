@@ -908,3 +908,61 @@ fn an_auto_fit_that_holds_no_token_fails_at_the_capacity_check() {
         .unwrap()
         .starts_with("Cannot auto-fit max_model_len"));
 }
+
+#[test]
+fn context_length_edge_cases_follow_vllm() {
+    let len = |p: &Plan| p.replica.as_ref().map(|r| r.max_model_len);
+    // No length key: a given length is taken as it is.
+    let mut st = url::UrlState::default();
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/catalog/models/llama-3.1-8b-instruct.json"
+    ))
+    .unwrap();
+    let mut raw: serde_json::Value = serde_json::from_str(&text).unwrap();
+    raw["config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("max_position_embeddings");
+    st.set(Field::Config, &raw["config"].to_string()).unwrap();
+    st.set(Field::MaxModelLen, "4096").unwrap();
+    let p = plan_of(&url::encode(&st)).unwrap();
+    assert_eq!(len(&p), Some(4096));
+    assert!(!p.notes.iter().any(|n| n.contains("assumes 2048")));
+    // "su" is LongRoPE's old name.
+    let su = pasted(|c| {
+        c["max_position_embeddings"] = 131_072.into();
+        c["original_max_position_embeddings"] = 4096.into();
+        c["rope_scaling"] =
+            serde_json::json!({"type": "su", "long_factor": [1.0], "short_factor": [1.0]});
+    })
+    .unwrap();
+    assert_eq!(len(&su), Some(4096));
+    // RoPE inside text_config is the text model's.
+    let nested = pasted(|c| {
+        let inner = c.clone();
+        *c = serde_json::json!({"model_type": "llava", "text_config": inner});
+        c["text_config"]["max_position_embeddings"] = 4096.into();
+        c["text_config"]["rope_scaling"] =
+            serde_json::json!({"rope_type": "linear", "factor": 4.0});
+    })
+    .unwrap();
+    assert_eq!(len(&nested), Some(16_384));
+    // A YaRN variant keeps its already-scaled length.
+    let yarn = pasted(|c| {
+        c["max_position_embeddings"] = 32_768.into();
+        c["rope_scaling"] = serde_json::json!({"rope_type": "telechat3-yarn", "factor": 4.0});
+    })
+    .unwrap();
+    assert_eq!(len(&yarn), Some(32_768));
+    // The last layer type's factor wins, and a null factor counts as 1.
+    let null_last = pasted(|c| {
+        c["max_position_embeddings"] = 4096.into();
+        c["rope_scaling"] = serde_json::json!({
+            "full_attention": {"rope_type": "linear", "factor": 4.0},
+            "sliding_attention": {"rope_type": "linear", "factor": null}
+        });
+    })
+    .unwrap();
+    assert_eq!(len(&null_last), Some(4096));
+}

@@ -692,13 +692,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             "LongRoPE: vLLM defaults max-model-len to original_max_position_embeddings ({default_len}), not the derived {derived}; give --max-model-len for longer requests."
         ));
     }
-    if m.max_len_key.starts_with("none") {
+    if m.max_len_key.starts_with("none") && !matches!(s.engine.max_model_len, MaxLen::Value(_)) {
         notes.push("The config gives no context length (max_position_embeddings or another length key): vLLM assumes 2048.".into());
     }
     let max_len = match s.engine.max_model_len {
         MaxLen::ModelDefault => MaxModelLen::Value(default_len),
         MaxLen::Value(n) => {
-            if n > derived {
+            // With no length key in the config, vLLM takes the length given as it is.
+            if n > derived && !m.max_len_key.starts_with("none") {
                 return Err(CalcError::new(
                     "max-model-len",
                     format!(

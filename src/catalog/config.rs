@@ -246,7 +246,6 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
 /// length, how it was derived (for messages), and LongRoPE's default (the original length).
 fn derived_max_len(
     f: &Fields,
-    top: &Map,
     model_type: &str,
 ) -> Result<(u64, String, Option<u64>), ConfigError> {
     const KEYS: [&str; 9] = [
@@ -277,10 +276,10 @@ fn derived_max_len(
     } else {
         format!("{key}={len}")
     };
-    // RoPE parameters: one dict, or one per layer type.
+    // RoPE parameters (vLLM reads the text config's): one dict, or one per layer type.
     let rope = ["rope_parameters", "rope_scaling"]
         .iter()
-        .find_map(|k| top.get(k).and_then(Value::as_object));
+        .find_map(|k| f.get(k).and_then(Value::as_object));
     let params: Vec<&Map> = match rope {
         Some(r) if r.iter().any(|(_, v)| v.as_object().is_some()) => {
             r.iter().filter_map(|(_, v)| v.as_object()).collect()
@@ -288,19 +287,26 @@ fn derived_max_len(
         Some(r) => vec![r],
         None => Vec::new(),
     };
+    // patch_rope_parameters: `type` is the old key; "su" is LongRoPE's old name, and
+    // "*-yarn" variants are YaRN.
     let kind = |p: &Map| {
-        p.get("rope_type")
+        let t = p
+            .get("rope_type")
             .or_else(|| p.get("type"))
             .and_then(Value::as_str)
-            .unwrap_or("default")
-            .to_string()
+            .unwrap_or("default");
+        match t {
+            "su" => "longrope".to_string(),
+            t if t.contains("yarn") && t != "deepseek_yarn" => "yarn".to_string(),
+            t => t.to_string(),
+        }
     };
-    let mut factor: Option<f64> = None;
+    // The last layer type's factor wins; a null factor counts as 1 (vLLM warns).
+    let mut factor: Option<Option<f64>> = None;
     if !model_type.contains("gemma3") {
         for p in &params {
             let t = kind(p);
             let scaled = [
-                "su",
                 "longrope",
                 "llama3",
                 "yarn",
@@ -308,14 +314,17 @@ fn derived_max_len(
                 "deepseek_llama_scaling",
             ];
             if !scaled.contains(&t.as_str()) {
-                if let Some(x) = p.get("factor").and_then(Value::as_f64) {
-                    factor = Some(x);
+                if let Some(x) = p.get("factor") {
+                    factor = Some(x.as_f64());
                 }
             }
         }
     }
     let mut len = len;
-    if let Some(x) = factor.filter(|x| x.is_finite() && *x > 0.0 && *x != 1.0) {
+    if let Some(x) = factor
+        .flatten()
+        .filter(|x| x.is_finite() && *x > 0.0 && *x != 1.0)
+    {
         let scaled = (len as f64 * x).min(1e12);
         len = scaled as u64;
         how = format!(
@@ -326,10 +335,7 @@ fn derived_max_len(
     let longrope = params
         .iter()
         .any(|p| kind(p) == "longrope")
-        .then(|| {
-            top.get("original_max_position_embeddings")
-                .and_then(Value::as_u64)
-        })
+        .then(|| f.uint("original_max_position_embeddings").ok().flatten())
         .flatten();
     Ok((len, how, longrope))
 }
@@ -376,7 +382,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
     };
     let vocab = f.need("vocab_size")?;
     let model_type = f.string("model_type").unwrap_or("");
-    let (max_pos, max_len_key, longrope_default) = derived_max_len(&f, top, model_type)?;
+    let (max_pos, max_len_key, longrope_default) = derived_max_len(&f, model_type)?;
 
     // MLA: DeepSeek-V2/V3/R1 and Kimi-K2 carry kv_lora_rank.
     let mla = match f.uint("kv_lora_rank")? {
