@@ -966,3 +966,32 @@ fn context_length_edge_cases_follow_vllm() {
     .unwrap();
     assert_eq!(len(&null_last), Some(4096));
 }
+
+#[test]
+fn quantization_formats_follow_vllm_0_33_loaders() {
+    let json = |t: &str| -> serde_json::Value { serde_json::from_str(t).unwrap() };
+    let q = |qc: &str| {
+        let qc = json(qc);
+        pasted(move |c| c["quantization_config"] = qc.clone())
+    };
+    let w = |p: &Plan| p.ranks[0].weights.0;
+    // GPTQ: symmetric only at 0.33, and `bits` (not AWQ's `w_bit`).
+    let (_, m) =
+        q(r#"{"quant_method": "gptq", "bits": 4, "group_size": 128, "sym": false}"#).unwrap_err();
+    assert!(m.contains("symmetric"), "{m}");
+    let (_, m) = q(r#"{"quant_method": "gptq", "w_bit": 4}"#).unwrap_err();
+    assert!(m.contains("bits is missing"), "{m}");
+    assert!(q(r#"{"quant_method": "awq", "w_bit": 4, "q_group_size": 128}"#).is_ok());
+    // ModelOpt: the algorithms vLLM loads, also in the nested `quantization` form.
+    let nvfp4 = q(r#"{"quant_method": "modelopt", "quantization": {"quant_algo": "NVFP4", "kv_cache_quant_algo": "FP8"}}"#).unwrap();
+    let fp8 = q(r#"{"quant_method": "modelopt", "quant_algo": "FP8"}"#).unwrap();
+    assert!(w(&nvfp4) < w(&fp8));
+    let (_, m) = q(r#"{"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}"#).unwrap_err();
+    assert!(m.contains("ModelOpt loads"), "{m}");
+    // compressed-tensors: the weights' own scheme, not a word anywhere in the config.
+    let w4a8 = q(r#"{"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "group_size": 128}, "input_activations": {"num_bits": 8, "type": "float"}}}}"#).unwrap();
+    let w4a16 = q(r#"{"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "group_size": 128}}}}"#).unwrap();
+    assert_eq!(w(&w4a8), w(&w4a16), "int4 weights either way");
+    let nvfp4_ct = q(r#"{"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}"#).unwrap();
+    assert!(w(&nvfp4_ct) != w(&w4a8));
+}

@@ -238,6 +238,8 @@ pub struct Model {
     pub sparse_mla: bool,
     /// `quantization_config.quant_method` as written (lower case), `""` when unquantized.
     pub quant_method: String,
+    /// GPTQ's `sym: false` (zero points): vLLM 0.33's AutoGPTQ takes symmetric weights only.
+    pub quant_asymmetric: bool,
 }
 
 impl Model {
@@ -280,6 +282,7 @@ impl Model {
             vision_encoder: false,
             sparse_mla: false,
             quant_method: String::new(),
+            quant_asymmetric: false,
         }
     }
 

@@ -361,14 +361,15 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             ));
         }
         if matches!(q, "gptq" | "gptq_marlin")
-            && matches!(
-                s.model.quant,
-                super::model::WeightQuant::Int { bits: 2 | 3, .. }
-            )
+            && (s.model.quant_asymmetric
+                || matches!(
+                    s.model.quant,
+                    super::model::WeightQuant::Int { bits: 2 | 3, .. }
+                ))
         {
             return Err(CalcError::new(
                 "config",
-                format!("vLLM {}'s GPTQ loader takes 4- and 8-bit weights only (AutoGPTQConfig.TYPE_MAP)", VllmVersion::CURRENT),
+                format!("vLLM {}'s GPTQ loader takes symmetric 4- and 8-bit weights only (AutoGPTQConfig.TYPE_MAP)", VllmVersion::CURRENT),
             ));
         }
     }

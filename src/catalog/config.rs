@@ -134,21 +134,31 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
                 .into(),
         ));
     }
-    let kv_fp8 = q.get("kv_cache_scheme").is_some_and(|v| !v.is_null())
-        || q.get("kv_cache_quant_algo").and_then(Value::as_str) == Some("FP8");
     let method = q
         .get("quant_method")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_ascii_lowercase();
-    let algo = q
+    // ModelOpt keeps its algorithms under `quantization` in the traditional format.
+    let modelopt = q
+        .get("quantization")
+        .and_then(Value::as_object)
+        .filter(|_| method.starts_with("modelopt"))
+        .unwrap_or(q);
+    let kv_fp8 = q.get("kv_cache_scheme").is_some_and(|v| !v.is_null())
+        || modelopt.get("kv_cache_quant_algo").and_then(Value::as_str) == Some("FP8");
+    let algo = modelopt
         .get("quant_algo")
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_ascii_uppercase();
     let group = q.get("group_size").and_then(Value::as_u64).unwrap_or(128);
-    // vLLM's GPTQ and AWQ configs read the width with get_from_keys, which raises without it.
-    let width = q.get("bits").or_else(|| q.get("w_bit"));
+    // vLLM's GPTQ and AWQ configs read the width with get_from_keys, which raises without it
+    // (AWQ also takes `w_bit`).
+    let width = match method.as_str() {
+        "awq" | "awq_marlin" => q.get("w_bit").or_else(|| q.get("bits")),
+        _ => q.get("bits"),
+    };
     if width.is_none()
         && matches!(
             method.as_str(),
@@ -176,6 +186,11 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
             ))
         })?,
     };
+    let ct_weights = q
+        .get("config_groups")
+        .and_then(Value::as_object)
+        .and_then(|g| g.iter().find_map(|(_, v)| v.get("weights")))
+        .and_then(Value::as_object);
     let w = match method.as_str() {
         "fp8" => {
             let block = q
@@ -206,15 +221,56 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
             )))
         }
         "awq" | "gptq" | "awq_marlin" | "gptq_marlin" => WeightQuant::Int { bits, group },
-        "modelopt" | "modelopt_fp4" if algo.contains("NVFP4") || algo.contains("FP4") => {
-            WeightQuant::Nvfp4
-        }
-        "modelopt" => WeightQuant::Fp8 { block: 0 },
+        // ModelOpt's algorithms (modelopt.py LINEAR_ALGOS and MIXED_PRECISION).
+        m if m.starts_with("modelopt") => match algo.as_str() {
+            "NVFP4" | "W4A16_NVFP4" => WeightQuant::Nvfp4,
+            "FP8_PB_WO" => WeightQuant::Fp8 { block: 128 },
+            // MXFP8's e8m0 scale per 32 weights is 3 %; MIXED_PRECISION varies by layer.
+            "FP8" | "FP8_PER_CHANNEL_PER_TOKEN" | "MXFP8" | "MIXED_PRECISION" => {
+                WeightQuant::Fp8 { block: 0 }
+            }
+            other => {
+                return Err(err(format!(
+                    "quant_algo {other:?}: vLLM's ModelOpt loads FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, NVFP4, W4A16_NVFP4, MXFP8 and MIXED_PRECISION only"
+                )))
+            }
+        },
         // LLM.int8 with load_in_8bit; otherwise 4-bit (NF4/FP4) in blocks of 64.
         "bitsandbytes" if q.get("load_in_8bit").and_then(Value::as_bool) == Some(true) => {
             WeightQuant::Int8
         }
         "bitsandbytes" => WeightQuant::Int { bits: 4, group: 64 },
+        // The weights' scheme of the first config group: width, int or float, group size.
+        "compressed-tensors" if ct_weights.is_some() => {
+            let w = ct_weights.unwrap_or(q);
+            let num_bits = w.get("num_bits").and_then(Value::as_u64).unwrap_or(8);
+            let float = w.get("type").and_then(Value::as_str) == Some("float");
+            let block = w
+                .get("block_structure")
+                .and_then(Value::as_array)
+                .and_then(|b| b.first())
+                .and_then(Value::as_u64)
+                .unwrap_or(0);
+            // Per-channel (no group): a scale per row, negligible beside the weights.
+            let group = w
+                .get("group_size")
+                .and_then(Value::as_u64)
+                .filter(|g| *g > 0)
+                .unwrap_or(1 << 16);
+            match (num_bits, float) {
+                (4, true) if group == 32 => WeightQuant::Mxfp4,
+                (4, true) => WeightQuant::Nvfp4,
+                (8, true) => WeightQuant::Fp8 { block },
+                (8, false) => WeightQuant::Int8,
+                (bits @ (2 | 3 | 4), false) => WeightQuant::Int { bits, group },
+                (bits, _) => {
+                    return Err(err(format!(
+                        "compressed-tensors weights of {bits} bits ({}) are not a format Headroom can size",
+                        if float { "float" } else { "int" }
+                    )))
+                }
+            }
+        }
         "compressed-tensors" => {
             let text = Value::Object(q.clone()).to_string().to_ascii_lowercase();
             if text.contains("nvfp4") || text.contains("\"num_bits\":4") && text.contains("float") {
@@ -578,6 +634,11 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
             .get("vision_config")
             .is_some_and(|v| v.as_object().is_some()),
         sparse_mla: f.get("index_topk").is_some(),
+        quant_asymmetric: f
+            .get("quantization_config")
+            .and_then(|q| q.get("sym"))
+            .and_then(Value::as_bool)
+            == Some(false),
         quant_method,
     };
     model
