@@ -262,7 +262,7 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
                 (4, true) => WeightQuant::Nvfp4,
                 (8, true) => WeightQuant::Fp8 { block },
                 (8, false) => WeightQuant::Int8,
-                (bits @ (2 | 3 | 4), false) => WeightQuant::Int { bits, group },
+                (bits @ 2..=4, false) => WeightQuant::Int { bits, group },
                 (bits, _) => {
                     return Err(err(format!(
                         "compressed-tensors weights of {bits} bits ({}) are not a format Headroom can size",
