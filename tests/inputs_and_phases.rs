@@ -995,3 +995,24 @@ fn quantization_formats_follow_vllm_0_33_loaders() {
     let nvfp4_ct = q(r#"{"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}"#).unwrap();
     assert!(w(&nvfp4_ct) != w(&w4a8));
 }
+
+#[test]
+fn kv_sizing_does_not_claim_ranks_vllm_never_checked() {
+    // Rank 0 fails its capacity check before vLLM reaches rank 1, which has no memory.
+    let p = plan_of("model=llama-3.1-70b-instruct&pp=3&available-kv=10GiB,0,5GiB").unwrap();
+    let sizing = p
+        .checks
+        .iter()
+        .find(|c| c.phase == Phase::KvSizing)
+        .unwrap();
+    assert!(
+        sizing.message.starts_with("rank 0 has memory left"),
+        "{}",
+        &*sizing.message
+    );
+    assert!(!sizing.message.contains("every rank"));
+    // An auto-fit with nothing after the null block says so, not "0.00 GiB is left".
+    let p = plan_of("model=llama-3.1-8b-instruct&kv-bytes=1&max-model-len=auto").unwrap();
+    let f = p.first_failure().unwrap();
+    assert!(!f.message.contains("0.00 GiB"), "{}", &*f.message);
+}

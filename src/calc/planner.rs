@@ -1575,8 +1575,12 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 } => {
                     let left = ranks[rank as usize].available_kv - i128::from(*bytes_per_block);
                     format!(
-                        "rank {rank}: max-model-len auto finds no length that fits: {} is left after the null block, less than the one block ({} B) a single token takes",
-                        amount(left.max(0)),
+                        "rank {rank}: max-model-len auto finds no length that fits: {}, less than the one block ({} B) a single token takes",
+                        if left > 0 {
+                            format!("{} is left after the null block", amount(left))
+                        } else {
+                            "nothing is left after the null block".to_string()
+                        },
                         Grouped(i128::from(*bytes_per_block))
                     )
                 }
@@ -1586,7 +1590,22 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 ),
             };
             if phase == Phase::Capacity {
-                checks.push(kv_sizing_ok());
+                // vLLM checks each rank's memory, then its capacity, in rank order: past the
+                // failing rank nothing was checked, so "every rank" would overclaim when a
+                // later rank has none.
+                let mut ok = kv_sizing_ok();
+                if ranks.iter().any(|r| r.rank > rank && r.available_kv <= 0) {
+                    ok.message = format!(
+                        "{} memory left for KV cache blocks (vLLM stops at rank {rank}'s capacity check; a later rank has none)",
+                        if rank == 0 {
+                            "rank 0 has".to_string()
+                        } else {
+                            format!("ranks 0 to {rank} have")
+                        }
+                    )
+                    .into();
+                }
+                checks.push(ok);
             }
             checks.push(Check {
                 phase,
@@ -1609,12 +1628,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 ok: true,
                 rank: Some(kvp.limiting_worker as u32),
                 message: format!(
-                    "one {}-token request needs {} blocks; the pool has {} blocks (limiting rank {})",
+                    "one {}-token request needs {} {}; the pool has {} blocks (limiting rank {})",
                     Grouped(i128::from(kvp.max_model_len)),
                     Grouped(i128::from(kvp.blocks_per_request)),
+                    plural(kvp.blocks_per_request, "block", "blocks"),
                     Grouped(i128::from(kvp.num_blocks)),
                     kvp.limiting_worker
-                ).into(),
+                )
+                .into(),
                 vllm_error: None,
                 knobs: kv_knobs(Phase::Capacity),
                 not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
