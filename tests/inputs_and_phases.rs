@@ -374,8 +374,11 @@ fn free_memory_above_the_gpu_total_is_refused() {
         m.contains("is more than the GPU's total of 42,949,672,960 B"),
         "{m}"
     );
-    // An example's measured free memory is checked against a replaced total as well.
-    let (f, _) = plan_of("example=s2-unified-gate&gpu-memory=100GiB").unwrap_err();
+    // An example's readings above a replaced total give way (no field shows them to fix);
+    // typed ones are refused, as above.
+    let p = plan_of("example=s2-unified-gate&gpu-memory=100GiB").unwrap();
+    assert!(p.unified.is_none());
+    let (f, _) = plan_of("example=s2-unified-gate&gpu-memory=100GiB&free=110GiB").unwrap_err();
     assert_eq!(f, "free-memory");
     assert!(plan_of("model=llama-3.1-8b-instruct&gpu-memory=80GiB&free=60GiB").is_ok());
 }
@@ -1015,4 +1018,37 @@ fn kv_sizing_does_not_claim_ranks_vllm_never_checked() {
     let p = plan_of("model=llama-3.1-8b-instruct&kv-bytes=1&max-model-len=auto").unwrap();
     let f = p.first_failure().unwrap();
     assert!(!f.message.contains("0.00 GiB"), "{}", &*f.message);
+}
+
+#[test]
+fn an_examples_measurements_leave_with_its_model() {
+    // Llama on S1's cards: none of DeepSeek-V4's stage weights, drafter or repack peak.
+    let p = plan_of("example=s1-three-cards&model=llama-3.1-8b-instruct").unwrap();
+    use headroom::calc::Term;
+    for r in &p.ranks {
+        // The cards' own readings (free memory) stay: they describe the GPU, not the model.
+        let model_terms = [
+            Term::Weights,
+            Term::Drafter,
+            Term::LoadPeak,
+            Term::Activation,
+            Term::AvailableKv,
+        ];
+        for l in r.ledger.iter().filter(|l| model_terms.contains(&l.term)) {
+            assert!(
+                !l.provenance.basis().contains("seed"),
+                "{:?} still carries {}",
+                l.term,
+                l.provenance.basis()
+            );
+        }
+        assert!(!r.holds_drafter);
+    }
+    let p = plan_of("example=s2-unified-gate&model=llama-3.1-8b-instruct").unwrap();
+    assert!(!p.ranks[0]
+        .line(headroom::calc::Term::Weights)
+        .unwrap()
+        .provenance
+        .basis()
+        .contains("79.29"));
 }

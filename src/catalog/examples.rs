@@ -266,18 +266,74 @@ pub fn example(id: &str) -> Option<Example> {
 }
 
 /// An example's measurements give way when the user changes what they were taken on, so
-/// nothing blocks on a value no field shows: its unified-memory gate, free memory and
-/// available KV on another GPU (the gate also on one without unified memory), its per-stage
-/// lists under another pipeline size. `typed(flag)` says whether the user gave that flag
-/// themself. A gate term the user typed for a gate that goes is refused by name.
-/// The CLI and the page both apply it after every flag.
+/// nothing blocks on (or silently carries) a value no field shows:
+/// - another model: every measurement of the example's model (weights, drafter, the runtime
+///   terms, the unified gate's overhead) and its speculative method;
+/// - another GPU: its free memory, available KV and unified-memory gate (the gate also on a
+///   GPU without unified memory); a replaced total below a reading drops that reading;
+/// - another pipeline size: its per-stage lists.
+///
+/// `typed(flag)` says whether the user gave that flag themself; what they typed stays. A gate
+/// term the user typed for a gate that goes is refused by name. The CLI and the page both
+/// apply it after every flag.
 pub fn give_way(
     s: &mut Scenario,
-    example_gpu: &str,
+    example: &Scenario,
     typed: impl Fn(&str) -> bool,
 ) -> Result<(), (&'static str, String)> {
-    let other_gpu = s.gpu.id != example_gpu;
-    if !typed("mem-available") && (other_gpu || !s.gpu.unified_memory) && s.unified.is_some() {
+    let other_gpu = s.gpu.id != example.gpu.id;
+    let other_model = s.model != example.model;
+    let total = s.gpu.total.0;
+    if other_model {
+        let r = &mut s.runtime;
+        if !typed("weights") {
+            r.weights = None;
+            r.weights_per_stage = None;
+        }
+        for (flag, slot) in [
+            ("activation-peak", &mut r.activation_peak),
+            ("non-torch", &mut r.non_torch),
+            ("cuda-graph", &mut r.cuda_graph),
+            ("load-peak", &mut r.load_peak),
+        ] {
+            if !typed(flag) {
+                *slot = None;
+            }
+        }
+        if !typed("available-kv") {
+            r.available_kv = None;
+            r.available_kv_per_stage = None;
+        }
+        let spec_typed = [
+            "speculative-config",
+            "num-speculative-tokens",
+            "drafter-weights",
+        ]
+        .iter()
+        .any(|f| typed(f));
+        if !spec_typed {
+            s.engine.speculative = None;
+        } else if let Some(sp) = s.engine.speculative.as_mut() {
+            if !typed("drafter-weights") {
+                sp.drafter_weights = None;
+            }
+        }
+        if let Some(u) = s.unified.as_mut() {
+            if !typed("overhead") {
+                u.overhead = None;
+            }
+        }
+    }
+    let over =
+        |m: &Option<crate::calc::scenario::Measured>| m.as_ref().is_some_and(|m| m.bytes.0 > total);
+    let gate_over = s
+        .unified
+        .as_ref()
+        .is_some_and(|u| u.mem_available.bytes.0 > total);
+    if !typed("mem-available")
+        && (other_gpu || !s.gpu.unified_memory || gate_over)
+        && s.unified.is_some()
+    {
         s.unified = None;
         for flag in ["headroom", "overhead", "guard-threshold"] {
             if typed(flag) {
@@ -291,14 +347,12 @@ pub fn give_way(
             }
         }
     }
-    if other_gpu {
-        if !typed("free-memory") {
-            s.runtime.free_memory = None;
-        }
-        if !typed("available-kv") {
-            s.runtime.available_kv = None;
-            s.runtime.available_kv_per_stage = None;
-        }
+    if !typed("free-memory") && (other_gpu || over(&s.runtime.free_memory)) {
+        s.runtime.free_memory = None;
+    }
+    if other_gpu && !typed("available-kv") {
+        s.runtime.available_kv = None;
+        s.runtime.available_kv_per_stage = None;
     }
     let pp = s.parallel.pp as usize;
     if !typed("weights")

@@ -770,7 +770,7 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
     let gpu_memory = v("gpu-memory")
         .map(|t| bytes_of("gpu-memory", t))
         .transpose()?;
-    let example_gpu = example.as_ref().map(|e| e.scenario.gpu.id.clone());
+    let example_scenario = example.as_ref().map(|e| e.scenario.clone());
     let mut s = match (example, model_text) {
         (Some(e), model) => {
             let mut s = e.scenario;
@@ -1004,8 +1004,8 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
         s.average_request_len = Some(count_in("average-request-len", t, 1, 1 << 40)?);
     }
     // An example's measurements give way to the user's changes, as on the page.
-    if let Some(gpu) = example_gpu {
-        catalog::examples::give_way(&mut s, &gpu, |flag| v(flag).is_some())
+    if let Some(e) = example_scenario {
+        catalog::examples::give_way(&mut s, &e, |flag| v(flag).is_some())
             .map_err(|(flag, message)| CliError::new(format!("--{flag}"), message))?;
     }
     let unit = match v("unit").map(|t| t.trim().to_ascii_lowercase()) {

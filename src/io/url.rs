@@ -1128,9 +1128,9 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
     }
     // An example's measurements give way to the user's changes (the CLI applies the same rule).
     if state.get(Field::Example).is_some() {
-        let example_gpu = base(state)?.gpu.id;
+        let example = base(state)?;
         let typed = |flag: &str| Field::from_flag(flag).is_some_and(|f| state.get(f).is_some());
-        catalog::examples::give_way(&mut s, &example_gpu, typed).map_err(|(flag, message)| {
+        catalog::examples::give_way(&mut s, &example, typed).map_err(|(flag, message)| {
             fail(Field::from_flag(flag).unwrap_or(Field::Example), message)
         })?;
     }
