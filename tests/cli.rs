@@ -449,10 +449,17 @@ fn exit_2_names_the_flag() {
             &["plan", &config, "--frobnicate"],
             "error: --frobnicate: unknown flag",
         ),
+        // A misspelling gets a suggestion (a unique prefix, as argparse allows, is taken).
         (
-            &["plan", &config, "--max-num-seq", "8"],
+            &["plan", &config, "--max-num-seqz", "8"],
             "did you mean --max-num-seqs?",
         ),
+        (
+            &["plan", &config, "--max-model-len", "--json"],
+            "error: --max-model-len: needs a value",
+        ),
+        // `plan` is not pointed at a flag only `solve` takes.
+        (&["plan", &config, "--fo"], "error: --fo: unknown flag"),
         (
             &["plan", &config, "--weights", "lots"],
             "error: --weights: ",
@@ -1104,5 +1111,35 @@ fn an_examples_measurements_give_way_in_the_cli_as_on_the_page() {
         r.stderr.contains("--headroom:") && r.stderr.contains("does not apply"),
         "{}",
         r.stderr
+    );
+}
+
+#[test]
+fn long_flags_take_unique_prefixes_as_argparse_does() {
+    // vLLM's own log suggests `--kv-cache-memory=...`: the prefix of --kv-cache-memory-bytes.
+    let (code, v) = json(&["plan", "llama-3.1-8b-instruct", "--kv-cache-memory=40GiB"]);
+    assert_eq!(code, 0, "{v}");
+    assert_eq!(v["input"]["kv_cache_memory_bytes"], 40u64 << 30);
+    // `plan` does not suggest `--for`, which only `solve` takes.
+    let r = headroom(&["plan", "llama-3.1-8b-instruct", "--fo", "x"]);
+    assert!(!r.stderr.contains("--for"), "{}", r.stderr);
+    // Ambiguous prefixes are not guessed.
+    let r = headroom(&["plan", "llama-3.1-8b-instruct", "--max", "8"]);
+    assert_eq!(r.code, 2);
+    // Ids in any case, and the Hugging Face repo as MODEL.
+    assert_eq!(
+        headroom(&[
+            "plan",
+            "meta-llama/Llama-3.1-8B-Instruct",
+            "--gpu",
+            "H100-SXM-80GB"
+        ])
+        .code,
+        0
+    );
+    assert_eq!(headroom(&["plan", "--example", "S3-SYNTHETIC-TP4"]).code, 0);
+    assert_eq!(
+        headroom(&["plan", "llama-3.1-8b-instruct", "--max-model-len", "AUTO"]).code,
+        0
     );
 }

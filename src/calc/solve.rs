@@ -212,6 +212,15 @@ pub fn balanced_partition(
             "last-stage extras must be a finite, non-negative number of layers",
         ));
     }
+    if pp > 1 && pinned_last > layers - (pp - 1) {
+        return Err(CalcError::new(
+            "for",
+            format!(
+                "{pinned_last} layers cannot be pinned to the last stage: with {pp} stages of at least one layer each, it holds at most {} of the {layers}",
+                layers - (pp - 1)
+            ),
+        ));
+    }
     let per_stage = (f64::from(layers) + extras_layers) / f64::from(pp);
     let last = per_stage - extras_layers;
     // Every stage keeps at least one layer: extras heavier than a stage's share would
@@ -237,7 +246,11 @@ pub fn balanced_partition(
         "{}L + (L - {extras_layers:.1}) = {layers}  =>  L = {per_stage:.1}, last stage = {last:.1}",
         if pp == 2 { String::new() } else { (pp - 1).to_string() }
     );
-    if pp > 1 && last < 0.5 && pinned_last <= 1 {
+    if pp > 1 && pinned_last > 1 && f64::from(pinned_last) > last.round() {
+        equation.push_str(&format!(
+            "; the last stage keeps the {pinned_last} layers pinned to it"
+        ));
+    } else if pp > 1 && last < 0.5 && pinned_last <= 1 {
         equation.push_str(
             "; the extras outweigh a stage's share, so the last stage keeps the one layer every stage needs",
         );

@@ -252,7 +252,7 @@ pub const INFO: [ExampleInfo; 3] = [
 
 /// The menu entry with this id.
 pub fn info(id: &str) -> Option<&'static ExampleInfo> {
-    INFO.iter().find(|e| e.id == id)
+    INFO.iter().find(|e| e.id.eq_ignore_ascii_case(id.trim()))
 }
 
 /// All three, in article order, with their scenarios built.

@@ -376,9 +376,15 @@ pub fn model(id: &str) -> Option<&'static ModelRow> {
             c => c.to_ascii_lowercase(),
         })
         .collect();
-    let i = MODEL_FILES
+    let Some(i) = MODEL_FILES
         .iter()
-        .position(|(file_id, _)| *file_id == id || *file_id == slug)?;
+        .position(|(file_id, _)| *file_id == id || *file_id == slug)
+    else {
+        // The Hugging Face repo, as `vllm serve` takes it (`meta-llama/Llama-3.1-8B-Instruct`).
+        return models()
+            .iter()
+            .find(|r| r.hf_repo.eq_ignore_ascii_case(id.trim()));
+    };
     let id = MODEL_FILES[i].0;
     cells[i]
         .get_or_init(|| {
@@ -391,7 +397,9 @@ pub fn model(id: &str) -> Option<&'static ModelRow> {
 
 /// The GPU row with this id.
 pub fn gpu(id: &str) -> Option<&'static GpuRow> {
-    gpus().iter().find(|r| r.gpu.id == id)
+    gpus()
+        .iter()
+        .find(|r| r.gpu.id.eq_ignore_ascii_case(id.trim()))
 }
 
 /// A GPU the user describes only by its total (`--gpu-memory`).

@@ -56,9 +56,12 @@ impl CliError {
         let field = e.field();
         let flag = flag_for_field(field);
         let msg = e.message();
+        // "tensor-parallel-size 3 does not ..." reads "--tensor-parallel-size: 3 does not ...";
+        // a sentence that only starts with the word ("weights of 0 bytes") keeps it.
         let message = msg
             .strip_prefix(field)
             .and_then(|rest| rest.strip_prefix(' '))
+            .filter(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '"' || c == '-'))
             .filter(|_| flag.starts_with("--"))
             .unwrap_or(msg);
         CliError::new(flag, message)
@@ -474,11 +477,22 @@ fn lex(tokens: &[String], solve: bool) -> Result<Args, CliError> {
         };
         // vLLM's FlexibleArgumentParser reads `--max_model_len` as `--max-model-len`.
         let name = name.replace('_', "-");
-        let (flag, negated) = match find_flag(&name) {
+        // argparse also takes a unique prefix of a long flag (`--kv-cache-memory`, which
+        // vLLM's own log line suggests, for `--kv-cache-memory-bytes`).
+        let prefixed = |n: &str| -> Option<&'static Flag> {
+            let mut hits = FLAGS
+                .iter()
+                .filter(|f| f.long.starts_with(n) && (solve || f.section != Section::Solve));
+            match (hits.next(), hits.next()) {
+                (Some(f), None) if tok.starts_with("--") && n.len() >= 3 => Some(f),
+                _ => None,
+            }
+        };
+        let (flag, negated) = match find_flag(&name).or_else(|| prefixed(&name)) {
             Some(f) => (f, false),
             None => match name.strip_prefix("no-").and_then(find_flag) {
                 Some(f) if f.value.is_none() => (f, true),
-                _ => return Err(unknown_flag(tok, &name)),
+                _ => return Err(unknown_flag(tok, &name, solve)),
             },
         };
         let shown = format!("--{}", flag.long);
@@ -505,6 +519,13 @@ fn lex(tokens: &[String], solve: bool) -> Result<Args, CliError> {
             }
             (Some(_), Some(v)) => v.to_string(),
             (Some(meta), None) => match tokens.get(i) {
+                // A flag where its value should be (argparse: "expected one argument").
+                Some(v) if v.starts_with("--") => {
+                    return Err(CliError::new(
+                        shown,
+                        format!("needs a value ({meta}), not the flag {v}"),
+                    ))
+                }
                 Some(v) => {
                     i += 1;
                     v.clone()
@@ -517,9 +538,11 @@ fn lex(tokens: &[String], solve: bool) -> Result<Args, CliError> {
     Ok(a)
 }
 
-fn unknown_flag(tok: &str, name: &str) -> CliError {
+fn unknown_flag(tok: &str, name: &str, solve: bool) -> CliError {
+    // `plan` is not told about a flag only `solve` takes.
     let best = FLAGS
         .iter()
+        .filter(|f| solve || f.section != Section::Solve)
         .map(|f| (edit_distance(name, f.long), f.long))
         .min()
         .filter(|(d, _)| *d <= 3);
@@ -881,8 +904,9 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
         s.engine.kv_cache_memory_bytes = Some(bytes_of("kv-cache-memory-bytes", t)?);
     }
     if let Some(t) = v("max-model-len") {
+        // vLLM: `value.lower() == "auto"` (argparse_utils.py).
         s.engine.max_model_len = match t.trim() {
-            "auto" | "-1" => MaxLen::Auto,
+            t if t.eq_ignore_ascii_case("auto") || t == "-1" => MaxLen::Auto,
             t => MaxLen::Value(count_in("max-model-len", t, 1, MAX_COUNT)?),
         };
     }
@@ -1037,45 +1061,56 @@ fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
     ) = match target {
         Target::KvPin => {
             let pin = solve::largest_kv_pin(s).map_err(calc_err)?;
-            let mut t = s.clone();
-            t.engine.kv_cache_memory_bytes = Some(pin);
-            let size = format!(
-                "{} ({} B)",
-                human(i128::from(pin), inv.unit),
-                thousands(u128::from(pin))
-            );
-            let sentence = if s.unified.is_some() {
-                format!("The largest KV pin the unified-memory start gate passes: {size}.")
+            if pin == 0 {
+                // A pin of 0 is vLLM's "unset": there is nothing to suggest.
+                (
+                    false,
+                    None,
+                    serde_json::Value::Null,
+                    "No KV pin starts: once the weights, the other use, the activation peak and the CUDA graphs are held, nothing is left for a KV cache.".to_string(),
+                    s.clone(),
+                )
             } else {
-                let mut t = format!(
+                let mut t = s.clone();
+                t.engine.kv_cache_memory_bytes = Some(pin);
+                let size = format!(
+                    "{} ({} B)",
+                    human(i128::from(pin), inv.unit),
+                    thousands(u128::from(pin))
+                );
+                let sentence = if s.unified.is_some() {
+                    format!("The largest KV pin the unified-memory start gate passes: {size}.")
+                } else {
+                    let mut t = format!(
                     "The largest KV pin that still starts: {size}, leaving room for the weights, the other use, the activation peak, the CUDA graphs and vLLM's {} margin.",
                     human(i128::from(solve::SUGGESTION_MARGIN), inv.unit)
                 );
-                if let Some(y) = solve::vllm_suggested_kv_pin(s).ok().flatten() {
-                    t.push_str(&format!(
+                    if let Some(y) = solve::vllm_suggested_kv_pin(s).ok().flatten() {
+                        t.push_str(&format!(
                         " vLLM's own log would suggest --kv-cache-memory={y} ({}) \"to fully utilize gpu memory\": it counts the CUDA graphs twice, in the peak and as captured.",
                         human(i128::from(y), inv.unit)
                     ));
-                }
-                t
-            };
-            // The pin is sized from memory alone; another phase (capacity, say) can still stop
-            // the start, and the sentence must not claim otherwise.
-            let sentence = match calc::plan(&t)
-                .ok()
-                .as_ref()
-                .and_then(|p| p.first_failure().map(|c| c.phase.label()))
-            {
-                Some(phase) => format!("{sentence} With it the start still fails at {phase}."),
-                None => sentence,
-            };
-            (
-                pin > 0,
-                Some(format!("--kv-cache-memory-bytes {pin}")),
-                serde_json::Value::from(pin),
-                sentence,
-                t,
-            )
+                    }
+                    t
+                };
+                // The pin is sized from memory alone; another phase (capacity, say) can still stop
+                // the start, and the sentence must not claim otherwise.
+                let sentence = match calc::plan(&t)
+                    .ok()
+                    .as_ref()
+                    .and_then(|p| p.first_failure().map(|c| c.phase.label()))
+                {
+                    Some(phase) => format!("{sentence} With it the start still fails at {phase}."),
+                    None => sentence,
+                };
+                (
+                    pin > 0,
+                    Some(format!("--kv-cache-memory-bytes {pin}")),
+                    serde_json::Value::from(pin),
+                    sentence,
+                    t,
+                )
+            }
         }
         Target::Utilization(n) => {
             let u = solve::smallest_utilization_for(s, *n).map_err(calc_err)?;

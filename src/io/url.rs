@@ -865,7 +865,7 @@ pub fn parse_bool(text: &str) -> Result<bool, String> {
 /// `--max-model-len`: a count, or `auto` / `-1` (vLLM fits the longest length the pool holds).
 pub fn parse_max_len(text: &str) -> Result<MaxLen, String> {
     match text.trim() {
-        "auto" | "-1" => Ok(MaxLen::Auto),
+        t if t.eq_ignore_ascii_case("auto") || t == "-1" => Ok(MaxLen::Auto),
         t => parse_count(t, 1, 1 << 31).map(MaxLen::Value),
     }
 }
