@@ -652,11 +652,11 @@ pub fn resolve_model(text: &str) -> Result<calc::model::Model, CliError> {
             .take(5)
             .collect();
         err(format!(
-            "{text:?} is not a catalog model id (headroom models){} and {} cannot be read: {e}",
+            "{text:?} is not a catalog model id (headroom models{}), and {} cannot be read as a config.json: {e}",
             if near.is_empty() {
                 String::new()
             } else {
-                format!(", close ones: {}", near.join(", "))
+                format!("; close ones: {}", near.join(", "))
             },
             path.display()
         ))
@@ -1164,8 +1164,9 @@ fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
                 Some(format!("--pp-layer-partition {}", list.join(","))),
                 serde_json::json!(b.partition),
                 format!(
-                    "A split balancing {extras} layer-equivalents of last-stage extras over {} stages: {}  (VLLM_PP_LAYER_PARTITION={}).",
+                    "A split balancing {extras} layer-equivalents of last-stage extras over {} {}: {}  (VLLM_PP_LAYER_PARTITION={}).",
                     s.parallel.pp,
+                    calc::units::plural(u64::from(s.parallel.pp), "stage", "stages"),
                     b.equation,
                     list.join(",")
                 ),
