@@ -38,12 +38,18 @@ impl KvCacheDtype {
     pub fn parse(s: &str) -> Result<KvCacheDtype, String> {
         match s.trim() {
             "auto" => Ok(KvCacheDtype::Auto),
-            "bfloat16" | "bf16" => Ok(KvCacheDtype::Bfloat16),
-            "float16" | "fp16" | "half" => Ok(KvCacheDtype::Float16),
+            // vLLM's CacheDType names only: `--kv-cache-dtype bf16` is an invalid choice there.
+            "bfloat16" => Ok(KvCacheDtype::Bfloat16),
+            "float16" => Ok(KvCacheDtype::Float16),
             "fp8" | "fp8_e4m3" | "fp8_e5m2" | "fp8_inc" => Ok(KvCacheDtype::Fp8),
             "fp8_ds_mla" => Ok(KvCacheDtype::Fp8DsMla),
             other => Err(format!(
-                "kv-cache-dtype {other:?} is not one of auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_ds_mla"
+                "kv-cache-dtype {other:?} is not one of vLLM's auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla{}",
+                match other {
+                    "bf16" => " (write bfloat16)",
+                    "fp16" | "half" => " (write float16)",
+                    _ => "",
+                }
             )),
         }
     }
