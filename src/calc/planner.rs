@@ -2383,10 +2383,39 @@ fn graph_profiling_log(
         .map(|(_, _, body)| format!("(rank {}) {body}", r.rank))
 }
 
-/// vLLM 0.33.0's suggestion after graph capture (`Worker.compile_or_warm_up_model`), printed
-/// when the pool was profiled (no pin): the pin that fits the requested memory and the one that
-/// fills the GPU. As coded, the graphs count twice: once in the peak (the estimate subtracted
-/// inside the budget), once as captured. Read from 0.33.0's source only.
+/// vLLM 0.33.0's suggestion after graph capture (`Worker.compile_or_warm_up_model`) for one
+/// rank, in bytes. As coded, the graphs count twice: once in the peak (the estimate subtracted
+/// inside the budget), once as captured. The plan's log line and `solve` both read it here.
+pub(super) struct Suggestion {
+    /// Weights, drafter and other use (vLLM's "consumed memory (weights + non-torch)").
+    pub consumed: i128,
+    /// The activation peak plus the graph estimate applied inside the budget.
+    pub peak: i128,
+    pub graphs: i128,
+    /// `--kv-cache-memory` "to fit into requested memory".
+    pub to_requested: i128,
+    /// `--kv-cache-memory` "to fully utilize gpu memory".
+    pub to_gpu: i128,
+}
+
+pub(super) fn vllm_suggestion(r: &RankPlan, eager: bool) -> Suggestion {
+    let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+    let graphs = if eager { 0 } else { get(Term::CudaGraphs) };
+    let consumed = get(Term::Weights) + get(Term::Drafter) + get(Term::OtherConsumption);
+    let peak = get(Term::Activation) + graphs;
+    let non_kv = consumed + peak + graphs;
+    let margin = i128::from(SUGGESTION_MARGIN);
+    Suggestion {
+        consumed,
+        peak,
+        graphs,
+        to_requested: get(Term::Budget) - non_kv - margin,
+        to_gpu: get(Term::FreeAtStart) - non_kv - margin,
+    }
+}
+
+/// The suggestion's log line, printed when the pool was profiled (no pin). Read from 0.33.0's
+/// source only.
 fn suggestion_log(
     s: &Scenario,
     r: &RankPlan,
@@ -2397,42 +2426,33 @@ fn suggestion_log(
         return None;
     }
     let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
-    let graphs = if s.engine.enforce_eager {
-        0
-    } else {
-        get(Term::CudaGraphs)
-    };
-    let consumed = get(Term::Weights) + get(Term::Drafter) + get(Term::OtherConsumption);
-    let peak = get(Term::Activation) + graphs;
-    let free = get(Term::FreeAtStart);
-    let requested = get(Term::Budget);
+    let v = vllm_suggestion(r, s.engine.enforce_eager);
+    let (free, total, requested) = (get(Term::FreeAtStart), get(Term::Total), get(Term::Budget));
     let key = [
         free,
-        get(Term::Total),
+        total,
         requested,
-        consumed,
-        peak,
-        graphs,
+        v.consumed,
+        v.peak,
+        v.graphs,
         r.available_kv,
     ];
     // Stages alike in every figure (the middle ones) print the same sentence: write it once.
     if !matches!(last, Some((k, _)) if *k == key) {
-        let non_kv = consumed + peak + graphs;
-        let margin = i128::from(SUGGESTION_MARGIN);
-        let to_requested = requested - non_kv - margin;
-        let to_gpu = free - non_kv - margin;
         let g = GibText;
         let body = format!(
-            "Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory={to_requested}` ({} GiB) to fit into requested memory, or `--kv-cache-memory={to_gpu}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
+            "Free memory on device ({}/{} GiB) on startup. Desired GPU memory utilization is ({}, {} GiB). Actual usage is {} GiB for consumed memory (weights + non-torch), {} GiB for peak activation, and {} GiB for CUDAGraph memory. Replace gpu_memory_utilization config with `--kv-cache-memory={}` ({} GiB) to fit into requested memory, or `--kv-cache-memory={}` ({} GiB) to fully utilize gpu memory. Current kv cache memory in use is {} GiB.",
             g(free),
-            g(key[1]),
+            g(total),
             py_float_str(util),
             g(requested),
-            g(consumed),
-            g(peak),
-            g(graphs),
-            g(to_requested),
-            g(to_gpu),
+            g(v.consumed),
+            g(v.peak),
+            g(v.graphs),
+            v.to_requested,
+            g(v.to_requested),
+            v.to_gpu,
+            g(v.to_gpu),
             g(r.available_kv)
         );
         *last = Some((key, body));

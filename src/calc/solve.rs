@@ -3,6 +3,7 @@
 //! Each runs `plan` (or its pieces) repeatedly; none has arithmetic of its own beyond searching.
 
 use super::plan::{Plan, Term};
+use super::planner::vllm_suggestion;
 use super::scenario::{MaxLen, Scenario};
 use super::units::{Bytes, MIB};
 use super::{plan, CalcError};
@@ -27,18 +28,18 @@ pub fn largest_kv_pin(s: &Scenario) -> Result<u64, CalcError> {
             + i128::from(u.prefill_term.0 + u.seat_term.0 + u.headroom.0);
         return Ok((i128::from(g.mem_available.0) - without_kv).max(0) as u64);
     }
-    let mut best = i128::MAX;
-    for r in &p.ranks {
-        let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
-        let room = get(Term::FreeAtStart)
-            - get(Term::Weights)
-            - get(Term::Drafter)
-            - get(Term::OtherConsumption)
-            - get(Term::Activation)
-            - get(Term::CudaGraphs)
-            - i128::from(SUGGESTION_MARGIN);
-        best = best.min(room);
-    }
+    // vLLM's "to fully utilize gpu memory" figure with the graphs counted once: room for the
+    // weights, drafter, other use, activation peak, graphs and the 150 MiB margin.
+    let eager = s.engine.enforce_eager;
+    let best = p
+        .ranks
+        .iter()
+        .map(|r| {
+            let v = vllm_suggestion(r, eager);
+            v.to_gpu + v.graphs
+        })
+        .min()
+        .unwrap_or(0);
     Ok(best.max(0) as u64)
 }
 
@@ -55,22 +56,17 @@ pub fn vllm_suggested_kv_pin(s: &Scenario) -> Result<Option<u64>, CalcError> {
         return Ok(None);
     }
     let p = plan(s)?;
-    let mut best: Option<i128> = None;
-    for r in &p.ranks {
-        let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
-        let graphs = get(Term::CudaGraphs);
-        if graphs <= 0 {
-            return Ok(None);
-        }
-        let y = get(Term::FreeAtStart)
-            - get(Term::Weights)
-            - get(Term::Drafter)
-            - get(Term::OtherConsumption)
-            - get(Term::Activation)
-            - 2 * graphs
-            - i128::from(SUGGESTION_MARGIN);
-        best = Some(best.map_or(y, |b| b.min(y)));
+    if p.ranks
+        .iter()
+        .any(|r| vllm_suggestion(r, false).graphs <= 0)
+    {
+        return Ok(None);
     }
+    let best = p
+        .ranks
+        .iter()
+        .map(|r| vllm_suggestion(r, false).to_gpu)
+        .min();
     Ok(best.map(|b| b.max(0) as u64))
 }
 
