@@ -284,8 +284,9 @@ pub fn give_way(
     let other_gpu = s.gpu.id != example.gpu.id;
     let other_model = s.model != example.model;
     let total = s.gpu.total.0;
+    let pp = s.parallel.pp as usize;
+    let r = &mut s.runtime;
     if other_model {
-        let r = &mut s.runtime;
         if !typed("weights") {
             r.weights = None;
             r.weights_per_stage = None;
@@ -300,10 +301,26 @@ pub fn give_way(
                 *slot = None;
             }
         }
-        if !typed("available-kv") {
-            r.available_kv = None;
-            r.available_kv_per_stage = None;
+    }
+    if (other_model || other_gpu) && !typed("available-kv") {
+        r.available_kv = None;
+        r.available_kv_per_stage = None;
+    }
+    // Free memory was read on the example's GPU, and cannot exceed a smaller total.
+    if !typed("free-memory")
+        && (other_gpu || r.free_memory.as_ref().is_some_and(|m| m.bytes.0 > total))
+    {
+        r.free_memory = None;
+    }
+    for (flag, list) in [
+        ("weights", &mut r.weights_per_stage),
+        ("available-kv", &mut r.available_kv_per_stage),
+    ] {
+        if !typed(flag) && list.as_ref().is_some_and(|l| l.len() != pp) {
+            *list = None;
         }
+    }
+    if other_model {
         let spec_typed = [
             "speculative-config",
             "num-speculative-tokens",
@@ -324,16 +341,12 @@ pub fn give_way(
             }
         }
     }
-    let over =
-        |m: &Option<crate::calc::scenario::Measured>| m.as_ref().is_some_and(|m| m.bytes.0 > total);
-    let gate_over = s
-        .unified
-        .as_ref()
-        .is_some_and(|u| u.mem_available.bytes.0 > total);
-    if !typed("mem-available")
-        && (other_gpu || !s.gpu.unified_memory || gate_over)
-        && s.unified.is_some()
-    {
+    let gate_applies = s.gpu.unified_memory
+        && !other_gpu
+        && s.unified
+            .as_ref()
+            .is_some_and(|u| u.mem_available.bytes.0 <= total);
+    if s.unified.is_some() && !typed("mem-available") && !gate_applies {
         s.unified = None;
         for flag in ["headroom", "overhead", "guard-threshold"] {
             if typed(flag) {
@@ -346,30 +359,6 @@ pub fn give_way(
                 ));
             }
         }
-    }
-    if !typed("free-memory") && (other_gpu || over(&s.runtime.free_memory)) {
-        s.runtime.free_memory = None;
-    }
-    if other_gpu && !typed("available-kv") {
-        s.runtime.available_kv = None;
-        s.runtime.available_kv_per_stage = None;
-    }
-    let pp = s.parallel.pp as usize;
-    if !typed("weights")
-        && s.runtime
-            .weights_per_stage
-            .as_ref()
-            .is_some_and(|l| l.len() != pp)
-    {
-        s.runtime.weights_per_stage = None;
-    }
-    if !typed("available-kv")
-        && s.runtime
-            .available_kv_per_stage
-            .as_ref()
-            .is_some_and(|l| l.len() != pp)
-    {
-        s.runtime.available_kv_per_stage = None;
     }
     Ok(())
 }
