@@ -186,6 +186,14 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
             ))
         })?,
     };
+    // The first entry of a list-valued key (`weight_block_size`, `block_structure`).
+    let first_of = |m: &Map, key: &str| {
+        m.get(key)
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
     let ct_weights = q
         .get("config_groups")
         .and_then(Value::as_object)
@@ -193,12 +201,7 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
         .and_then(Value::as_object);
     let w = match method.as_str() {
         "fp8" => {
-            let block = q
-                .get("weight_block_size")
-                .and_then(Value::as_array)
-                .and_then(|a| a.first())
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
+            let block = first_of(q, "weight_block_size");
             // DeepSeek-V4 stores its experts in 4-bit floats next to FP8 block-scaled linears; the
             // config says so outside quantization_config.
             if f.string("expert_dtype") == Some("fp4") {
@@ -241,48 +244,45 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
         }
         "bitsandbytes" => WeightQuant::Int { bits: 4, group: 64 },
         // The weights' scheme of the first config group: width, int or float, group size.
-        "compressed-tensors" if ct_weights.is_some() => {
-            let w = ct_weights.unwrap_or(q);
-            let num_bits = w.get("num_bits").and_then(Value::as_u64).unwrap_or(8);
-            let float = w.get("type").and_then(Value::as_str) == Some("float");
-            let block = w
-                .get("block_structure")
-                .and_then(Value::as_array)
-                .and_then(|b| b.first())
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            // Per-channel (no group): a scale per row, negligible beside the weights.
-            let group = w
-                .get("group_size")
-                .and_then(Value::as_u64)
-                .filter(|g| *g > 0)
-                .unwrap_or(1 << 16);
-            match (num_bits, float) {
-                (4, true) if group == 32 => WeightQuant::Mxfp4,
-                (4, true) => WeightQuant::Nvfp4,
-                (8, true) => WeightQuant::Fp8 { block },
-                (8, false) => WeightQuant::Int8,
-                (bits @ 2..=4, false) => WeightQuant::Int { bits, group },
-                (bits, _) => {
-                    return Err(err(format!(
-                        "compressed-tensors weights of {bits} bits ({}) are not a format Headroom can size",
-                        if float { "float" } else { "int" }
-                    )))
+        "compressed-tensors" => match ct_weights {
+            Some(w) => {
+                let num_bits = w.get("num_bits").and_then(Value::as_u64).unwrap_or(8);
+                let float = w.get("type").and_then(Value::as_str) == Some("float");
+                let block = first_of(w, "block_structure");
+                // Per-channel (no group): a scale per row, negligible beside the weights.
+                let group = w
+                    .get("group_size")
+                    .and_then(Value::as_u64)
+                    .filter(|g| *g > 0)
+                    .unwrap_or(1 << 16);
+                match (num_bits, float) {
+                    (4, true) if group == 32 => WeightQuant::Mxfp4,
+                    (4, true) => WeightQuant::Nvfp4,
+                    (8, true) => WeightQuant::Fp8 { block },
+                    (8, false) => WeightQuant::Int8,
+                    (bits @ 2..=4, false) => WeightQuant::Int { bits, group },
+                    (bits, _) => {
+                        return Err(err(format!(
+                            "compressed-tensors weights of {bits} bits ({}) are not a format Headroom can size",
+                            if float { "float" } else { "int" }
+                        )))
+                    }
                 }
             }
-        }
-        "compressed-tensors" => {
-            let text = Value::Object(q.clone()).to_string().to_ascii_lowercase();
-            if text.contains("nvfp4") || text.contains("\"num_bits\":4") && text.contains("float") {
-                WeightQuant::Nvfp4
-            } else if text.contains("\"num_bits\":4") {
-                WeightQuant::Int { bits: 4, group }
-            } else if text.contains("\"type\":\"float\"") {
-                WeightQuant::Fp8 { block: 0 }
-            } else {
-                WeightQuant::Int8
+            // No config groups: the older, flat form.
+            None => {
+                let text = Value::Object(q.clone()).to_string().to_ascii_lowercase();
+                if text.contains("nvfp4") || text.contains("\"num_bits\":4") && text.contains("float") {
+                    WeightQuant::Nvfp4
+                } else if text.contains("\"num_bits\":4") {
+                    WeightQuant::Int { bits: 4, group }
+                } else if text.contains("\"type\":\"float\"") {
+                    WeightQuant::Fp8 { block: 0 }
+                } else {
+                    WeightQuant::Int8
+                }
             }
-        }
+        },
         other => {
             return Err(ConfigError::new(
                 "quantization_config",
