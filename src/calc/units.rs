@@ -189,12 +189,7 @@ impl std::fmt::Display for GibText {
         // even on the exact value, as Python's round and Rust's `{:.2}` do) is integer
         // arithmetic: no float formatting on the plan's hot path (a dozen of these per stage).
         if bytes.unsigned_abs() < 1 << 53 {
-            let m = bytes.unsigned_abs() * 100;
-            let (mut q, r) = (m >> 30, m & ((1 << 30) - 1));
-            let half = 1 << 29;
-            if r > half || (r == half && q % 2 == 1) {
-                q += 1;
-            }
+            let q = shr_half_even(bytes.unsigned_abs() * 100, 30);
             // Digits into a stack buffer, right to left: "-123.45" or "-123.4".
             let mut buf = [0u8; 48];
             let mut i = buf.len();
@@ -253,6 +248,17 @@ pub fn py_fixed(x: f64, places: usize) -> String {
 /// `m x 2^e`, so `x x 10^places` rounded half to even is a shift of `m x 10^places` with its
 /// remainder. The plan prints a few of these per stage; core's formatting can fall back to
 /// Dragon4's big numbers (a microsecond each). `None` outside the fast range.
+/// `n / 2^shift` rounded to nearest, ties to even (`shift` from 1 to 127).
+fn shr_half_even(n: u128, shift: u32) -> u128 {
+    let (q, r) = (n >> shift, n & ((1 << shift) - 1));
+    let half = 1u128 << (shift - 1);
+    if r > half || (r == half && q & 1 == 1) {
+        q + 1
+    } else {
+        q
+    }
+}
+
 fn fixed_fast(x: f64, places: usize) -> Option<String> {
     if !x.is_finite() || places > 9 {
         return None;
@@ -275,14 +281,7 @@ fn fixed_fast(x: f64, places: usize) -> Option<String> {
         if shift > 120 {
             return None;
         }
-        let n = m * scale;
-        let (q, r) = (n >> shift, n & ((1 << shift) - 1));
-        let half = 1u128 << (shift - 1);
-        if r > half || (r == half && q & 1 == 1) {
-            q + 1
-        } else {
-            q
-        }
+        shr_half_even(m * scale, shift)
     };
     let sign = if bits >> 63 == 1 { "-" } else { "" };
     let (whole, frac) = (q / scale, q % scale);
