@@ -501,6 +501,14 @@ impl Plan {
         self.checks.iter().find(|c| !c.ok)
     }
 
+    /// The rank that decides the outcome: the first failing check's, else the one whose pool
+    /// bounds the replica (none when neither names a rank).
+    pub fn deciding_rank(&self) -> Option<u32> {
+        self.first_failure()
+            .and_then(|c| c.rank)
+            .or(self.replica.as_ref().map(|r| r.limiting_rank))
+    }
+
     /// The rank whose pool decides the replica's (none when no pool was sized).
     pub fn limiting_rank(&self) -> Option<&RankPlan> {
         self.replica

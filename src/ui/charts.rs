@@ -475,11 +475,7 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
         );
         plot.y_axis(&ticks(0.0, ymax, 6), &|v| format!("{v:.0}"), uname);
         let bar_w = if n > 24 { 0.9 } else { 0.7 };
-        let deciding = plan
-            .first_failure()
-            .and_then(|c| c.rank)
-            .or(plan.replica.as_ref().map(|r| r.limiting_rank))
-            .unwrap_or(0);
+        let deciding = plan.deciding_rank().unwrap_or(0);
         for (i, bar) in bars.iter().enumerate() {
             let x0 = i as f64 + (1.0 - bar_w) / 2.0;
             let x1 = x0 + bar_w;
