@@ -884,6 +884,47 @@ fn solve_targets() {
     );
 }
 
+/// A solver's answer says how certain it is: computed from catalog estimates it is an estimate;
+/// with every runtime term measured it is derived from measurements, never shown as exact.
+#[test]
+fn solve_answers_carry_provenance() {
+    let (_, v) = json(&["solve", "llama-3.1-8b-instruct", "--for", "kv-pin"]);
+    assert_eq!(v["solve"]["provenance"], "estimate", "{}", v["solve"]);
+    assert!(v["solve"]["basis"]
+        .as_str()
+        .unwrap()
+        .starts_with("derived from an estimate"));
+
+    let measured = [
+        "solve",
+        "llama-3.1-8b-instruct",
+        "--for",
+        "kv-pin",
+        "--weights",
+        "14.99GiB",
+        "--activation-peak",
+        "1.2GiB",
+        "--non-torch",
+        "0.3GiB",
+        "--cuda-graph",
+        "0.5GiB",
+        "--free-memory",
+        "79GiB",
+    ];
+    let (code, v) = json(&measured);
+    assert_eq!(code, 0);
+    assert_eq!(v["solve"]["provenance"], "measured", "{}", v["solve"]);
+    assert!(v["solve"]["basis"].as_str().unwrap().contains("given: --"));
+
+    let r = headroom(&measured);
+    assert!(
+        r.stdout
+            .contains("\n  Figures: measured (derived from a measured value: given: --"),
+        "{}",
+        r.stdout
+    );
+}
+
 #[test]
 fn help_lists_every_flag() {
     let top = headroom(&["--help"]);

@@ -2,7 +2,7 @@
 //! utilization for N full-length requests, the longest max-model-len, a balanced PP split.
 //! Each runs `plan` (or its pieces) repeatedly; none has arithmetic of its own beyond searching.
 
-use super::plan::{Plan, Term};
+use super::plan::{Plan, Provenance, Term};
 use super::planner::vllm_suggestion;
 use super::scenario::{MaxLen, Scenario};
 use super::units::{Bytes, MIB};
@@ -10,6 +10,32 @@ use super::{plan, CalcError};
 
 /// vLLM's suggestion log keeps 150 MiB spare (`Worker._compile_or_warm_up_model`).
 pub const SUGGESTION_MARGIN: u64 = 150 * MIB;
+
+/// How certain a solver's answer is: the provenance of every term the start rests on in the
+/// plan with the answer applied (free memory, weights, drafter, other use, activation, graphs,
+/// a measured overhead, and the pool). An answer computed from estimates is an estimate.
+pub fn answer_provenance(p: &Plan) -> Provenance {
+    let terms = [
+        Term::FreeAtStart,
+        Term::Weights,
+        Term::Drafter,
+        Term::OtherConsumption,
+        Term::Activation,
+        Term::CudaGraphs,
+        Term::MeasuredOverhead,
+    ];
+    let mut parts: Vec<&Provenance> = p
+        .ranks
+        .iter()
+        .flat_map(|r| terms.map(|t| r.line(t)))
+        .flatten()
+        .map(|l| &l.provenance)
+        .collect();
+    if let Some(r) = &p.replica {
+        parts.push(&r.provenance);
+    }
+    Provenance::combine(&parts)
+}
 
 /// The largest `--kv-cache-memory-bytes` that still starts.
 ///

@@ -1175,6 +1175,7 @@ fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
         }
     };
     let p = calc::plan(&applied).map_err(calc_err)?;
+    let prov = solve::answer_provenance(&p);
     let code = if found && p.starts() {
         EXIT_STARTS
     } else {
@@ -1188,12 +1189,15 @@ fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
                 "value": value,
                 "flag": answer_flag,
                 "message": sentence,
+                "provenance": prov.label(),
+                "basis": prov.basis(),
             },
             "plan": json::document(&applied, &p),
         }))
     } else {
         let mut out = String::new();
         let _ = writeln!(out, "Solve {}: {sentence}", target.label());
+        let _ = writeln!(out, "  Figures: {}", prov_with_basis(&prov));
         if let Some(f) = &answer_flag {
             let _ = writeln!(out, "  Use: {f}");
         }
@@ -1217,8 +1221,12 @@ fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
 
 const LABEL_W: usize = 38;
 
-fn prov_text(p: &calc::Provenance) -> &'static str {
-    p.label()
+/// "estimate (basis)", or the bare label for exact figures.
+fn prov_with_basis(p: &calc::Provenance) -> String {
+    match p.basis() {
+        "" => p.label().to_string(),
+        basis => format!("{} ({basis})", p.label()),
+    }
 }
 
 fn rank_range(a: u32, b: u32) -> String {
@@ -1254,7 +1262,7 @@ fn ledger_lines(out: &mut String, lines: &[calc::LedgerLine], unit: UnitSystem) 
             l.term.label(),
             human(l.bytes, unit),
             thousands_signed(l.bytes),
-            prov_text(&l.provenance),
+            l.provenance.label(),
             l.formula
         );
         let basis = l.provenance.basis();
@@ -1476,16 +1484,7 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
                 ),
             );
         }
-        let basis = r.provenance.basis();
-        row(
-            &mut out,
-            "provenance",
-            if basis.is_empty() {
-                r.provenance.label().to_string()
-            } else {
-                format!("{} ({basis})", r.provenance.label())
-            },
-        );
+        row(&mut out, "provenance", prov_with_basis(&r.provenance));
     }
 
     // Demand.
