@@ -129,10 +129,10 @@ fn assert_example_a(v: &Value) {
         .map(|l| l.as_str().unwrap())
         .collect();
     assert!(log.contains(
-        &"GPU KV cache size: 472,880 tokens, Maximum concurrency for 131,072 tokens per request: 3.61x"
+        &"(EngineCore pid=P) GPU KV cache size: 472,880 tokens, Maximum concurrency for 131,072 tokens per request: 3.61x"
     ));
-    assert!(log.contains(&"(rank 0) Available KV cache memory: 36.08 GiB"));
-    assert!(log.contains(&"(rank 0) Model loading took 32.86 GiB memory and T seconds"));
+    assert!(log.contains(&"(Worker_TP0 pid=P) Available KV cache memory: 36.08 GiB"));
+    assert!(log.contains(&"(Worker_TP0 pid=P) Model loading took 32.86 GiB memory and T seconds"));
 }
 
 #[test]

@@ -381,7 +381,7 @@ fn s2_what_one_rank_holds() {
     assert!(
         pd.log_lines
             .iter()
-            .any(|l| l == "(rank 0) Model loading took 84.35 GiB memory and T seconds"),
+            .any(|l| l == "(Worker_TP0 pid=P) Model loading took 84.35 GiB memory and T seconds"),
         "{:#?}",
         pd.log_lines
     );
@@ -405,9 +405,9 @@ fn s2_auto_max_model_len_fits_the_pinned_pool() {
     assert_eq!(replica.kv_cache_tokens, 181_777);
     assert_eq!(replica.full_length_requests, 1);
     assert!(
-        auto.log_lines
-            .iter()
-            .any(|l| l.starts_with("Auto-fit max_model_len: reduced from 1048576 to 181777")),
+        auto.log_lines.iter().any(|l| l.starts_with(
+            "(EngineCore pid=P) Auto-fit max_model_len: reduced from 1048576 to 181777"
+        )),
         "{:#?}",
         auto.log_lines
     );

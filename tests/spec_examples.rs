@@ -65,7 +65,7 @@ fn example_a_llama_70b_tp4() {
     assert_eq!(p.ranks[0].kv_pool.0, 38_738_329_600);
     assert_eq!(r.blocks_per_request, 8_192);
     assert_eq!(r.kv_cache_tokens, 472_880);
-    assert!(p.log_lines.iter().any(|l| l == "GPU KV cache size: 472,880 tokens, Maximum concurrency for 131,072 tokens per request: 3.61x"), "{:#?}", p.log_lines);
+    assert!(p.log_lines.iter().any(|l| l == "(EngineCore pid=P) GPU KV cache size: 472,880 tokens, Maximum concurrency for 131,072 tokens per request: 3.61x"), "{:#?}", p.log_lines);
     assert!(p
         .log_lines
         .iter()
@@ -167,7 +167,7 @@ fn example_b_deepseek_v3_tp8_mla() {
         .log_lines
         .iter()
         .any(|l| l.ends_with("Available KV cache memory: 43.6 GiB")));
-    assert!(p.log_lines.iter().any(|l| l == "GPU KV cache size: 666,144 tokens, Maximum concurrency for 163,840 tokens per request: 4.07x"));
+    assert!(p.log_lines.iter().any(|l| l == "(EngineCore pid=P) GPU KV cache size: 666,144 tokens, Maximum concurrency for 163,840 tokens per request: 4.07x"));
 }
 
 #[test]
@@ -242,7 +242,7 @@ fn example_c_gpt_oss_120b_sliding_window() {
         .log_lines
         .iter()
         .any(|l| l.ends_with("Available KV cache memory: 5.22 GiB")));
-    assert!(p.log_lines.iter().any(|l| l == "GPU KV cache size: 135,121 tokens, Maximum concurrency for 131,072 tokens per request: 1.03x"));
+    assert!(p.log_lines.iter().any(|l| l == "(EngineCore pid=P) GPU KV cache size: 135,121 tokens, Maximum concurrency for 131,072 tokens per request: 1.03x"));
 }
 
 #[test]
@@ -277,11 +277,10 @@ fn example_c_under_older_rules() {
     assert!(p
         .log_lines
         .iter()
-        .any(|l| l == "GPU KV cache size: 143,061 tokens"));
-    assert!(p
-        .log_lines
-        .iter()
-        .any(|l| l == "Maximum concurrency for 131,072 tokens per request: 1.09x"));
+        .any(|l| l == "(EngineCore pid=P) GPU KV cache size: 143,061 tokens"));
+    assert!(p.log_lines.iter().any(
+        |l| l == "(EngineCore pid=P) Maximum concurrency for 131,072 tokens per request: 1.09x"
+    ));
     // Before 0.21 the token figure was num_blocks // groups x block_size.
     let p = example_c_version("0.20");
     assert_eq!(p.replica.as_ref().unwrap().kv_cache_tokens, 76_080);

@@ -1412,12 +1412,12 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         // The consumed memory of load_model: the target and, on the last stage, the drafter.
         let loaded = i128::from(r.weights.0) + r.line(Term::Drafter).map_or(0, |l| l.bytes);
         log_lines.push(format!(
-            "(rank {}) Model loading took {} GiB memory and T seconds",
-            r.rank,
+            "{} Model loading took {} GiB memory and T seconds",
+            worker_prefix(s, r),
             GibText(loaded)
         ));
     }
-    notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model.".into());
+    notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
     if hybrid_raised {
         // platforms/interface.py's wording for hybrid models.
         log_lines.push(format!("Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
@@ -1450,15 +1450,18 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         if let Some(k) = s.engine.kv_cache_memory_bytes {
             let free0 = r.line(Term::FreeAtStart).map_or(0, |l| l.bytes);
             log_lines.push(format!(
-                "(rank {}) Initial free memory {} GiB, reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
-                r.rank,
+                "{} Initial free memory {} GiB, reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
+                worker_prefix(s, r),
                 GibText(free0),
                 GibText(i128::from(k))
             ));
         } else {
+            if let Some(line) = graph_estimate_log(s, r) {
+                log_lines.push(line);
+            }
             log_lines.push(format!(
-                "(rank {}) Available KV cache memory: {} GiB",
-                r.rank,
+                "{} Available KV cache memory: {} GiB",
+                worker_prefix(s, r),
                 GibText(r.available_kv)
             ));
             if let Some(line) = graph_profiling_log(s, r, util, &mut graph_line) {
@@ -1649,7 +1652,8 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                             (r.available_kv / i128::from(w.bytes_per_block)).max(0)
                         };
                         log_lines.push(format!(
-                            "Overriding num_gpu_blocks={own} with num_gpu_blocks_override={n}"
+                            "{} Overriding num_gpu_blocks={own} with num_gpu_blocks_override={n}",
+                            engine_prefix(s)
                         ));
                     }
                 }
@@ -1657,9 +1661,9 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             if let Some((from, to)) = kvp.auto_fit {
                 let lim = &kvp.workers[kvp.limiting_worker];
                 if to >= from {
-                    log_lines.push(format!("Auto-fit max_model_len: full model context length {from} fits in available KV cache memory ({} GiB GPU)", GibText(lim.check_memory)));
+                    log_lines.push(format!("{} Auto-fit max_model_len: full model context length {from} fits in available KV cache memory ({} GiB GPU)", engine_prefix(s), GibText(lim.check_memory)));
                 } else {
-                    log_lines.push(format!("Auto-fit max_model_len: reduced from {from} to {to} to fit in available KV cache memory ({} GiB GPU)", GibText(lim.check_memory)));
+                    log_lines.push(format!("{} Auto-fit max_model_len: reduced from {from} to {to} to fit in available KV cache memory ({} GiB GPU)", engine_prefix(s), GibText(lim.check_memory)));
                 }
             }
             if kvp.padding_layers > 0 {
@@ -1668,17 +1672,20 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             let conc = py_fixed(kvp.max_concurrency, 2);
             if v.at_least(0, 28) {
                 log_lines.push(format!(
-                    "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {conc}x",
+                    "{} GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {conc}x",
+                    engine_prefix(s),
                     Grouped(i128::from(kvp.kv_cache_tokens)),
                     Grouped(i128::from(kvp.max_model_len))
                 ));
             } else {
                 log_lines.push(format!(
-                    "GPU KV cache size: {} tokens",
+                    "{} GPU KV cache size: {} tokens",
+                    engine_prefix(s),
                     Grouped(i128::from(kvp.kv_cache_tokens))
                 ));
                 log_lines.push(format!(
-                    "Maximum concurrency for {} tokens per request: {conc}x",
+                    "{} Maximum concurrency for {} tokens per request: {conc}x",
+                    engine_prefix(s),
                     Grouped(i128::from(kvp.max_model_len))
                 ));
             }
@@ -2129,12 +2136,14 @@ fn measured_kv_plan(
         let lim = &ranks[lim_idx];
         if fit < max_len {
             log_lines.push(format!(
-                "Auto-fit max_model_len: reduced from {max_len} to {fit} to fit in available KV cache memory ({} GiB GPU)",
+                "{} Auto-fit max_model_len: reduced from {max_len} to {fit} to fit in available KV cache memory ({} GiB GPU)",
+                engine_prefix(s),
                 GibText(lim.available_kv)
             ));
         } else {
             log_lines.push(format!(
-                "Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({} GiB GPU)",
+                "{} Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({} GiB GPU)",
+                engine_prefix(s),
                 GibText(lim.available_kv)
             ));
         }
@@ -2196,7 +2205,8 @@ fn measured_kv_plan(
     }
     if ok {
         log_lines.push(format!(
-            "GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {}x",
+            "{} GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {}x",
+            engine_prefix(s),
             Grouped(i128::from(tokens)),
             Grouped(i128::from(max_len)),
             py_fixed(conc, 2)
@@ -2344,6 +2354,58 @@ fn unified_gate(
     }
 }
 
+/// The process a rank's log lines come from, as vLLM 0.33.0 names it
+/// (`WorkerProc.setup_proc_title_and_log_prefix`, `logger._FORMAT`): one GPU runs the worker
+/// inside the engine core ("uni" executor); more than one get a worker process each, named
+/// `Worker` with `_DP`, `_PP`, `_TP` and `_EP` ranks where that dimension is larger than one.
+/// This is DP rank 0's engine, and its EP rank is the TP rank.
+fn worker_prefix(s: &Scenario, r: &RankPlan) -> String {
+    use std::fmt::Write as _;
+    let p = &s.parallel;
+    if u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp) <= 1 {
+        return engine_prefix(s);
+    }
+    let mut name = String::from("(Worker");
+    if p.dp > 1 {
+        name.push_str("_DP0");
+    }
+    if p.pp > 1 {
+        let _ = write!(name, "_PP{}", r.pp_rank);
+    }
+    if p.tp > 1 {
+        let _ = write!(name, "_TP{}", r.tp_rank);
+    }
+    if p.expert_parallel {
+        let _ = write!(name, "_EP{}", r.tp_rank);
+    }
+    name.push_str(" pid=P)");
+    name
+}
+
+/// The engine core's prefix: the scheduler side, which logs the pool's tokens and concurrency.
+fn engine_prefix(s: &Scenario) -> String {
+    if s.parallel.dp > 1 {
+        "(EngineCore_DP0 pid=P)"
+    } else {
+        "(EngineCore pid=P)"
+    }
+    .to_string()
+}
+
+/// vLLM 0.33.0's `profile_cudagraph_memory` log: the graph estimate it subtracts inside the
+/// budget, `%.2f` GiB. Read from 0.33.0's source only, like the lines after it.
+fn graph_estimate_log(s: &Scenario, r: &RankPlan) -> Option<String> {
+    let graphs = r.line(Term::CudaGraphs).map_or(0, |l| l.bytes);
+    if s.version != VllmVersion::CURRENT || graphs <= 0 || s.engine.enforce_eager {
+        return None;
+    }
+    Some(format!(
+        "{} Estimated CUDA graph memory: {} GiB total",
+        worker_prefix(s, r),
+        py_fixed(graphs as f64 / GIB as f64, 2)
+    ))
+}
+
 /// vLLM 0.33.0's `determine_available_memory` log when the CUDA graph estimate is subtracted
 /// inside the budget (the default since 0.20.0): what the fraction would be without it. The
 /// wording was read from 0.33.0's source only, so older releases do not print it here.
@@ -2380,7 +2442,7 @@ fn graph_profiling_log(
         ));
     }
     last.as_ref()
-        .map(|(_, _, body)| format!("(rank {}) {body}", r.rank))
+        .map(|(_, _, body)| format!("{} {body}", worker_prefix(s, r)))
 }
 
 /// vLLM 0.33.0's suggestion after graph capture (`Worker.compile_or_warm_up_model`) for one
@@ -2458,7 +2520,7 @@ fn suggestion_log(
         *last = Some((key, body));
     }
     last.as_ref()
-        .map(|(_, body)| format!("(rank {}) {body}", r.rank))
+        .map(|(_, body)| format!("{} {body}", worker_prefix(s, r)))
 }
 
 #[allow(clippy::too_many_arguments)]
