@@ -262,6 +262,42 @@ fn a_pasted_config_json_is_checked_and_named_once() {
 }
 
 #[test]
+fn a_pin_too_small_for_one_block_fails_kv_sizing_with_or_without_auto_length() {
+    // One block of Llama-3.1-8B is 2 MiB. A 1 MiB pin leaves nothing after the null block:
+    // vLLM raises "No available memory" for a fixed length and "Cannot auto-fit" for auto
+    // (the auto-fit runs first), but both are the same shortfall, so both fail KV sizing.
+    for (len, says, vllm) in [
+        (
+            "",
+            "one block (2,097,152 B",
+            "No available memory for the cache blocks",
+        ),
+        (
+            "&max-model-len=auto",
+            "auto finds no length that fits: one block (2,097,152 B) takes all",
+            "Cannot auto-fit max_model_len",
+        ),
+    ] {
+        let p = plan_of(&format!("model=llama-3.1-8b-instruct&kv-bytes=1MiB{len}")).unwrap();
+        let f = p.first_failure().unwrap();
+        assert_eq!(f.phase, Phase::KvSizing, "{len}: {}", f.message);
+        assert!(f.message.contains(says), "{len}: {}", f.message);
+        assert!(f.vllm_error.as_deref().unwrap().starts_with(vllm), "{len}");
+    }
+    // 3 MiB leaves 1 MiB after the null block: memory for blocks, but not one token's block,
+    // so the auto length fails where the length is checked.
+    let p = plan_of("model=llama-3.1-8b-instruct&kv-bytes=3MiB&max-model-len=auto").unwrap();
+    let f = p.first_failure().unwrap();
+    assert_eq!(f.phase, Phase::Capacity, "{}", f.message);
+    assert!(
+        f.message
+            .contains("1,048,576 B is left after the null block"),
+        "{}",
+        f.message
+    );
+}
+
+#[test]
 fn kv_sizing_says_why_when_memory_is_there_but_no_block_is() {
     let p = plan_of("model=llama-3.1-8b-instruct&block-size=1048576").unwrap();
     let f = p.first_failure().unwrap();

@@ -1543,7 +1543,16 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         Err(e) => {
             let (phase, rank) = match &e {
                 KvError::NoMemory { worker, .. } => (Phase::KvSizing, *worker as u32),
-                // The auto-fit takes the capacity check's place (_check_enough_kv_cache_memory).
+                // The auto-fit runs before _check_enough_kv_cache_memory and raises first. With
+                // nothing left after the null block, that check would have failed KV sizing
+                // ("No available memory"); so does this, whatever the length setting.
+                KvError::AutoFit {
+                    worker,
+                    bytes_per_block,
+                } if ranks[*worker].available_kv <= i128::from(*bytes_per_block) => {
+                    (Phase::KvSizing, *worker as u32)
+                }
+                // Some memory is left, but less than one token's block: the capacity check.
                 KvError::Capacity { worker, .. } | KvError::AutoFit { worker, .. } => {
                     (Phase::Capacity, *worker as u32)
                 }
@@ -1576,16 +1585,21 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 KvError::AutoFit {
                     bytes_per_block, ..
                 } => {
-                    let left = ranks[rank as usize].available_kv - i128::from(*bytes_per_block);
-                    format!(
-                        "rank {rank}: max-model-len auto finds no length that fits: {}, less than the one block ({} B) a single token takes",
-                        if left > 0 {
-                            format!("{} is left after the null block", amount(left))
-                        } else {
-                            "nothing is left after the null block".to_string()
-                        },
-                        Grouped(i128::from(*bytes_per_block))
-                    )
+                    let avail = ranks[rank as usize].available_kv;
+                    let left = avail - i128::from(*bytes_per_block);
+                    if left > 0 {
+                        format!(
+                            "rank {rank}: max-model-len auto finds no length that fits: {} is left after the null block, less than the one block ({} B) a single token takes",
+                            amount(left),
+                            Grouped(i128::from(*bytes_per_block))
+                        )
+                    } else {
+                        format!(
+                            "rank {rank}: max-model-len auto finds no length that fits: one block ({} B) takes all of the {} available, leaving nothing after the null block",
+                            Grouped(i128::from(*bytes_per_block)),
+                            amount(avail.max(0))
+                        )
+                    }
                 }
                 _ => format!(
                     "rank {rank}: nothing is left for the KV cache ({} available)",
