@@ -1401,6 +1401,36 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel"],
         not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
     });
+    // Each worker sets its block size before it loads (`update_block_size_for_backend`); the
+    // sentences are alike on every rank, so they are written once, with the first rank's name.
+    let first = worker_prefix(s, &ranks[0]);
+    if hybrid_raised {
+        // platforms/interface.py's wording for hybrid models.
+        log_lines.push(format!("{first} Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
+    }
+    // The state page is padded to the attention page; vLLM says by how much.
+    if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64, num_spec) {
+        let attn_page = attn_1 * block_size;
+        if attn_page > mamba_page {
+            let pct = (100 * (attn_page - mamba_page)) as f64 / mamba_page as f64;
+            log_lines.push(format!(
+                "{first} Padding mamba page size by {}% to ensure that mamba page size and attention page size are exactly equal.",
+                py_fixed(pct, 2)
+            ));
+        }
+    }
+    if !hybrid_raised && block_size != 16 && s.engine.block_size.is_none() {
+        // The backend's name leads the basis ("FLASHMLA for an fp8 MLA cache ..."); the
+        // reason goes to the notes, the line stays vLLM's.
+        let backend = block_basis
+            .split([' ', ',', ':'])
+            .next()
+            .unwrap_or_default();
+        log_lines.push(format!(
+            "{first} Setting kv cache block size to {block_size} for {backend} backend(s)."
+        ));
+        notes.push(format!("Block size {block_size} tokens: {block_basis}."));
+    }
     if load_fail.is_some() {
         // The failing rank never finishes loading, so it never prints "Model loading took".
         log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
@@ -1418,33 +1448,6 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         ));
     }
     notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
-    if hybrid_raised {
-        // platforms/interface.py's wording for hybrid models.
-        log_lines.push(format!("Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
-    }
-    // The state page is padded to the attention page; vLLM says by how much.
-    if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64, num_spec) {
-        let attn_page = attn_1 * block_size;
-        if attn_page > mamba_page {
-            let pct = (100 * (attn_page - mamba_page)) as f64 / mamba_page as f64;
-            log_lines.push(format!(
-                "Padding mamba page size by {}% to ensure that mamba page size and attention page size are exactly equal.",
-                py_fixed(pct, 2)
-            ));
-        }
-    }
-    if !hybrid_raised && block_size != 16 && s.engine.block_size.is_none() {
-        // The backend's name leads the basis ("FLASHMLA for an fp8 MLA cache ..."); the
-        // reason goes to the notes, the line stays vLLM's.
-        let backend = block_basis
-            .split([' ', ',', ':'])
-            .next()
-            .unwrap_or_default();
-        log_lines.push(format!(
-            "Setting kv cache block size to {block_size} for {backend} backend(s)."
-        ));
-        notes.push(format!("Block size {block_size} tokens: {block_basis}."));
-    }
     let mut graph_line = None;
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
         if let Some(k) = s.engine.kv_cache_memory_bytes {
