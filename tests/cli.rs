@@ -1184,3 +1184,41 @@ fn long_flags_take_unique_prefixes_as_argparse_does() {
         0
     );
 }
+
+#[test]
+fn a_draft_model_in_the_speculative_config_is_planned() {
+    // vLLM infers draft_model from `model` alone; the id, repo or path names the drafter.
+    let (code, v) = json(&[
+        "plan",
+        "qwen2.5-72b-instruct",
+        "-tp",
+        "4",
+        "--max-model-len",
+        "32768",
+        "--speculative-config",
+        r#"{"model": "Qwen/Qwen2.5-7B-Instruct", "num_speculative_tokens": 4}"#,
+    ]);
+    assert_eq!(code, 0);
+    let g = &v["replica"]["groups"][0];
+    assert_eq!(g["spec"], "UniformTypeKVCacheSpecs");
+    assert_eq!(g["page_size_bytes"], 1_540_096);
+    assert_eq!(g["layers"].as_array().unwrap().len(), 108);
+    // A drafter Headroom cannot read is refused, naming the flag and the key.
+    let r = headroom(&[
+        "plan",
+        "qwen2.5-72b-instruct",
+        "--speculative-config",
+        r#"{"method": "draft_model", "model": "no/such-model"}"#,
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--speculative-config"), "{}", r.stderr);
+    assert!(r.stderr.contains("model:"), "{}", r.stderr);
+    // An EAGLE head's `model` is not a draft model: not read.
+    let r = headroom(&[
+        "plan",
+        "llama-3.1-8b-instruct",
+        "--speculative-config",
+        r#"{"method": "eagle", "model": "yuhuili/EAGLE-LLaMA3.1-Instruct-8B"}"#,
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+}

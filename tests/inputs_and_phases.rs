@@ -1,7 +1,7 @@
 //! Defects found by exploring the page, kept as tests: scenarios are read from a link the way
 //! the page reads them (`io::url`), so the page, the CLI and these tests share one path.
 
-use headroom::calc::{plan, Phase, Plan};
+use headroom::calc::{plan, Phase, Plan, Term};
 use headroom::io::url::{self, Field, InputError};
 
 /// The plan of a link, or the field and message the page would flag.
@@ -1087,4 +1087,88 @@ fn an_examples_measurements_leave_with_its_model() {
         .provenance
         .basis()
         .contains("79.29"));
+}
+
+#[test]
+fn a_draft_model_adds_its_weights_and_its_kv_layers_to_the_last_stage() {
+    // Qwen2.5-72B at TP 4 keeps 2 KV heads per rank; a Qwen2.5-7B drafter keeps 1 (4 / 4).
+    // vLLM registers the draft's 28 attention layers beside the target's 80; their pages
+    // differ (16 tokens x 2 x 128 x 2 B x heads), so one UniformTypeKVCacheSpecs group holds
+    // all 108 and a block takes 80 x 16,384 + 28 x 8,192 = 1,540,096 B.
+    let base = "model=qwen2.5-72b-instruct&tp=4&max-model-len=32768";
+    let plain = plan_of(base).unwrap();
+    let p = plan_of(&format!(
+        "{base}&spec=draft_model&draft-model=Qwen/Qwen2.5-7B-Instruct"
+    ))
+    .unwrap();
+    let r = &p.replica.as_ref().unwrap();
+    assert_eq!(r.groups.len(), 1);
+    assert!(r.groups[0].uniform_type);
+    assert_eq!(r.groups[0].spec_name(), "UniformTypeKVCacheSpecs");
+    assert_eq!(r.groups[0].layer_indices.len(), 108);
+    assert_eq!(r.groups[0].page_size, 1_540_096);
+    assert_eq!(p.ranks[0].bytes_per_block, 1_540_096);
+    assert_eq!(
+        plain.ranks[0].bytes_per_block,
+        80 * 16_384,
+        "without the draft, 80 pages"
+    );
+    let pool = p.ranks[0].line(Term::KvPool).unwrap();
+    assert!(
+        pool.formula
+            .contains("80 layers' pages of 16,384 B + 28 layers' pages of 8,192 B"),
+        "{}",
+        &*pool.formula
+    );
+    // The drafter's weights: Qwen2.5-7B's parameters at TP 4, an estimate that names it.
+    let d = p.ranks[0].line(Term::Drafter).unwrap();
+    assert_eq!(d.provenance.label(), "estimate");
+    assert!(
+        d.provenance.basis().contains("Qwen2.5 7B"),
+        "{}",
+        d.provenance.basis()
+    );
+    let gib = d.bytes as f64 / (1u64 << 30) as f64;
+    assert!(
+        (3.3..3.8).contains(&gib),
+        "7.6B params x 2 B / 4 = about 3.5 GiB, not {gib}"
+    );
+    // A measured drafter replaces the estimate; the KV layers stay.
+    let m = plan_of(&format!(
+        "{base}&spec=draft_model&draft-model=qwen2.5-7b-instruct&drafter=2GiB"
+    ))
+    .unwrap();
+    assert_eq!(m.ranks[0].line(Term::Drafter).unwrap().bytes, 2 << 30);
+    assert_eq!(m.ranks[0].bytes_per_block, 1_540_096);
+}
+
+#[test]
+fn a_draft_model_is_refused_where_it_cannot_apply() {
+    let (f, m) = refused("model=qwen2.5-72b-instruct&draft-model=qwen2.5-7b-instruct");
+    assert_eq!(f, "draft-model");
+    assert!(m.contains("choose draft_model"), "{m}");
+    let (f, m) = refused("model=qwen2.5-72b-instruct&spec=mtp&draft-model=qwen2.5-7b-instruct");
+    assert_eq!(f, "draft-model");
+    assert!(m.contains("draft_model"), "{m}");
+    let (f, m) = refused("model=qwen2.5-72b-instruct&spec=draft_model&draft-model=nope-1b");
+    assert_eq!(f, "draft-model");
+    assert!(m.contains("not in the catalog"), "{m}");
+    // A drafter with another vocabulary plans, and says vLLM would refuse it.
+    let p = plan_of(
+        "model=qwen2.5-72b-instruct&tp=4&spec=draft_model&draft-model=llama-3.1-8b-instruct",
+    )
+    .unwrap();
+    assert!(
+        p.notes
+            .iter()
+            .any(|n| n.contains("vocabulary (128,256) differs")),
+        "{:?}",
+        p.notes
+    );
+    // Without a named draft model, the plan says its layers are missing.
+    let p = plan_of("model=qwen2.5-72b-instruct&tp=4&spec=draft_model").unwrap();
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.contains("does not know until it is named")));
 }

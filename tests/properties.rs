@@ -673,6 +673,7 @@ fn mixed_provenance_scenario(rng: &mut Rng) -> Scenario {
     }
     if s.model.mtp_layers > 0 && rng.chance(30) {
         s.engine.speculative = Some(Speculative {
+            draft_model: None,
             method: "deepseek_mtp".into(),
             num_speculative_tokens: 1,
             drafter_weights: if rng.chance(50) {
@@ -990,6 +991,7 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     e.enforce_eager = rng.chance(30);
     e.num_gpu_blocks_override = rng.chance(15).then(|| wild_u64(rng));
     e.speculative = rng.chance(25).then(|| Speculative {
+        draft_model: None,
         method: rng
             .pick(&[
                 "deepseek_mtp",
@@ -1260,6 +1262,7 @@ fn named_extremes_are_errors_with_a_field() {
             "speculative-config",
             Box::new(|s| {
                 s.engine.speculative = Some(Speculative {
+                    draft_model: None,
                     method: "eagle".into(),
                     num_speculative_tokens: 0,
                     drafter_weights: None,

@@ -127,12 +127,27 @@ pub struct WorkerKv {
 pub struct KvGroup {
     pub kind: LayerKv,
     pub layer_indices: Vec<u32>,
-    /// Page bytes of one layer of this group (identical across a hybrid model after unification).
+    /// Page bytes of one layer of this group (identical across a hybrid model after unification);
+    /// for a `UniformTypeKVCacheSpecs` group, the sum of its layers' pages, as vLLM reports it.
     pub page_size: u64,
+    /// `UniformTypeKVCacheSpecs`: layers of one attention type whose pages differ (e.g. a draft
+    /// model's layers beside the target's) share each block, every layer with its own page.
+    pub uniform_type: bool,
     /// Block size in tokens for this group.
     pub block_size: u64,
     /// Blocks one request at `max_model_len` needs in this group.
     pub blocks_per_request: u64,
+}
+
+impl KvGroup {
+    /// vLLM's name for the group's spec.
+    pub fn spec_name(&self) -> &'static str {
+        if self.uniform_type {
+            "UniformTypeKVCacheSpecs"
+        } else {
+            self.kind.type_name()
+        }
+    }
 }
 
 /// Per-worker outcome.
@@ -152,6 +167,9 @@ pub struct WorkerKvPlan {
     pub page_size: u64,
     /// Attention bytes per token on this worker (all its layers).
     pub bytes_per_token: u64,
+    /// What one block holds on this worker, as (layers, page bytes) runs: one run, unless the
+    /// group's layers have pages of several sizes (`UniformTypeKVCacheSpecs`).
+    pub block_pages: Vec<(u64, u64)>,
 }
 
 /// The engine-wide KV plan.
@@ -236,6 +254,9 @@ struct Resolved {
     page: u64,
     block_size: u64,
     bytes_per_token: u64,
+    /// (KV heads, bytes per head per token): part of the spec's identity, so two layers with
+    /// equal pages but other shapes are different specs, as in vLLM.
+    shape: (u64, u64),
 }
 
 /// `max_memory_usage_bytes(spec) / page` for one request, i.e. `cdiv(max_mem, page)`.
@@ -272,8 +293,9 @@ fn blocks_per_request(
 }
 
 /// Groups the union of every worker's layers the way `get_kv_cache_groups` does, returning
-/// (kind, page, block_size, layer indices) per group and the padding layer count.
-fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u32>)>, u64) {
+/// (kind, page, block_size, layer indices) per group, the padding layer count, and whether the
+/// one group is a `UniformTypeKVCacheSpecs` (its page is then the sum of its layers' pages).
+fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u32>)>, u64, bool) {
     // Normalise the spec identity vLLM compares: with the hybrid manager disabled, sliding and
     // chunked layers become full-attention specs (they keep their page).
     let identity = |r: &Resolved| -> Resolved {
@@ -298,7 +320,7 @@ fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u
         }
     }
     if buckets.len() <= 1 {
-        return (buckets, 0);
+        return (buckets, 0, false);
     }
     // Same spec type with different pages (e.g. different head sizes, all full attention):
     // one UniformTypeKVCacheSpecs group holding every layer.
@@ -309,9 +331,10 @@ fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u
     if same_type {
         let mut layers: Vec<u32> = buckets.iter().flat_map(|(_, v)| v.clone()).collect();
         super::sort_small(&mut layers);
+        // UniformTypeKVCacheSpecs.page_size_bytes: the sum over its layers.
         let mut first = buckets[0].0.clone();
-        first.page = buckets.iter().map(|(k, _)| k.page).sum();
-        return (vec![(first, layers)], 0);
+        first.page = buckets.iter().map(|(k, v)| k.page * v.len() as u64).sum();
+        return (vec![(first, layers)], 0, true);
     }
     // True hybrid: _get_kv_cache_groups_uniform_page_size.
     let min_n = buckets.iter().map(|(_, v)| v.len()).min().unwrap_or(1);
@@ -331,7 +354,7 @@ fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u
             groups.push((kind.clone(), members));
         }
     }
-    (groups, padding)
+    (groups, padding, false)
 }
 
 /// Plans the KV cache of one engine: the same steps as
@@ -367,6 +390,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             page,
             block_size: bs,
             bytes_per_token: l.bytes_per_token(),
+            shape: (l.num_kv_heads, l.per_head_token_bytes),
         }
     };
     // The global set of layers, by index (a layer lives on exactly one PP stage; TP ranks of a
@@ -410,7 +434,12 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         }
     }
     let all: Vec<Resolved> = by_index.into_iter().flatten().collect();
-    let (raw_groups, padding_layers) = group_layers(&all, settings.disable_hybrid);
+    // Each layer's own page, by index: a block holds one page of every layer of a group.
+    let mut page_of = vec![0u64; max_index + 1];
+    for r in &all {
+        page_of[r.index as usize] = r.page;
+    }
+    let (raw_groups, padding_layers, uniform_type) = group_layers(&all, settings.disable_hybrid);
 
     let (max_model_len_initial, auto_upper) = match settings.max_model_len {
         MaxModelLen::Value(v) => (v, None),
@@ -434,25 +463,38 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         |len: u64| -> Vec<u64> { raw_groups.iter().map(|(k, _)| blocks_of(k, len)).collect() };
 
     // Per worker: bytes per block is the largest group's page sum over the layers it holds
-    // (padded groups are padded logically; the largest member count decides).
+    // (padded groups are padded logically; the largest member count decides). Each layer
+    // brings its own page: equal within a group, except in a UniformTypeKVCacheSpecs.
     let mut worker_bpb: Vec<u64> = Vec::with_capacity(workers.len());
+    let mut worker_pages: Vec<Vec<(u64, u64)>> = Vec::with_capacity(workers.len());
     for (w, wk) in workers.iter().enumerate() {
         if canon[w] != w {
             worker_bpb.push(worker_bpb[canon[w]]);
+            worker_pages.push(worker_pages[canon[w]].clone());
             continue;
         }
         let mut held = vec![false; max_index + 1];
         for l in &wk.layers {
             held[l.index as usize] = true;
         }
-        let bpb = raw_groups
-            .iter()
-            .map(|(k, members)| {
-                members.iter().filter(|i| held[**i as usize]).count() as u64 * k.page
-            })
-            .max()
-            .unwrap_or(0);
-        worker_bpb.push(bpb);
+        let mut best = (0u64, Vec::new());
+        for (_, members) in &raw_groups {
+            let mut runs: Vec<(u64, u64)> = Vec::new();
+            let mut sum = 0u64;
+            for i in members.iter().filter(|i| held[**i as usize]) {
+                let page = page_of[*i as usize];
+                sum += page;
+                match runs.iter_mut().find(|(_, p)| *p == page) {
+                    Some((n, _)) => *n += 1,
+                    None => runs.push((1, page)),
+                }
+            }
+            if sum > best.0 {
+                best = (sum, runs);
+            }
+        }
+        worker_bpb.push(best.0);
+        worker_pages.push(best.1);
     }
     // _project_kv_cache_groups_to_worker keeps every global group on every worker (a group
     // with none of this worker's layers stays, empty), so a request needs every group's blocks.
@@ -576,6 +618,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             kind: k.kind.clone(),
             layer_indices: members.clone(),
             page_size: k.page,
+            uniform_type,
             block_size: k.block_size,
             blocks_per_request: *b,
         })
@@ -622,6 +665,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
                 .filter(|l| l.kind.is_attention())
                 .map(|l| l.bytes_per_token())
                 .sum(),
+            block_pages: worker_pages[w].clone(),
         })
         .collect();
 

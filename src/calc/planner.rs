@@ -21,11 +21,12 @@ use super::version::VllmVersion;
 use super::weights::{self, Placement};
 use super::{pp_partition, CalcError};
 
-/// The KV cache element size and whether the blob is opaque (fp8_ds_mla: 656 bytes per token).
-fn kv_elem_bytes(s: &Scenario) -> u64 {
+/// The KV cache element size of model `m`'s layers: `auto` follows that model's own dtype (a
+/// draft model's layers follow the draft's); fp8_ds_mla's 656-byte blob is handled by the caller.
+fn kv_elem_bytes_of(s: &Scenario, m: &Model) -> u64 {
     match s.engine.kv_cache_dtype {
-        KvCacheDtype::Auto if s.model.kv_fp8_from_checkpoint => 1,
-        KvCacheDtype::Auto => s.model.dtype.bytes(),
+        KvCacheDtype::Auto if m.kv_fp8_from_checkpoint => 1,
+        KvCacheDtype::Auto => m.dtype.bytes(),
         KvCacheDtype::Bfloat16 | KvCacheDtype::Float16 => 2,
         KvCacheDtype::Fp8 | KvCacheDtype::Fp8DsMla => 1,
     }
@@ -39,8 +40,19 @@ fn layer_spec(
     tp: u64,
     num_spec: u64,
 ) -> Option<LayerSpec> {
-    let m = &s.model;
-    let elem = kv_elem_bytes(s);
+    layer_spec_of(s, &s.model, index, kind, tp, num_spec)
+}
+
+/// One layer's spec of model `m` (the target, or a draft model) on a rank with TP `tp`.
+fn layer_spec_of(
+    s: &Scenario,
+    m: &Model,
+    index: u32,
+    kind: &LayerKind,
+    tp: u64,
+    num_spec: u64,
+) -> Option<LayerSpec> {
+    let elem = kv_elem_bytes_of(s, m);
     let heads = (m.n_kv_heads / tp).max(1);
     let per_head = (m.head_dim + m.head_dim_v) * elem;
     let attn = |kind: LayerKv| LayerSpec {
@@ -778,15 +790,34 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         Some(sp) if sp.method.starts_with("eagle") => 1,
         _ => 0,
     };
-    // A separate draft model: its shape is not in the target's config.
-    if let Some(sp) = s
+    // A separate draft model, when its shape is known.
+    let draft: Option<&Model> = s
         .engine
         .speculative
         .as_ref()
         .filter(|sp| sp.method == "draft_model")
+        .and_then(|sp| sp.draft_model.as_deref());
+    if let Some(d) = draft {
+        notes.push(format!(
+            "The draft model {} is loaded whole on every last-stage rank (vLLM builds it with the target's TP and no PP): its {} layer(s) add their KV to that stage's pool; its own activation peak and CUDA graphs are not estimated.",
+            d.name, d.n_layers
+        ));
+        if d.vocab_size != m.vocab_size {
+            notes.push(format!(
+                "The draft model's vocabulary ({}) differs from the target's ({}): vLLM refuses this (\"Target and draft model should have the same vocabulary size\") unless the speculative config sets use_heterogeneous_vocab.",
+                Grouped(i128::from(d.vocab_size)),
+                Grouped(i128::from(m.vocab_size))
+            ));
+        }
+    }
+    if let Some(sp) = s
+        .engine
+        .speculative
+        .as_ref()
+        .filter(|sp| sp.method == "draft_model" && sp.draft_model.is_none())
     {
         notes.push(format!(
-            "A draft_model drafter is a model of its own, whose shape Headroom does not know: {}, and its KV cache layers on the last stage are not in the plan, so the pool shown there is larger than vLLM's.",
+            "A draft_model drafter is a model of its own, whose shape Headroom does not know until it is named (draft-model on the page, the speculative config's model on the CLI): {}, and its KV cache layers on the last stage are not in the plan, so the pool shown there is larger than vLLM's.",
             if sp.drafter_weights.is_some() {
                 "its weights are the figure given"
             } else {
@@ -1077,6 +1108,20 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     .and_then(|sp| sp.drafter_weights.as_ref())
                 {
                     Some(d) => (d.bytes.0, Provenance::Measured(d.source.clone().into())),
+                    None if draft.is_some() => {
+                        let d = draft.expect("checked");
+                        (
+                            draft_rank_weights(s, d, tp64, u64::from(tp_rank)),
+                            Provenance::Estimate(
+                                format!(
+                                    "the draft model {} from its parameter counts ({}), all of it on every last-stage rank at TP {tp}",
+                                    d.name,
+                                    d.quant.label()
+                                )
+                                .into(),
+                            ),
+                        )
+                    }
                     None => (
                         scaled(est.drafter),
                         Provenance::Estimate(
@@ -1304,6 +1349,16 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             let mut specs: Vec<LayerSpec> = (layers.0..layers.1)
                 .filter_map(|i| layer_spec(s, i, &m.layers[i as usize], tp64, num_spec))
                 .collect();
+            // A draft model's attention layers are registered like the target's: their KV
+            // lives in the same pool, on the ranks that run the drafter.
+            if let Some(d) = draft.filter(|_| last && m.measured_kv.is_none()) {
+                for (j, k) in d.layers.iter().enumerate() {
+                    let index = m.n_layers + j as u32;
+                    if let Some(sp) = layer_spec_of(s, d, index, k, tp64, num_spec) {
+                        specs.push(sp);
+                    }
+                }
+            }
             if last && drafter_layers > 0 && m.measured_kv.is_none() {
                 // MTP layers repeat the model's last decoder layer; an EAGLE head is one
                 // full-attention layer.
@@ -1874,17 +1929,12 @@ fn fill_ranks(
         r.ledger.push(line(
             Term::KvPool,
             i128::from(pool),
-            Formula::template(
-                "num_blocks {} (min over ranks) x bytes_per_block {} ({} layers' pages of {} B)",
-                &[
-                    Arg::Grouped(i128::from(kvp.num_blocks)),
-                    Arg::Grouped(i128::from(w.bytes_per_block)),
-                    Arg::Plain(i128::from(
-                        w.bytes_per_block.checked_div(w.page_size).unwrap_or(0),
-                    )),
-                    Arg::Grouped(i128::from(w.page_size)),
-                ],
-            ),
+            Formula::from(format!(
+                "num_blocks {} (min over ranks) x bytes_per_block {} ({})",
+                Grouped(i128::from(kvp.num_blocks)),
+                Grouped(i128::from(w.bytes_per_block)),
+                block_pages_text(&w.block_pages)
+            )),
             pool_prov.clone(),
         ));
         let slack = r.available_kv - i128::from(pool);
@@ -2368,6 +2418,45 @@ fn unified_gate(
         after_start,
         guard_threshold: u.guard_threshold,
         guard_ok: after_start >= i128::from(u.guard_threshold.0),
+    }
+}
+
+/// "80 layers' pages of 16,384 B + 28 layers' pages of 8,192 B": what one block holds.
+fn block_pages_text(runs: &[(u64, u64)]) -> String {
+    let mut out = String::new();
+    for (i, (n, page)) in runs.iter().enumerate() {
+        if i > 0 {
+            out.push_str(" + ");
+        }
+        out.push_str(&format!(
+            "{n} layers' pages of {} B",
+            Grouped(i128::from(*page))
+        ));
+    }
+    out
+}
+
+/// A draft model's weights on one rank: all of its layers, embedding and head, split by the
+/// target's TP (vLLM requires the draft's TP to equal it), scaled to its checkpoint when the
+/// catalog has one.
+fn draft_rank_weights(s: &Scenario, d: &Model, tp: u64, tp_rank: u64) -> u64 {
+    let place = Placement {
+        tp,
+        tp_rank,
+        dp: 1,
+        pp: 1,
+        layers: (0, d.n_layers),
+        first_stage: true,
+        last_stage: true,
+        // create_draft_parallel_config keeps EP only for a MoE draft.
+        expert_parallel: s.parallel.expert_parallel && d.moe.is_some(),
+        drafter_layers: 0,
+    };
+    let w = weights::rank_weights(d, &place).target();
+    let est = weights::checkpoint_estimate(d);
+    match d.checkpoint_bytes {
+        Some(c) if est > 0 => (w as f64 * c as f64 / est as f64).round() as u64,
+        _ => w,
     }
 }
 

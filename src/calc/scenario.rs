@@ -84,6 +84,9 @@ pub struct Speculative {
     pub num_speculative_tokens: u32,
     /// Drafter weights per last-stage rank, when known (measured or from a checkpoint).
     pub drafter_weights: Option<Measured>,
+    /// `draft_model`'s drafter (the speculative config's `model`), when Headroom knows its
+    /// shape: its weights are estimated and its attention layers join the last stage's KV.
+    pub draft_model: Option<Box<Model>>,
 }
 
 /// A value the user gave, and where it came from.

@@ -74,6 +74,7 @@ pub fn s1_three_cards() -> Scenario {
     // being given one: `auto` lets the pool decide, as there.
     s.engine.max_model_len = MaxLen::Auto;
     s.engine.speculative = Some(Speculative {
+        draft_model: None,
         method: "deepseek_mtp".into(),
         num_speculative_tokens: 1,
         drafter_weights: Some(Measured::new(
@@ -148,6 +149,7 @@ pub fn s2_unified_gate() -> Scenario {
 /// The S2 drafter (DSpark MTP): 10.12 GiB in the shard headers, split over two ranks.
 pub fn s2_drafter() -> Speculative {
     Speculative {
+        draft_model: None,
         method: "deepseek_mtp".into(),
         num_speculative_tokens: 1,
         drafter_weights: Some(Measured::new(

@@ -172,7 +172,7 @@ pub const FLAGS: &[Flag] = &[
     flag("block-size", Some("N"), Section::Engine, "Tokens per KV block (default: the attention backend's)."),
     flag("enforce-eager", None, Section::Engine, "No CUDA graphs."),
     flag("num-gpu-blocks-override", Some("N"), Section::Engine, "Use exactly N KV blocks."),
-    flag("speculative-config", Some("JSON"), Section::Engine, "E.g. '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'."),
+    flag("speculative-config", Some("JSON"), Section::Engine, "E.g. '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'; for draft_model, \"model\" names the drafter (catalog id, Hugging Face repo or config.json path)."),
     flag("disable-hybrid-kv-cache-manager", None, Section::Engine, "Sliding-window and chunked layers keep full-length KV."),
     flag("free-memory", Some("BYTES"), Section::Measured, "Free memory at vLLM's init snapshot (torch.cuda.mem_get_info free)."),
     flag("weights", Some("BYTES[,..]"), Section::Measured, "Weights per rank (\"Model loading took X GiB\"); a comma list gives one value per PP stage, - keeps a stage's estimate."),
@@ -702,8 +702,8 @@ fn resolve_gpu(id: &str) -> Result<calc::scenario::Gpu, CliError> {
     ))
 }
 
-/// `--speculative-config`: vLLM's JSON. Only the memory-relevant keys are read; the others
-/// (`model`, `draft_tensor_parallel_size`, ...) are accepted and ignored.
+/// `--speculative-config`: vLLM's JSON. Only the memory-relevant keys are read (`model` for
+/// `draft_model` only); the others (`draft_tensor_parallel_size`, ...) are accepted and ignored.
 pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
     let err = |m: String| CliError::new("--speculative-config", m);
     let t = text.trim();
@@ -747,7 +747,19 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
             ))
         })?,
     };
+    // draft_model's drafter: a catalog id, its Hugging Face repo (as vLLM takes it) or a
+    // config.json path. Other methods' `model` (an EAGLE head) is not read.
+    let draft_model = match obj.get("model") {
+        Some(serde_json::Value::String(d)) if method == "draft_model" => Some(Box::new(
+            resolve_model(d).map_err(|e| err(format!("model: {}", e.message)))?,
+        )),
+        Some(other) if method == "draft_model" && !other.is_null() => {
+            return Err(err(format!("model must be a string, not {other}")))
+        }
+        _ => None,
+    };
     Ok(Some(Speculative {
+        draft_model,
         method,
         num_speculative_tokens: n as u32,
         drafter_weights: None,
@@ -1475,8 +1487,13 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
                 &mut out,
                 "KV group",
                 format!(
-                    "{}: {} layer(s), page {} B, block {} tokens, {} blocks per request",
-                    g.kind.type_name(),
+                    "{}: {} layer(s), {} {} B, block {} tokens, {} blocks per request",
+                    g.spec_name(),
+                    if g.uniform_type {
+                        "pages summing to"
+                    } else {
+                        "page"
+                    },
                     g.layer_indices.len(),
                     thousands(u128::from(g.page_size)),
                     g.block_size,

@@ -79,7 +79,7 @@ pub fn rank(r: &RankPlan) -> Value {
 
 fn group(g: &KvGroup) -> Value {
     json!({
-        "spec": g.kind.type_name(),
+        "spec": g.spec_name(),
         "layers": g.layer_indices,
         "page_size_bytes": g.page_size,
         "block_size": g.block_size,

@@ -81,6 +81,9 @@ pub enum Field {
     SpecTokens,
     /// Drafter weights per last-stage rank (measured).
     Drafter,
+    /// `draft_model`'s drafter (the speculative config's `model`): a catalog model id or its
+    /// Hugging Face repo.
+    DraftModel,
     /// `--disable-hybrid-kv-cache-manager`.
     NoHybrid,
     /// The vLLM release whose rules apply.
@@ -150,7 +153,7 @@ enum Rule {
 
 impl Field {
     /// Every field, in the order the query string lists them.
-    pub const ALL: [Field; 38] = [
+    pub const ALL: [Field; 39] = [
         Field::Example,
         Field::Model,
         Field::Config,
@@ -174,6 +177,7 @@ impl Field {
         Field::Spec,
         Field::SpecTokens,
         Field::Drafter,
+        Field::DraftModel,
         Field::NoHybrid,
         Field::Vllm,
         Field::Weights,
@@ -217,6 +221,7 @@ impl Field {
             Field::Spec => "spec",
             Field::SpecTokens => "spec-tokens",
             Field::Drafter => "drafter",
+            Field::DraftModel => "draft-model",
             Field::NoHybrid => "no-hybrid",
             Field::Vllm => "vllm",
             Field::Weights => "weights",
@@ -262,6 +267,7 @@ impl Field {
             Field::Spec => "speculative-config",
             Field::SpecTokens => "num-speculative-tokens",
             Field::Drafter => "drafter-weights",
+            Field::DraftModel => "draft-model",
             Field::NoHybrid => "disable-hybrid-kv-cache-manager",
             Field::Vllm => "vllm-version",
             Field::Weights => "weights",
@@ -319,7 +325,7 @@ impl Field {
     fn rule(self) -> Rule {
         match self {
             Field::Example => Rule::ExampleId,
-            Field::Model => Rule::ModelId,
+            Field::Model | Field::DraftModel => Rule::ModelId,
             Field::Config => Rule::Config,
             Field::Gpu => Rule::GpuId,
             Field::Gpus => Rule::Count {
@@ -1050,6 +1056,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                 Some(method) => {
                     let old = s.engine.speculative.take();
                     s.engine.speculative = Some(Speculative {
+                        draft_model: None,
                         method,
                         num_speculative_tokens: old
                             .as_ref()
@@ -1059,7 +1066,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                 }
             },
             // Applied after the loop, once the method (or the GPU) is known.
-            Field::SpecTokens | Field::Drafter | Field::GpuMemory => {}
+            Field::SpecTokens | Field::Drafter | Field::DraftModel | Field::GpuMemory => {}
             Field::NoHybrid => {
                 s.engine.disable_hybrid_kv_cache_manager = parse_bool(text).map_err(err)?
             }
@@ -1120,6 +1127,26 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             .as_mut()
             .ok_or_else(|| no_drafter(Field::Drafter))?;
         spec.drafter_weights = Some(m);
+    }
+    if let Some(text) = state.get(Field::DraftModel) {
+        let row = catalog::model(text).ok_or_else(|| {
+            fail(
+                Field::DraftModel,
+                format!("draft-model {text:?} is not in the catalog (a catalog id or its Hugging Face repo)"),
+            )
+        })?;
+        let spec = s
+            .engine
+            .speculative
+            .as_mut()
+            .filter(|sp| sp.method == "draft_model")
+            .ok_or_else(|| {
+                fail(
+                    Field::DraftModel,
+                    "draft-model names the drafter of the draft_model method; choose draft_model in spec (speculative-config) first".into(),
+                )
+            })?;
+        spec.draft_model = Some(Box::new(row.model.clone()));
     }
     if let Some(text) = state.get(Field::GpuMemory) {
         let total = parse_bytes(text).map_err(|e| fail(Field::GpuMemory, e.0))?;

@@ -132,6 +132,11 @@ const SECTIONS: [(&str, &[Input]); 6] = [
             input(Field::Spec, "Method", Kind::Choice(&SPEC_METHODS)),
             input(Field::SpecTokens, "Speculative tokens", Kind::Text),
             input(
+                Field::DraftModel,
+                "Draft model (method draft_model: a catalog id or Hugging Face repo)",
+                Kind::Model,
+            ),
+            input(
                 Field::Drafter,
                 "Drafter weights per last-stage rank",
                 Kind::Text,
@@ -281,6 +286,12 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .speculative
             .as_ref()
             .map_or("none".into(), |sp| sp.method.clone()),
+        Field::DraftModel => s
+            .engine
+            .speculative
+            .as_ref()
+            .and_then(|sp| sp.draft_model.as_ref())
+            .map_or("none".into(), |d| d.name.clone()),
         Field::Example | Field::Ep | Field::Eager | Field::NoHybrid | Field::Unit => String::new(),
     }
 }

@@ -669,6 +669,52 @@ def cat_pp_indices(C, rng):
         "partition": [30, 30, 20]})
 
 
+def cat_draft(C, rng):
+    """A target with a draft_model drafter: the draft's attention layers join the same pool with
+    their own heads and head size, so pages differ and vLLM groups every layer in one
+    UniformTypeKVCacheSpecs (or a hybrid split when the kinds differ). Last, so the earlier
+    categories draw the same random numbers as before."""
+    def layers(target, draft):
+        out = []
+        for n, kind, h, hs in (target, draft):
+            out += [{"kind": kind, "num_kv_heads": h, "head_size": hs}] * n
+        return out
+    named = [
+        # name, target (layers, kind, heads per rank, head), draft, dtype, tp, mml, avail
+        ("llama70b_tp4_llama8b", (80, "full", 2, 128), (32, "full", 2, 128), "bf16", 131072, 40 * GiB),
+        ("llama70b_tp4_llama1b", (80, "full", 2, 128), (16, "full", 2, 64), "bf16", 131072, 40 * GiB),
+        ("llama70b_tp8_llama1b_fp8", (80, "full", 1, 128), (16, "full", 1, 64), "fp8", 131072, 50 * GiB),
+        ("llama8b_llama1b", (32, "full", 8, 128), (16, "full", 8, 64), "bf16", 131072, 30 * GiB),
+        ("qwen32b_tp2_qwen05b", (64, "full", 4, 128), (24, "full", 1, 64), "bf16", 40960, 25 * GiB),
+        ("llama405b_tp8_llama8b", (126, "full", 1, 128), (32, "full", 1, 128), "bf16", 131072, 20 * GiB),
+        ("llama70b_tp4_llama1b_tight", (80, "full", 2, 128), (16, "full", 2, 64), "bf16", 131072, 21 * GiB),
+    ]
+    for name, tgt, dft, dt, mml, av in named:
+        for bs in (16, None):
+            C.add("draft_model", f"{name}_bs{bs}", {
+                "layers": layers(tgt, dft), "dtype": dt, "block_size": bs,
+                "max_model_len": mml, "max_num_batched_tokens": 8192,
+                "available_memory_bytes": av,
+            })
+    for i in range(12):
+        tgt = (rng.choice(DENSE_LAYERS), "full", rng.choice([1, 2, 4, 8]), rng.choice([64, 128, 256]))
+        dft = (rng.choice([12, 16, 22, 24, 28, 32]), "full", rng.choice([1, 2, 4, 8]), rng.choice([64, 128]))
+        dt = rng.choice(["bf16", "bf16", "fp16", "fp8"])
+        mml = rng.choice([4096, 8192, 32768, 131072])
+        need = dense_need(tgt[0], tgt[2], tgt[3], dt, mml, 16) + dense_need(dft[0], dft[2], dft[3], dt, mml, 16)
+        avail = jitter(rng, need * logu(rng, 0.8, 30))
+        C.add("draft_model", f"rand{i:02d}_L{tgt[0]}h{tgt[2]}x{tgt[3]}_L{dft[0]}h{dft[2]}x{dft[3]}_{dt}_len{mml}", {
+            "layers": layers(tgt, dft), "dtype": dt, "block_size": rng.choice([16, None]),
+            "max_model_len": mml, "max_num_batched_tokens": 8192, "available_memory_bytes": avail,
+        })
+    # auto length with a draft of another page size
+    C.add("draft_model", "llama70b_tp4_llama1b_auto", {
+        "layers": layers((80, "full", 2, 128), (16, "full", 2, 64)), "dtype": "bf16",
+        "block_size": 16, "max_model_len": -1, "max_position_embeddings": 131072,
+        "max_num_batched_tokens": 8192, "available_memory_bytes": 3 * GiB,
+    })
+
+
 def generate():
     rng = random.Random(SEED)
     C = Cases()
@@ -683,6 +729,7 @@ def generate():
     cat_autofit(C, rng)
     cat_override(C, rng)
     cat_pp_indices(C, rng)
+    cat_draft(C, rng)
     return C.rows
 
 
