@@ -870,15 +870,40 @@ fn the_default_context_length_is_derived_as_vllm_derives_it() {
 }
 
 #[test]
-fn sparse_mla_is_labelled_as_planned_dense() {
+fn deepseek_v32_keeps_an_indexer_cache_beside_its_latent() {
+    // Every layer: a 576-wide latent (1152 B in bf16) and the indexer's 132 B, 64-token blocks:
+    // 61 x 64 x (1152 + 132) = 5,012,736 B per block (tests/golden_v32.rs pins the rest).
     let p = plan_of("model=deepseek-v3.2&tp=8&gpu=h200-141gb").unwrap();
+    assert_eq!(p.ranks[0].bytes_per_block, 5_012_736);
+    assert_eq!(p.replica.as_ref().unwrap().block_size, 64);
+    let note = p
+        .notes
+        .iter()
+        .find(|n| n.contains("sparse MLA"))
+        .expect("the sparse MLA note");
+    assert!(note.contains("132 B per token"), "{note}");
     assert!(
-        p.notes.iter().any(|n| n.contains("plans it as dense MLA")),
-        "{:?}",
-        p.notes
+        note.contains("per rank (sizes read from vLLM 0.33.0's source"),
+        "{note}"
     );
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| l.ends_with("Setting kv cache block size to 64 for DEEPSEEK_V32_INDEXER/FLASH_ATTN_MLA_SPARSE backend(s).")));
+    // fp8 on Hopper: FLASHMLA_SPARSE turns it into fp8_ds_mla (656 B); Blackwell keeps fp8 (576 B).
+    let h = plan_of("model=deepseek-v3.2&tp=8&gpu=h200-141gb&kv-dtype=fp8").unwrap();
+    assert_eq!(h.ranks[0].bytes_per_block, 61 * 64 * (656 + 132));
+    let b = plan_of("model=deepseek-v3.2&tp=8&gpu=b200-192gb&kv-dtype=fp8").unwrap();
+    assert_eq!(b.ranks[0].bytes_per_block, 61 * 64 * (576 + 132));
+    // The indexer takes 64-token blocks only: vLLM finds no common block size otherwise.
+    let (f, m) = refused("model=deepseek-v3.2&tp=8&gpu=h200-141gb&block-size=32");
+    assert_eq!(f, "block-size");
+    assert!(m.contains("multiple of 64"), "{m}");
+    assert!(plan_of("model=deepseek-v3.2&tp=8&gpu=h200-141gb&block-size=128").is_ok());
+    // DeepSeek-V3 has no indexer: its pages stay the latent's alone.
     let p = plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb").unwrap();
     assert!(!p.notes.iter().any(|n| n.contains("sparse MLA")));
+    assert_eq!(p.ranks[0].bytes_per_block % (61 * 1152), 0);
 }
 
 #[test]

@@ -196,6 +196,23 @@ pub struct MeasuredKv {
     pub source: String,
 }
 
+/// DeepSeek-V3.2's lightning indexer, as `DeepseekV32IndexerCache` sizes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SparseMla {
+    /// `index_topk`: tokens each query attends to (sizes the indexer's buffers).
+    pub index_topk: u64,
+    /// `index_head_dim`: the indexer key's width (128).
+    pub index_head_dim: u64,
+}
+
+impl SparseMla {
+    /// Bytes per token of the indexer K cache: fp8 keys plus one fp32 scale per 128 values,
+    /// stored as uint8 (`head_dim + head_dim // 128 * 4` = 132).
+    pub fn cache_bytes_per_token(&self) -> u64 {
+        self.index_head_dim + self.index_head_dim / 128 * 4
+    }
+}
+
 /// A model, as the accounting sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
@@ -233,9 +250,9 @@ pub struct Model {
     /// The config describes a vision encoder (`vision_config`), whose weights Headroom does not
     /// estimate: it sizes the language model.
     pub vision_encoder: bool,
-    /// DeepSeek-V3.2's sparse attention (`index_topk`): an indexer cache per layer and the
-    /// sparse MLA backends, which Headroom does not model (it plans dense MLA).
-    pub sparse_mla: bool,
+    /// DeepSeek-V3.2's sparse attention (`index_topk` on an MLA model): every MLA layer also
+    /// keeps the lightning indexer's K cache, and the sparse MLA backends take 64-token blocks.
+    pub sparse_mla: Option<SparseMla>,
     /// `quantization_config.quant_method` as written (lower case), `""` when unquantized.
     pub quant_method: String,
     /// GPTQ's `sym: false` (zero points): vLLM 0.33's AutoGPTQ takes symmetric weights only.
@@ -280,7 +297,7 @@ impl Model {
             checkpoint_bytes: None,
             measured_kv: None,
             vision_encoder: false,
-            sparse_mla: false,
+            sparse_mla: None,
             quant_method: String::new(),
             quant_asymmetric: false,
         }

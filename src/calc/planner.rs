@@ -63,6 +63,9 @@ fn layer_spec_of(
     };
     let mla_bytes = |mla: &super::model::Mla| match s.engine.kv_cache_dtype {
         KvCacheDtype::Fp8DsMla => 656,
+        // DeepSeek-V3.2 off Blackwell: FLASHMLA_SPARSE turns an fp8 cache into fp8_ds_mla
+        // (_canonicalize_sparse_mla_kv_cache_dtype); Blackwell's FLASHINFER_MLA_SPARSE keeps it.
+        _ if m.sparse_mla.is_some() && elem == 1 && s.gpu.compute_capability.0 != 10 => 656,
         _ => (mla.kv_lora_rank + mla.qk_rope_head_dim) * elem,
     };
     let state = |conv_dim: u64, rec: Vec<u64>| {
@@ -671,9 +674,6 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             half.as_str()
         ));
     }
-    if s.model.sparse_mla && s.model.measured_kv.is_none() {
-        notes.push("This model uses sparse MLA (index_topk: DeepSeek-V3.2's indexer). Headroom plans it as dense MLA: vLLM also keeps an indexer cache of 132 bytes per token in every layer (about 11% more KV per token with a bf16 cache, 20% with fp8_ds_mla) and picks a sparse backend with 64-token blocks, so its pool holds fewer tokens and fewer, larger blocks than shown.".into());
-    }
     if s.model.vision_encoder && s.model.checkpoint_bytes.is_none() {
         notes.push("The config has a vision_config: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into());
     }
@@ -768,6 +768,24 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         Some(b) => (b, format!("--block-size {b}")),
         None => runtime::default_block_size(s),
     };
+    if let Some(sp) = m.sparse_mla {
+        if block_size % 64 != 0 {
+            return Err(CalcError::new(
+                "block-size",
+                format!("DeepSeek-V3.2's indexer cache (DEEPSEEK_V32_INDEXER) takes 64-token blocks: vLLM finds no common block size with --block-size {block_size}; use a multiple of 64"),
+            ));
+        }
+        if m.measured_kv.is_none() {
+            notes.push(sparse_mla_note(
+                s,
+                sp,
+                len_for_defaults,
+                mns,
+                mnbt,
+                num_spec,
+            ));
+        }
+    }
     let mut hybrid_raised = false;
     if let Some((b, why)) = hybrid_block_size(s, tp64, num_spec, block_size) {
         block_size = b;
@@ -1376,6 +1394,25 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     if let Some(sp) = layer_spec(s, m.n_layers + j, &kind, tp64, num_spec) {
                         specs.push(sp);
                     }
+                }
+            }
+            // DeepSeek-V3.2: every MLA layer (the MTP layer too) also keeps the indexer's K
+            // cache, an MLAAttentionSpec of one 132-byte head whatever --kv-cache-dtype says.
+            // Its layer index follows every attention layer's.
+            if let Some(sp) = m.sparse_mla.filter(|_| m.measured_kv.is_none()) {
+                let base = m.n_layers + drafter_layers + draft.map_or(0, |d| d.n_layers);
+                let indexed: Vec<u32> = specs
+                    .iter()
+                    .filter(|l| l.kind == LayerKv::Mla && l.index < m.n_layers + drafter_layers)
+                    .map(|l| l.index)
+                    .collect();
+                for i in indexed {
+                    specs.push(LayerSpec {
+                        index: base + i,
+                        kind: LayerKv::Mla,
+                        num_kv_heads: 1,
+                        per_head_token_bytes: sp.cache_bytes_per_token(),
+                    });
                 }
             }
             workers.push(WorkerKv {
@@ -2419,6 +2456,52 @@ fn unified_gate(
         guard_threshold: u.guard_threshold,
         guard_ok: after_start >= i128::from(u.guard_threshold.0),
     }
+}
+
+/// DeepSeek-V3.2's note: the layout Headroom plans, and the indexer's buffers outside the pool
+/// that its estimates leave out, sized from vLLM 0.33.0's source (read, not measured).
+fn sparse_mla_note(
+    s: &Scenario,
+    sp: super::model::SparseMla,
+    max_len: u64,
+    mns: u64,
+    mnbt: u64,
+    num_spec: u64,
+) -> String {
+    let m = &s.model;
+    let layers = u64::from(m.n_layers);
+    // topk_indices_buffer: one int32 row of index_topk per batched token, shared by the layers.
+    let topk = mnbt * sp.index_topk * 4;
+    // One index group per indexer layer: (rows + 1) x (2048 x 4 + 4) bytes.
+    let rows = mnbt.min(mns * (1 + num_spec));
+    let groups = layers * (rows + 1) * (2048 * 4 + 4);
+    let factor = if max_len <= 262_144 { 5 } else { 2 };
+    // The indexer's K-gather workspace, reserved in the profile run.
+    let gather = max_len * 8 * factor * sp.cache_bytes_per_token();
+    // FlashMLA's sparse prefill workspace, with an fp8_ds_mla cache only.
+    let ds_mla = matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla)
+        || (matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8) || m.kv_fp8_from_checkpoint)
+            && s.gpu.compute_capability.0 != 10;
+    let prefill = if ds_mla {
+        factor * max_len * 576 * 2
+    } else {
+        0
+    };
+    let logits = 512 << 20;
+    let total = topk + groups + gather + prefill + logits;
+    format!(
+        "DeepSeek-V3.2's sparse MLA: beside its latent cache, every layer keeps the indexer's K cache ({} B per token: fp8 keys and their scales), and vLLM puts both in one UniformTypeKVCacheSpecs group with 64-token blocks (DEEPSEEK_V32_INDEXER's kernel block). Outside the pool, the indexer also takes buffers Headroom's estimates leave out: top-k indices {}, index groups {}, the K-gather workspace {}{} and a 512 MiB logits transient, about {} per rank (sizes read from vLLM 0.33.0's source, not measured). With fp8_e4m3 on Hopper vLLM picks FLASHINFER_MLA_SPARSE_SM90 (576 B per token, not 656), and fp8_e5m2 has no sparse backend.",
+        sp.cache_bytes_per_token(),
+        amount(i128::from(topk)),
+        amount(i128::from(groups)),
+        amount(i128::from(gather)),
+        if prefill > 0 {
+            format!(", FlashMLA's prefill workspace {}", amount(i128::from(prefill)))
+        } else {
+            String::new()
+        },
+        amount(i128::from(total))
+    )
 }
 
 /// "80 layers' pages of 16,384 B + 28 layers' pages of 8,192 B": what one block holds.

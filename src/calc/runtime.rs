@@ -73,6 +73,30 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
                 "FlashMLA, block 64 (vLLM before 0.18 forced it for MLA)".into(),
             );
         }
+        // DeepSeek-V3.2: the indexer's backend takes 64-token blocks only, and the sparse MLA
+        // backends all accept 64 (vLLM 0.33.0, platforms/cuda.py's priorities).
+        if s.model.sparse_mla.is_some() {
+            let ds_mla = matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla);
+            let heads = s.model.n_heads / u64::from(s.parallel.tp.max(1));
+            let backend = match s.gpu.compute_capability {
+                (9, 0) if fp8 => "FLASHMLA_SPARSE",
+                (9, 0) => "FLASH_ATTN_MLA_SPARSE",
+                (10, _) if ds_mla => "FLASHMLA_SPARSE",
+                (10, _) if fp8 => "FLASHINFER_MLA_SPARSE",
+                (10, _) if heads <= 16 => "FLASH_ATTN_MLA_SPARSE_FA4",
+                (10, _) => "FLASHMLA_SPARSE",
+                _ => {
+                    return (
+                        64,
+                        "DEEPSEEK_V32_INDEXER: the indexer's kernel block 64 (the sparse MLA backend on this GPU was not evaluated)".into(),
+                    )
+                }
+            };
+            return (
+                64,
+                format!("DEEPSEEK_V32_INDEXER/{backend}: the indexer's kernel block 64, which the sparse MLA backend accepts"),
+            );
+        }
         // ROCm reports gfx942 (MI300X) as 9.4: its default MLA backend is TRITON_MLA.
         if s.gpu.compute_capability == (9, 4) {
             return (16, "TRITON_MLA on ROCm (without AITER): block 16".into());

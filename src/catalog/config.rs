@@ -5,7 +5,9 @@ use std::fmt;
 
 use super::json::{self, Map, Value};
 
-use crate::calc::model::{LayerKind, LinearState, Mla, Model, ModelDtype, Moe, WeightQuant};
+use crate::calc::model::{
+    LayerKind, LinearState, Mla, Model, ModelDtype, Moe, SparseMla, WeightQuant,
+};
 
 /// A config that cannot describe a model, naming the field.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -633,7 +635,14 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         vision_encoder: top
             .get("vision_config")
             .is_some_and(|v| v.as_object().is_some()),
-        sparse_mla: f.get("index_topk").is_some(),
+        // The indexer of DeepSeek-V3.2 sits beside an MLA latent cache.
+        sparse_mla: match (f.uint("index_topk")?, &mla) {
+            (Some(index_topk), Some(_)) => Some(SparseMla {
+                index_topk,
+                index_head_dim: f.uint("index_head_dim")?.unwrap_or(128),
+            }),
+            _ => None,
+        },
         quant_asymmetric: f
             .get("quantization_config")
             .and_then(|q| q.get("sym"))

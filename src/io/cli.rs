@@ -1489,12 +1489,12 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
                 format!(
                     "{}: {} layer(s), {} {} B, block {} tokens, {} blocks per request",
                     g.spec_name(),
+                    g.layer_indices.len(),
                     if g.uniform_type {
                         "pages summing to"
                     } else {
                         "page"
                     },
-                    g.layer_indices.len(),
                     thousands(u128::from(g.page_size)),
                     g.block_size,
                     thousands(u128::from(g.blocks_per_request))
