@@ -588,3 +588,24 @@ test('the legend lists the measured overhead only where a bar draws it', async (
   assertClean(problems);
   await context.close();
 });
+
+test('a draft model named in the form joins the last stage: its weights and its KV layers', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=qwen2.5-72b-instruct&tp=4&max-model-len=32768');
+  const shown = await text(page, 'kv-cache-tokens');
+  const tokens = await number(page, 'kv-cache-tokens');
+  await page.selectOption('[data-testid="speculative-config"]', 'draft_model');
+  await setInput(page, 'draft-model', 'qwen2.5-7b-instruct');
+  await page.waitForFunction(() => location.search.includes('draft-model=qwen2.5-7b-instruct'));
+  // 28 more layers in every block: fewer tokens fit, and the ledger names the drafter.
+  await changed(page, 'kv-cache-tokens', shown);
+  const after = await number(page, 'kv-cache-tokens');
+  assert.ok(after < tokens, `${after} < ${tokens}`);
+  assert.match(await text(page, 'ledger'), /Qwen2\.5 7B/);
+  assert.match(await text(page, 'vllm-log'), /Worker_TP0 pid=P/);
+  // A draft model without the draft_model method is flagged at its field.
+  await page.selectOption('[data-testid="speculative-config"]', 'mtp');
+  await page.waitForSelector('#draft-model-err:not(:empty)');
+  assert.match(await page.locator('#draft-model-err').innerText(), /choose draft_model/);
+  assertClean(problems);
+  await context.close();
+});
