@@ -1197,3 +1197,18 @@ fn a_draft_model_is_refused_where_it_cannot_apply() {
         .iter()
         .any(|n| n.contains("does not know until it is named")));
 }
+
+#[test]
+fn a_hybrid_model_logs_its_mamba_cache_mode_first() {
+    // MambaModelConfig's hook runs when the API server builds the config, before any worker.
+    let p = plan_of("model=qwen3-next-80b-a3b-instruct&tp=4").unwrap();
+    assert_eq!(
+        p.log_lines[0],
+        "(APIServer pid=P) Mamba cache mode is set to 'align' for Qwen3NextForCausalLM by default when prefix caching is enabled"
+    );
+    // Not for a model without state layers, nor under older rules.
+    let p = plan_of("model=llama-3.1-8b-instruct").unwrap();
+    assert!(!p.log_lines.iter().any(|l| l.contains("Mamba cache mode")));
+    let p = plan_of("model=qwen3-next-80b-a3b-instruct&tp=4&vllm=0.30").unwrap();
+    assert!(!p.log_lines.iter().any(|l| l.contains("Mamba cache mode")));
+}

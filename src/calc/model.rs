@@ -217,6 +217,8 @@ impl SparseMla {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
     pub name: String,
+    /// The config's first `architectures` entry (vLLM's model class), `""` when absent.
+    pub architecture: String,
     pub n_layers: u32,
     pub hidden_size: u64,
     pub n_heads: u64,
@@ -274,6 +276,7 @@ impl Model {
     pub fn example_dense() -> Model {
         Model {
             name: "Llama-3.1-8B (shape)".into(),
+            architecture: "LlamaForCausalLM".into(),
             n_layers: 32,
             hidden_size: 4096,
             n_heads: 32,

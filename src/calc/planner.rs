@@ -1473,6 +1473,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         knobs: vec!["gpu-memory-utilization", "other processes on the GPU"],
         not_knobs: vec!["max-model-len", "max-num-seqs", "kv-cache-memory-bytes"],
     });
+    // Hybrid models: the config hook turns the Mamba cache to "align" mode, as prefix caching
+    // is on by default (MambaModelConfig.verify_and_update_config, in the API server).
+    if m.linear.is_some() && v == VllmVersion::CURRENT && !m.architecture.is_empty() {
+        log_lines.push(format!(
+            "(APIServer pid=P) Mamba cache mode is set to 'align' for {} by default when prefix caching is enabled",
+            m.architecture
+        ));
+    }
     if let Some((_, _, msg)) = &init_fail {
         log_lines.push(format!("ValueError: {msg}"));
         return Ok(finish(

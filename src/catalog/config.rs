@@ -601,6 +601,14 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         .to_ascii_lowercase();
     let model = Model {
         name: f.string("_name_or_path").unwrap_or(model_type).to_string(),
+        // A multimodal wrapper names its own class at the top level, which vLLM loads.
+        architecture: top
+            .get("architectures")
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         n_layers: n_layers32,
         hidden_size: hidden,
         n_heads: heads,
