@@ -8,6 +8,7 @@
 //! code pin every number here (`tests/golden`).
 
 use std::fmt;
+use std::sync::Arc;
 
 use super::units::{cdiv, format_gib};
 use super::version::VllmVersion;
@@ -169,7 +170,7 @@ pub struct WorkerKvPlan {
     pub bytes_per_token: u64,
     /// What one block holds on this worker, as (layers, page bytes) runs: one run, unless the
     /// group's layers have pages of several sizes (`UniformTypeKVCacheSpecs`).
-    pub block_pages: Vec<(u64, u64)>,
+    pub block_pages: Arc<[(u64, u64)]>,
 }
 
 /// The engine-wide KV plan.
@@ -466,35 +467,46 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     // (padded groups are padded logically; the largest member count decides). Each layer
     // brings its own page: equal within a group, except in a UniformTypeKVCacheSpecs.
     let mut worker_bpb: Vec<u64> = Vec::with_capacity(workers.len());
-    let mut worker_pages: Vec<Vec<(u64, u64)>> = Vec::with_capacity(workers.len());
+    let mut worker_pages: Vec<Arc<[(u64, u64)]>> = Vec::with_capacity(workers.len());
     for (w, wk) in workers.iter().enumerate() {
         if canon[w] != w {
             worker_bpb.push(worker_bpb[canon[w]]);
-            worker_pages.push(worker_pages[canon[w]].clone());
+            worker_pages.push(Arc::clone(&worker_pages[canon[w]]));
             continue;
         }
         let mut held = vec![false; max_index + 1];
         for l in &wk.layers {
             held[l.index as usize] = true;
         }
-        let mut best = (0u64, Vec::new());
-        for (_, members) in &raw_groups {
-            let mut runs: Vec<(u64, u64)> = Vec::new();
-            let mut sum = 0u64;
+        let mut best = (0u64, 0u64, None);
+        for (g, (_, members)) in raw_groups.iter().enumerate() {
+            let (mut sum, mut count) = (0u64, 0u64);
             for i in members.iter().filter(|i| held[**i as usize]) {
-                let page = page_of[*i as usize];
-                sum += page;
-                match runs.iter_mut().find(|(_, p)| *p == page) {
-                    Some((n, _)) => *n += 1,
-                    None => runs.push((1, page)),
-                }
+                sum += page_of[*i as usize];
+                count += 1;
             }
             if sum > best.0 {
-                best = (sum, runs);
+                best = (sum, count, Some(g));
             }
         }
+        // What one block of the largest group holds, as runs of equal pages: one run unless
+        // the group is a UniformTypeKVCacheSpecs.
+        let mut runs: Vec<(u64, u64)> = Vec::with_capacity(2);
+        match best.2 {
+            Some(g) if uniform_type => {
+                for i in raw_groups[g].1.iter().filter(|i| held[**i as usize]) {
+                    let page = page_of[*i as usize];
+                    match runs.iter_mut().find(|(_, p)| *p == page) {
+                        Some((n, _)) => *n += 1,
+                        None => runs.push((1, page)),
+                    }
+                }
+            }
+            Some(_) => runs.push((best.1, best.0 / best.1.max(1))),
+            None => {}
+        }
         worker_bpb.push(best.0);
-        worker_pages.push(best.1);
+        worker_pages.push(runs.into());
     }
     // _project_kv_cache_groups_to_worker keeps every global group on every worker (a group
     // with none of this worker's layers stays, empty), so a request needs every group's blocks.
@@ -665,7 +677,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
                 .filter(|l| l.kind.is_attention())
                 .map(|l| l.bytes_per_token())
                 .sum(),
-            block_pages: worker_pages[w].clone(),
+            block_pages: Arc::clone(&worker_pages[w]),
         })
         .collect();
 

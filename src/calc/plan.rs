@@ -44,14 +44,15 @@ impl Provenance {
     pub fn combine(parts: &[&Provenance]) -> Provenance {
         // A basis that is already "derived from ..." is kept as is (the same shared text), so
         // chains of derived figures neither stack the prefix nor copy the text.
-        let derived = |prefix: &str, p: &Provenance| -> Arc<str> {
+        let derived = |prefix: &'static str, p: &Provenance| -> Arc<str> {
             match p {
                 Provenance::Estimate(b) | Provenance::Measured(b)
                     if b.starts_with("derived from") =>
                 {
                     Arc::clone(b)
                 }
-                other => Arc::from(format!("{prefix}{}", other.basis())),
+                Provenance::Estimate(b) | Provenance::Measured(b) => derived_text(prefix, b),
+                Provenance::Exact => Arc::from(prefix),
             }
         };
         if let Some(m) = parts.iter().find(|p| matches!(p, Provenance::Estimate(_))) {
@@ -62,6 +63,29 @@ impl Provenance {
         }
         Provenance::Exact
     }
+}
+
+/// "derived from an estimate: " + basis. A plan derives the same basis for every rank and many
+/// lines, so the last result is kept (with its source, so the pointer stays that source's).
+fn derived_text(prefix: &'static str, basis: &Arc<str>) -> Arc<str> {
+    type Memo = Option<(&'static str, Arc<str>, Arc<str>)>;
+    thread_local! {
+        static LAST: std::cell::RefCell<Memo> = const { std::cell::RefCell::new(None) };
+    }
+    LAST.with(|last| {
+        let mut last = last.borrow_mut();
+        if let Some((p, src, out)) = last.as_ref() {
+            if std::ptr::eq(*p, prefix) && Arc::ptr_eq(src, basis) {
+                return Arc::clone(out);
+            }
+        }
+        let mut text = String::with_capacity(prefix.len() + basis.len());
+        text.push_str(prefix);
+        text.push_str(basis);
+        let out: Arc<str> = Arc::from(text);
+        *last = Some((prefix, Arc::clone(basis), Arc::clone(&out)));
+        out
+    })
 }
 
 /// What a ledger line is: the closed set of terms a rank's memory is made of.

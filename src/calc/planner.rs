@@ -33,6 +33,7 @@ fn kv_elem_bytes_of(s: &Scenario, m: &Model) -> u64 {
 }
 
 /// One layer's spec on a rank with TP `tp`.
+#[inline]
 fn layer_spec(
     s: &Scenario,
     index: u32,
@@ -1549,6 +1550,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     }
     notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
     let mut graph_line = None;
+    let mut graph_estimate = None;
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
         if let Some(k) = s.engine.kv_cache_memory_bytes {
             let free0 = r.line(Term::FreeAtStart).map_or(0, |l| l.bytes);
@@ -1559,7 +1561,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 GibText(i128::from(k))
             ));
         } else {
-            if let Some(line) = graph_estimate_log(s, r) {
+            if let Some(line) = graph_estimate_log(s, r, &mut graph_estimate) {
                 log_lines.push(line);
             }
             log_lines.push(format!(
@@ -1974,12 +1976,7 @@ fn fill_ranks(
         r.ledger.push(line(
             Term::KvPool,
             i128::from(pool),
-            Formula::from(format!(
-                "num_blocks {} (min over ranks) x bytes_per_block {} ({})",
-                Grouped(i128::from(kvp.num_blocks)),
-                Grouped(i128::from(w.bytes_per_block)),
-                block_pages_text(&w.block_pages)
-            )),
+            pool_formula(kvp.num_blocks, w.bytes_per_block, &w.block_pages),
             pool_prov.clone(),
         ));
         let slack = r.available_kv - i128::from(pool);
@@ -2512,19 +2509,59 @@ fn sparse_mla_note(
     )
 }
 
-/// "80 layers' pages of 16,384 B + 28 layers' pages of 8,192 B": what one block holds.
-fn block_pages_text(runs: &[(u64, u64)]) -> String {
-    let mut out = String::new();
-    for (i, (n, page)) in runs.iter().enumerate() {
-        if i > 0 {
-            out.push_str(" + ");
+/// The pool's formula: `num_blocks x bytes_per_block`, and what one block holds ("80 layers'
+/// pages of 16,384 B + 28 layers' pages of 8,192 B"). Rendered when first read, like the
+/// other ledger formulas (plan() must stay cheap).
+fn pool_formula(num_blocks: u64, bytes_per_block: u64, runs: &[(u64, u64)]) -> Formula {
+    let (n, b) = (
+        Arg::Grouped(i128::from(num_blocks)),
+        Arg::Grouped(i128::from(bytes_per_block)),
+    );
+    let run = |i: usize| {
+        let (count, page) = runs[i];
+        [
+            Arg::Plain(i128::from(count)),
+            Arg::Grouped(i128::from(page)),
+        ]
+    };
+    match runs.len() {
+        0 | 1 => {
+            let [c, p] = if runs.is_empty() {
+                [Arg::Plain(0), Arg::Grouped(0)]
+            } else {
+                run(0)
+            };
+            Formula::template(
+                "num_blocks {} (min over ranks) x bytes_per_block {} ({} layers' pages of {} B)",
+                &[n, b, c, p],
+            )
         }
-        out.push_str(&format!(
-            "{n} layers' pages of {} B",
-            Grouped(i128::from(*page))
-        ));
+        2 => {
+            let ([c0, p0], [c1, p1]) = (run(0), run(1));
+            Formula::template(
+                "num_blocks {} (min over ranks) x bytes_per_block {} ({} layers' pages of {} B + {} layers' pages of {} B)",
+                &[n, b, c0, p0, c1, p1],
+            )
+        }
+        _ => {
+            let mut text = format!(
+                "num_blocks {} (min over ranks) x bytes_per_block {} (",
+                Grouped(i128::from(num_blocks)),
+                Grouped(i128::from(bytes_per_block))
+            );
+            for (i, (count, page)) in runs.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(" + ");
+                }
+                text.push_str(&format!(
+                    "{count} layers' pages of {} B",
+                    Grouped(i128::from(*page))
+                ));
+            }
+            text.push(')');
+            Formula::from(text)
+        }
     }
-    out
 }
 
 /// A draft model's weights on one rank: all of its layers, embedding and head, split by the
@@ -2557,26 +2594,55 @@ fn draft_rank_weights(s: &Scenario, d: &Model, tp: u64, tp_rank: u64) -> u64 {
 /// `Worker` with `_DP`, `_PP`, `_TP` and `_EP` ranks where that dimension is larger than one.
 /// This is DP rank 0's engine, and its EP rank is the TP rank.
 fn worker_prefix(s: &Scenario, r: &RankPlan) -> String {
-    use std::fmt::Write as _;
     let p = &s.parallel;
     if u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp) <= 1 {
         return engine_prefix(s);
     }
-    let mut name = String::from("(Worker");
+    // Built by hand: a plan writes a dozen of these, and `write!` costs more than the rest.
+    let mut name = String::with_capacity(32);
+    name.push_str("(Worker");
     if p.dp > 1 {
         name.push_str("_DP0");
     }
     if p.pp > 1 {
-        let _ = write!(name, "_PP{}", r.pp_rank);
+        name.push_str("_PP");
+        push_digits(&mut name, r.pp_rank);
     }
     if p.tp > 1 {
-        let _ = write!(name, "_TP{}", r.tp_rank);
+        name.push_str("_TP");
+        push_digits(&mut name, r.tp_rank);
     }
     if p.expert_parallel {
-        let _ = write!(name, "_EP{}", r.tp_rank);
+        name.push_str("_EP");
+        push_digits(&mut name, r.tp_rank);
     }
     name.push_str(" pid=P)");
     name
+}
+
+/// "prefix body", reusing the prefix's allocation (the bodies are long sentences).
+fn prefixed(mut prefix: String, body: &str) -> String {
+    prefix.reserve(body.len() + 1);
+    prefix.push(' ');
+    prefix.push_str(body);
+    prefix
+}
+
+/// Appends `n` in decimal.
+fn push_digits(out: &mut String, mut n: u32) {
+    let mut buf = [0u8; 10];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for b in &buf[i..] {
+        out.push(char::from(*b));
+    }
 }
 
 /// The engine core's prefix: the scheduler side, which logs the pool's tokens and concurrency.
@@ -2591,15 +2657,23 @@ fn engine_prefix(s: &Scenario) -> String {
 
 /// vLLM 0.33.0's `profile_cudagraph_memory` log: the graph estimate it subtracts inside the
 /// budget, `%.2f` GiB. Read from 0.33.0's source only, like the lines after it.
-fn graph_estimate_log(s: &Scenario, r: &RankPlan) -> Option<String> {
+fn graph_estimate_log(
+    s: &Scenario,
+    r: &RankPlan,
+    last: &mut Option<(i128, String)>,
+) -> Option<String> {
     let graphs = r.line(Term::CudaGraphs).map_or(0, |l| l.bytes);
     if s.version != VllmVersion::CURRENT || graphs <= 0 || s.engine.enforce_eager {
         return None;
     }
+    // Stages with the same estimate share the figure's text.
+    if !matches!(last, Some((g, _)) if *g == graphs) {
+        *last = Some((graphs, py_fixed(graphs as f64 / GIB as f64, 2)));
+    }
+    let gib = &last.as_ref()?.1;
     Some(format!(
-        "{} Estimated CUDA graph memory: {} GiB total",
-        worker_prefix(s, r),
-        py_fixed(graphs as f64 / GIB as f64, 2)
+        "{} Estimated CUDA graph memory: {gib} GiB total",
+        worker_prefix(s, r)
     ))
 }
 
@@ -2639,7 +2713,7 @@ fn graph_profiling_log(
         ));
     }
     last.as_ref()
-        .map(|(_, _, body)| format!("{} {body}", worker_prefix(s, r)))
+        .map(|(_, _, body)| prefixed(worker_prefix(s, r), body))
 }
 
 /// vLLM 0.33.0's suggestion after graph capture (`Worker.compile_or_warm_up_model`) for one
@@ -2717,7 +2791,7 @@ fn suggestion_log(
         *last = Some((key, body));
     }
     last.as_ref()
-        .map(|(_, body)| format!("{} {body}", worker_prefix(s, r)))
+        .map(|(_, body)| prefixed(worker_prefix(s, r), body))
 }
 
 #[allow(clippy::too_many_arguments)]
