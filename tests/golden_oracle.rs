@@ -63,6 +63,7 @@ fn layer_of(
         kind,
         num_kv_heads: heads,
         per_head_token_bytes: (head + head_v) * layer_cache,
+        fixed: None,
     };
     Some(match name.as_str() {
         "full" => attn(LayerKv::Full),
@@ -87,6 +88,7 @@ fn layer_of(
                 },
                 num_kv_heads: 1,
                 per_head_token_bytes: per,
+                fixed: None,
             }
         }
         "mamba" => {
@@ -118,6 +120,7 @@ fn layer_of(
                 },
                 num_kv_heads: 0,
                 per_head_token_bytes: 0,
+                fixed: None,
             }
         }
         _ => return None,
@@ -291,6 +294,7 @@ fn build(line: &Value) -> Case {
             .and_then(Value::as_bool)
             .unwrap_or(false),
         version: VllmVersion::CURRENT,
+        packed: false,
     };
     Case {
         name,
@@ -548,6 +552,7 @@ fn errors_are_typed() {
             kind: LayerKv::Full,
             num_kv_heads: 1,
             per_head_token_bytes: 256,
+            fixed: None,
         }],
         available: 0,
     }];
@@ -558,6 +563,7 @@ fn errors_are_typed() {
         num_gpu_blocks_override: None,
         disable_hybrid: false,
         version: VllmVersion::CURRENT,
+        packed: false,
     };
     assert!(matches!(plan_kv(&w, &s), Err(KvError::NoMemory { .. })));
 }

@@ -71,6 +71,16 @@ pub struct LayerSpec {
     /// Bytes one head keeps per token: `(head_size + head_size_v) * dtype_bytes`, or an opaque
     /// blob (656 for `fp8_ds_mla`). Unused for Mamba.
     pub per_head_token_bytes: u64,
+    /// A page and block size of the spec's own, whatever the attention block size: DeepSeek-V4's
+    /// caches (sliding window at 64 tokens, compressor states at 4 or 8, padded pages).
+    pub fixed: Option<FixedPage>,
+}
+
+/// A spec's own (block size in tokens, page bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FixedPage {
+    pub block_size: u64,
+    pub page: u64,
 }
 
 impl LayerSpec {
@@ -103,6 +113,9 @@ pub struct KvSettings {
     /// `--disable-hybrid-kv-cache-manager`: sliding and chunked layers count as full.
     pub disable_hybrid: bool,
     pub version: VllmVersion,
+    /// A block-outermost layout with pages of several sizes (DeepSeek-V4): vLLM groups the
+    /// layers with `_get_packed_kv_cache_groups`.
+    pub packed: bool,
 }
 
 /// `--max-model-len`: a number, or `auto` (-1) with the model's own limit as the upper bound.
@@ -358,6 +371,138 @@ fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u
     (groups, padding, false)
 }
 
+/// The type family `UniformTypeKVCacheSpecs.is_uniform_type` compares (with the block size):
+/// full attention and MLA are one family, a sliding window is one per window size.
+fn family(kind: &LayerKv) -> (u8, u64) {
+    match kind {
+        LayerKv::Full | LayerKv::Mla => (0, 0),
+        LayerKv::Sliding { window } | LayerKv::MlaSliding { window } => (1, *window),
+        LayerKv::Chunked { chunk } => (2, *chunk),
+        LayerKv::Mamba { .. } => (3, 0),
+    }
+}
+
+/// `_approximate_gcd`: the d in `[lower_bound, max(values)]` that pads the values least when
+/// each is rounded up to a multiple of d; ties go to the larger d.
+fn approximate_gcd(values: &[u64], lower_bound: u64) -> u64 {
+    let min_d = lower_bound.max(1);
+    let max_d = values.iter().copied().max().unwrap_or(1);
+    if min_d > max_d {
+        return min_d;
+    }
+    let mut best = (min_d, u64::MAX);
+    for d in min_d..=max_d {
+        let pad: u64 = values.iter().map(|x| (d - x % d) % d).sum();
+        if pad < best.1 || (pad == best.1 && d > best.0) {
+            best = (d, pad);
+        }
+    }
+    best.0
+}
+
+/// One bucket of `_get_packed_kv_cache_groups`: its first layer, its layers in order, and
+/// its layers by page size (in order of first appearance).
+struct Bucket {
+    first: Resolved,
+    order: Vec<u32>,
+    by_page: Vec<(u64, Vec<u32>)>,
+}
+
+impl Bucket {
+    /// As many layers of each page size: a repeating pattern.
+    fn balanced(&self) -> bool {
+        self.by_page
+            .iter()
+            .all(|(_, v)| v.len() == self.by_page[0].1.len())
+    }
+
+    /// `get_max_layers_per_page_size`.
+    fn most(&self) -> u64 {
+        self.by_page
+            .iter()
+            .map(|(_, v)| v.len() as u64)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// `_get_packed_kv_cache_groups` (vLLM 0.33.0) for a block-outermost layout: layers are
+/// bucketed by type family and block size, in order; a balanced bucket is a repeating pattern
+/// and splits into `cdiv(layers per page size, repeats)` groups taken round-robin, any other
+/// bucket stays whole. Every group is a `UniformTypeKVCacheSpecs`, its page the sum of its
+/// layers' pages. (No Mamba or circular-buffer bucket is planned through here.)
+fn packed_groups(all: &[Resolved], page_of: &[u64]) -> Vec<(Resolved, Vec<u32>)> {
+    let mut buckets: Vec<Bucket> = Vec::new();
+    for r in all {
+        let key = (family(&r.kind), r.block_size);
+        let i = match buckets
+            .iter()
+            .position(|b| (family(&b.first.kind), b.first.block_size) == key)
+        {
+            Some(i) => i,
+            None => {
+                buckets.push(Bucket {
+                    first: r.clone(),
+                    order: Vec::new(),
+                    by_page: Vec::new(),
+                });
+                buckets.len() - 1
+            }
+        };
+        let b = &mut buckets[i];
+        b.order.push(r.index);
+        match b.by_page.iter_mut().find(|(p, _)| *p == r.page) {
+            Some((_, v)) => v.push(r.index),
+            None => b.by_page.push((r.page, vec![r.index])),
+        }
+    }
+    // Balanced buckets that mix page sizes stay whole: the largest sets the floor.
+    let min_repeats = buckets
+        .iter()
+        .filter(|b| b.balanced() && b.by_page.len() > 1)
+        .map(Bucket::most)
+        .max()
+        .unwrap_or(0);
+    let repeats = (min_repeats > 0).then(|| {
+        let counts: Vec<u64> = buckets
+            .iter()
+            .filter(|b| b.balanced())
+            .map(Bucket::most)
+            .collect();
+        approximate_gcd(&counts, min_repeats)
+    });
+    let mut groups = Vec::new();
+    for b in buckets {
+        let n = match repeats {
+            Some(r) if b.balanced() => cdiv(b.most(), r).max(1) as usize,
+            _ => 1,
+        };
+        let mut member_lists: Vec<Vec<u32>> = Vec::with_capacity(n);
+        if n == 1 {
+            member_lists.push(b.order.clone());
+        } else {
+            // Pattern repeat i holds the i-th layer of every page size; group g takes the
+            // repeats g, g + n, g + 2n, ...
+            let len = b.by_page[0].1.len();
+            for g in 0..n {
+                let mut members = Vec::new();
+                for i in (g..len).step_by(n) {
+                    for (_, v) in &b.by_page {
+                        members.push(v[i]);
+                    }
+                }
+                member_lists.push(members);
+            }
+        }
+        for members in member_lists {
+            let mut head = b.first.clone();
+            head.page = members.iter().map(|i| page_of[*i as usize]).sum();
+            groups.push((head, members));
+        }
+    }
+    groups
+}
+
 /// Plans the KV cache of one engine: the same steps as
 /// `EngineCore._initialize_kv_caches` → `get_kv_cache_configs` → `update_kv_cache_capacity`.
 ///
@@ -379,7 +524,9 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         .map(|l| attention_page(l, bs))
         .max();
     let resolve = |l: &LayerSpec| -> Resolved {
-        let page = if l.kind.is_attention() {
+        let page = if let Some(f) = l.fixed {
+            f.page
+        } else if l.kind.is_attention() {
             attention_page(l, bs)
         } else {
             let state = l.mamba_state_bytes();
@@ -389,7 +536,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             index: l.index,
             kind: l.kind.clone(),
             page,
-            block_size: bs,
+            block_size: l.fixed.map_or(bs, |f| f.block_size),
             bytes_per_token: l.bytes_per_token(),
             shape: (l.num_kv_heads, l.per_head_token_bytes),
         }
@@ -440,7 +587,15 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     for r in &all {
         page_of[r.index as usize] = r.page;
     }
-    let (raw_groups, padding_layers, uniform_type) = group_layers(&all, settings.disable_hybrid);
+    let (raw_groups, padding_layers, uniform) = if settings.packed {
+        let groups = packed_groups(&all, &page_of);
+        let n = groups.len();
+        (groups, 0, vec![true; n])
+    } else {
+        let (g, padding, uniform_type) = group_layers(&all, settings.disable_hybrid);
+        let n = g.len();
+        (g, padding, vec![uniform_type; n])
+    };
 
     let (max_model_len_initial, auto_upper) = match settings.max_model_len {
         MaxModelLen::Value(v) => (v, None),
@@ -493,7 +648,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         // the group is a UniformTypeKVCacheSpecs.
         let mut runs: Vec<(u64, u64)> = Vec::with_capacity(2);
         match best.2 {
-            Some(g) if uniform_type => {
+            Some(g) if uniform[g] => {
                 for i in raw_groups[g].1.iter().filter(|i| held[**i as usize]) {
                     let page = page_of[*i as usize];
                     match runs.iter_mut().find(|(_, p)| *p == page) {
@@ -626,11 +781,12 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     let groups: Vec<KvGroup> = raw_groups
         .iter()
         .zip(&blocks)
-        .map(|((k, members), b)| KvGroup {
+        .zip(&uniform)
+        .map(|(((k, members), b), uniform_type)| KvGroup {
             kind: k.kind.clone(),
             layer_indices: members.clone(),
             page_size: k.page,
-            uniform_type,
+            uniform_type: *uniform_type,
             block_size: k.block_size,
             blocks_per_request: *b,
         })

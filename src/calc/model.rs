@@ -196,6 +196,19 @@ pub struct MeasuredKv {
     pub source: String,
 }
 
+/// DeepSeek-V4's attention, as vLLM 0.33.0's `DeepseekV4Attention` registers its caches.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompressedAttn {
+    /// `compress_ratios`, one per decoder layer: 0 (sliding window only), 4 or 128.
+    pub ratios: Vec<u32>,
+    /// `sliding_window` (128).
+    pub window: u64,
+    /// `index_head_dim` (128): the indexer of the ratio-4 layers.
+    pub index_head_dim: u64,
+    /// `head_dim` (512): the compressor states' width.
+    pub head_dim: u64,
+}
+
 /// DeepSeek-V3.2's lightning indexer, as `DeepseekV32IndexerCache` sizes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SparseMla {
@@ -255,6 +268,9 @@ pub struct Model {
     /// DeepSeek-V3.2's sparse attention (`index_topk` on an MLA model): every MLA layer also
     /// keeps the lightning indexer's K cache, and the sparse MLA backends take 64-token blocks.
     pub sparse_mla: Option<SparseMla>,
+    /// DeepSeek-V4's attention (`compress_ratios`): a sliding window in every layer, and
+    /// compressed KV with its compressor state (and, at ratio 4, an indexer) in most.
+    pub compressed: Option<CompressedAttn>,
     /// `quantization_config.quant_method` as written (lower case), `""` when unquantized.
     pub quant_method: String,
     /// GPTQ's `sym: false` (zero points): vLLM 0.33's AutoGPTQ takes symmetric weights only.
@@ -301,6 +317,7 @@ impl Model {
             measured_kv: None,
             vision_encoder: false,
             sparse_mla: None,
+            compressed: None,
             quant_method: String::new(),
             quant_asymmetric: false,
         }

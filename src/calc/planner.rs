@@ -61,6 +61,7 @@ fn layer_spec_of(
         kind,
         num_kv_heads: heads,
         per_head_token_bytes: per_head,
+        fixed: None,
     };
     let mla_bytes = |mla: &super::model::Mla| match s.engine.kv_cache_dtype {
         KvCacheDtype::Fp8DsMla => 656,
@@ -91,6 +92,7 @@ fn layer_spec_of(
                 kind: LayerKv::Mla,
                 num_kv_heads: 1,
                 per_head_token_bytes: mla_bytes(mla),
+                fixed: None,
             }
         }
         LayerKind::GatedDeltaNet => {
@@ -101,6 +103,7 @@ fn layer_spec_of(
                 kind: state(conv, vec![st.v_heads / tp, st.v_dim, st.k_dim]),
                 num_kv_heads: 0,
                 per_head_token_bytes: 0,
+                fixed: None,
             }
         }
         LayerKind::Mamba2 => {
@@ -111,6 +114,7 @@ fn layer_spec_of(
                 kind: state(conv, vec![st.v_heads / tp, st.v_dim, st.k_dim]),
                 num_kv_heads: 0,
                 per_head_token_bytes: 0,
+                fixed: None,
             }
         }
         LayerKind::SharedKv => return None,
@@ -787,6 +791,26 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             ));
         }
     }
+    if m.compressed.is_some() {
+        if block_size % 256 != 0 {
+            return Err(CalcError::new(
+                "block-size",
+                format!("DeepSeek-V4's attention and indexer kernels take 256-token blocks: vLLM finds no backend for --block-size {block_size}; use a multiple of 256"),
+            ));
+        }
+        if matches!(
+            s.engine.kv_cache_dtype,
+            KvCacheDtype::Bfloat16 | KvCacheDtype::Float16
+        ) {
+            return Err(CalcError::new(
+                "kv-cache-dtype",
+                format!("DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {}. Please set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.", s.engine.kv_cache_dtype.as_str()),
+            ));
+        }
+        if m.measured_kv.is_none() {
+            notes.push("DeepSeek-V4: every layer keeps a 128-token sliding-window cache (64-token blocks); layers of compress ratio 4 and 128 also keep compressed KV (256-token blocks) and a compressor state (4- or 8-token blocks), and ratio 4 an indexer cache and its compressor. vLLM stores them in DeepSeek's fp8_ds_mla format (584 B per state, pages padded to 576 B) and packs them into five groups (_get_packed_kv_cache_groups); nothing is split by TP. Read from vLLM 0.33.0's source and checked against its code on synthetic layouts. Outside the pool (not in the ledger): top-k index buffers (max-num-batched-tokens x 512 x 4 B each), with speculative decoding a 256 MiB hidden-state buffer, and on SM 12.x FlashInfer's 128 MiB workspace.".into());
+        }
+    }
     let mut hybrid_raised = false;
     if let Some((b, why)) = hybrid_block_size(s, tp64, num_spec, block_size) {
         block_size = b;
@@ -1413,8 +1437,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                         kind: LayerKv::Mla,
                         num_kv_heads: 1,
                         per_head_token_bytes: sp.cache_bytes_per_token(),
+                        fixed: None,
                     });
                 }
+            }
+            // DeepSeek-V4: its own caches replace the generic specs.
+            if let Some(c) = m.compressed.as_ref().filter(|_| m.measured_kv.is_none()) {
+                let drafted = if last { drafter_layers } else { 0 };
+                specs = v4_specs(c, layers, m.n_layers, drafted, block_size);
             }
             workers.push(WorkerKv {
                 layers: specs,
@@ -1520,7 +1550,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             ));
         }
     }
-    if !hybrid_raised && block_size != 16 && s.engine.block_size.is_none() {
+    // DeepSeek-V4's attention classes switch auto / fp8 to fp8_ds_mla as they are built.
+    if m.compressed.is_some() && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla {
+        log_lines.push(format!(
+            "{first} Using DeepSeek's fp8_ds_mla KV cache format."
+        ));
+    }
+    if !hybrid_raised && block_size != 16 && s.engine.block_size.is_none() && m.compressed.is_none()
+    {
         // The backend's name leads the basis ("FLASHMLA for an fp8 MLA cache ..."); the
         // reason goes to the notes, the line stays vLLM's.
         let backend = block_basis
@@ -1598,6 +1635,9 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         num_gpu_blocks_override: s.engine.num_gpu_blocks_override,
         disable_hybrid: s.engine.disable_hybrid_kv_cache_manager,
         version: v,
+        // DeepSeek-V4's indexer backend declares a block-outermost layout, and its caches'
+        // pages differ: vLLM packs them (`_get_packed_kv_cache_groups`).
+        packed: m.compressed.is_some(),
     };
     // With identical TP ranks, `workers` holds one worker per stage: spread the per-worker
     // figures and indices back over the stage's TP ranks.
@@ -2461,6 +2501,87 @@ fn unified_gate(
         guard_threshold: u.guard_threshold,
         guard_ok: after_start >= i128::from(u.guard_threshold.0),
     }
+}
+
+/// DeepSeek-V4's caches on one rank, in the order `DeepseekV4Attention` registers them (vLLM
+/// 0.33.0, fp8_ds_mla layout): per layer, at ratio 4 the indexer's K cache and its compressor
+/// state; in every layer the sliding-window cache; above ratio 1 the compressed KV and its
+/// compressor state. MTP layers keep the sliding window only. Each cache gets its own index
+/// (five per layer, in registration order), as the packed grouping reads the order.
+fn v4_specs(
+    c: &super::model::CompressedAttn,
+    layers: (u32, u32),
+    n_layers: u32,
+    drafter_layers: u32,
+    block_size: u64,
+) -> Vec<LayerSpec> {
+    // page = round_up(states x content, 576), states = block size / tokens per state.
+    let page = |block: u64, tokens_per_state: u64, content: u64| {
+        ((block / tokens_per_state) * content).div_ceil(576) * 576
+    };
+    let spec = |index: u32, kind: LayerKv, block: u64, page: u64| LayerSpec {
+        index,
+        kind,
+        num_kv_heads: 1,
+        per_head_token_bytes: page / block,
+        fixed: Some(kv::FixedPage {
+            block_size: block,
+            page,
+        }),
+    };
+    // 448 B of fp8 NoPE, 128 B of bf16 RoPE and 8 B of scales per token (attention.py).
+    const STATE: u64 = 584;
+    let index_bytes = c.index_head_dim + c.index_head_dim / 128 * 4;
+    let mut out = Vec::new();
+    let ids = (layers.0..layers.1).chain(n_layers..n_layers + drafter_layers);
+    for id in ids {
+        let ratio = match c.ratios.get(id as usize) {
+            Some(&r) if id < n_layers => u64::from(r.max(1)),
+            _ => 1,
+        };
+        let base = id * 5;
+        if ratio == 4 {
+            out.push(spec(
+                base,
+                LayerKv::Mla,
+                block_size,
+                page(block_size, 4, index_bytes),
+            ));
+            // The indexer's compressor: fp32 states of 2 x 2 x index_head_dim, 4-token blocks.
+            out.push(spec(
+                base + 1,
+                LayerKv::MlaSliding { window: 8 },
+                4,
+                page(4, 1, 2 * 2 * c.index_head_dim * 4),
+            ));
+        }
+        out.push(spec(
+            base + 2,
+            LayerKv::MlaSliding { window: c.window },
+            64,
+            page(64, 1, STATE),
+        ));
+        if ratio > 1 {
+            out.push(spec(
+                base + 3,
+                LayerKv::Mla,
+                block_size,
+                page(block_size, ratio, STATE),
+            ));
+            // The compressor's state: overlap 2 at ratio 4 (window 8, 4-token blocks), 1 at
+            // ratio 128 (window 128, 8-token blocks); 2 x overlap x head_dim fp32 values.
+            let (overlap, block) = if ratio == 4 { (2, 4) } else { (1, 8) };
+            out.push(spec(
+                base + 4,
+                LayerKv::MlaSliding {
+                    window: overlap * ratio,
+                },
+                block,
+                page(block, 1, 2 * overlap * c.head_dim * 4),
+            ));
+        }
+    }
+    out
 }
 
 /// DeepSeek-V3.2's note: the layout Headroom plans, and the indexer's buffers outside the pool

@@ -62,6 +62,14 @@ pub fn in_flight_tokens(version: VllmVersion, pp: u32, mnbt: u64) -> u64 {
 /// (`Platform.update_block_size_for_backend`, v0.18+; hard-coded choices before).
 pub fn default_block_size(s: &Scenario) -> (u64, String) {
     let cc = s.gpu.compute_capability.0;
+    // DeepSeek-V4: the attention and indexer backends declare 256-token blocks only; the
+    // sliding-window (64) and compressor-state (4, 8) caches keep their own sizes.
+    if s.model.compressed.is_some() {
+        return (
+            256,
+            "DeepSeek-V4's attention and indexer kernels take 256-token blocks (its sliding-window and compressor caches keep 64, 4 and 8)".into(),
+        );
+    }
     if s.model.mla.is_some() {
         let fp8 = matches!(
             s.engine.kv_cache_dtype,

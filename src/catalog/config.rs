@@ -6,7 +6,7 @@ use std::fmt;
 use super::json::{self, Map, Value};
 
 use crate::calc::model::{
-    LayerKind, LinearState, Mla, Model, ModelDtype, Moe, SparseMla, WeightQuant,
+    CompressedAttn, LayerKind, LinearState, Mla, Model, ModelDtype, Moe, SparseMla, WeightQuant,
 };
 
 /// A config that cannot describe a model, naming the field.
@@ -99,6 +99,52 @@ impl<'a> Fields<'a> {
     fn string(&self, key: &str) -> Option<&'a str> {
         self.get(key).and_then(Value::as_str)
     }
+}
+
+/// DeepSeek-V4's `compress_ratios`: the first `num_hidden_layers` entries (later releases list
+/// the MTP and DSpark layers too), each 0, 4 or 128.
+fn compressed_attn(
+    f: &Fields,
+    model_type: &str,
+    n_layers: u32,
+    head_dim: u64,
+) -> Result<Option<CompressedAttn>, ConfigError> {
+    if model_type != "deepseek_v4" {
+        return Ok(None);
+    }
+    let Some(list) = f.get("compress_ratios").and_then(Value::as_array) else {
+        return Err(ConfigError::new(
+            "compress_ratios",
+            "compress_ratios is missing: DeepSeek-V4's caches follow it layer by layer",
+        ));
+    };
+    if list.len() < n_layers as usize {
+        return Err(ConfigError::new(
+            "compress_ratios",
+            format!(
+                "compress_ratios has {} entries for {n_layers} layers",
+                list.len()
+            ),
+        ));
+    }
+    let mut ratios = Vec::with_capacity(n_layers as usize);
+    for v in list.iter().take(n_layers as usize) {
+        match v.as_u64() {
+            Some(r @ (0 | 4 | 128)) => ratios.push(r as u32),
+            _ => {
+                return Err(ConfigError::new(
+                    "compress_ratios",
+                    format!("compress_ratios entry {v} is not 0, 4 or 128 (the ratios vLLM 0.33.0 sizes for DeepSeek-V4)"),
+                ))
+            }
+        }
+    }
+    Ok(Some(CompressedAttn {
+        ratios,
+        window: f.uint("sliding_window")?.unwrap_or(128),
+        index_head_dim: f.uint("index_head_dim")?.unwrap_or(128),
+        head_dim,
+    }))
 }
 
 fn dtype(f: &Fields) -> Result<ModelDtype, ConfigError> {
@@ -643,6 +689,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         vision_encoder: top
             .get("vision_config")
             .is_some_and(|v| v.as_object().is_some()),
+        compressed: compressed_attn(&f, model_type, n_layers32, head_dim)?,
         // The indexer of DeepSeek-V3.2 sits beside an MLA latent cache.
         sparse_mla: match (f.uint("index_topk")?, &mla) {
             (Some(index_topk), Some(_)) => Some(SparseMla {

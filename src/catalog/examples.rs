@@ -1,7 +1,7 @@
 //! The three seed systems as loadable scenarios (`../shared/reference/seed-cases.md`): each
 //! figure the articles state comes out of `calc::plan` on these inputs.
 
-use crate::calc::model::{LayerKind, Model};
+use crate::calc::model::{LayerKind, MeasuredKv, Model};
 use crate::calc::scenario::{Gpu, MaxLen, Measured, Parallel, Speculative, Unified};
 use crate::calc::units::{Bytes, UnitSystem, GB, GIB};
 use crate::calc::Scenario;
@@ -111,6 +111,16 @@ pub fn s2_unified_gate() -> Scenario {
             unified_memory: true,
             compute_capability: (12, 1),
         });
+    let mut model = model;
+    // What the article's engine printed: its 10e9 B pin backed 181,777 tokens. vLLM 0.33.0's
+    // own arithmetic for this layout gives 843,348 at the same pin (tests/golden_v4.rs), so
+    // the article ran another build; the example converts its pool with the article's ratio.
+    model.measured_kv = Some(MeasuredKv {
+        pool_bytes: 10_000_000_000,
+        tokens: 181_777,
+        tp: 2,
+        source: "seed 002: '--kv-cache-memory 10e9 ... backs 181,777 tokens' on one rank (DeepSeek-V4-Flash-0731 NVFP4, TP=2, 2x DGX Spark GB10, the vLLM build the article ran; 0.33.0's arithmetic gives 843,348 for the same pin)".into(),
+    });
     let mut s = Scenario::new(model, gpu);
     s.gpus = 2;
     s.parallel = Parallel {
