@@ -1212,3 +1212,36 @@ fn a_hybrid_model_logs_its_mamba_cache_mode_first() {
     let p = plan_of("model=qwen3-next-80b-a3b-instruct&tp=4&vllm=0.30").unwrap();
     assert!(!p.log_lines.iter().any(|l| l.contains("Mamba cache mode")));
 }
+
+#[test]
+fn deepseek_v4_plans_its_own_caches_and_refuses_what_vllm_refuses() {
+    // Nothing is split by TP: every rank's block holds the widest group, the 256-token caches
+    // of all 43 layers: 21 x (37,440 + 8,640) + 20 x 1,728 = 1,002,240 B.
+    let p = plan_of("model=deepseek-v4-flash&gpu=h200-141gb&tp=8").unwrap();
+    assert!(p.ranks.iter().all(|r| r.bytes_per_block == 1_002_240));
+    let r = p.replica.as_ref().unwrap();
+    assert_eq!(r.block_size, 256);
+    let blocks: Vec<u64> = r.groups.iter().map(|g| g.block_size).collect();
+    assert_eq!(blocks, [64, 64, 256, 4, 8]);
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| l.ends_with("Using DeepSeek's fp8_ds_mla KV cache format.")));
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.starts_with("DeepSeek-V4: every layer keeps")));
+    // A bf16 cache, a block that is not a multiple of 256, a stage without an indexer.
+    let (f, m) = refused("model=deepseek-v4-flash&gpu=h200-141gb&tp=8&kv-dtype=bfloat16");
+    assert_eq!(f, "kv-cache-dtype");
+    assert!(m.contains("only supports fp8"), "{m}");
+    let (f, _) = refused("model=deepseek-v4-flash&gpu=h200-141gb&tp=8&block-size=128");
+    assert_eq!(f, "block-size");
+    assert!(plan_of("model=deepseek-v4-flash&gpu=h200-141gb&tp=8&block-size=512").is_ok());
+    let (f, m) = refused("model=deepseek-v4-flash&gpu=h200-141gb&pp=2&pp-partition=2,41");
+    assert_eq!(f, "pp-layer-partition");
+    assert!(
+        m.contains("Workers disagree on supported KV cache layouts"),
+        "{m}"
+    );
+}

@@ -791,7 +791,22 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             ));
         }
     }
-    if m.compressed.is_some() {
+    if let Some(c) = &m.compressed {
+        // Only the indexer declares a KV layout; a stage without a ratio-4 layer has none, and
+        // vLLM 0.33.0's resolve_kv_cache_layout refuses workers that disagree.
+        let mut start = 0usize;
+        for (stage, n) in parts.iter().enumerate() {
+            let end = start + *n as usize;
+            if m.measured_kv.is_none()
+                && !c.ratios[start.min(c.ratios.len())..end.min(c.ratios.len())].contains(&4)
+            {
+                return Err(CalcError::new(
+                    "pp-layer-partition",
+                    format!("stage {stage} holds no DeepSeek-V4 layer of compress ratio 4, so no indexer cache: vLLM 0.33.0 stops with \"Workers disagree on supported KV cache layouts\"; give every stage a layer of compress ratio 4"),
+                ));
+            }
+            start = end;
+        }
         if block_size % 256 != 0 {
             return Err(CalcError::new(
                 "block-size",
