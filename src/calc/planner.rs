@@ -1901,7 +1901,7 @@ fn kv_knobs(phase: Phase) -> Vec<&'static str> {
             "gpu-memory-utilization",
             "kv-cache-memory-bytes",
             "kv-cache-dtype",
-            "tensor-parallel-size (not for MLA)",
+            "tensor-parallel-size (not for MLA or DeepSeek-V4: their caches are not split)",
             "pipeline-parallel-size",
         ],
         Phase::KvSizing => vec![
