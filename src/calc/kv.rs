@@ -826,13 +826,26 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
                 .layers
                 .iter()
                 .find(|l| l.kind.is_attention())
-                .map_or(0, |l| attention_page(l, bs)),
+                .map_or(0, |l| {
+                    l.fixed.map_or_else(|| attention_page(l, bs), |f| f.page)
+                }),
+            // Fixed pages: only the caches that grow with the context count per token (a
+            // sliding window or a compressor state is bounded per request).
             bytes_per_token: wk
                 .layers
                 .iter()
                 .filter(|l| l.kind.is_attention())
                 .map(|l| l.bytes_per_token())
-                .sum(),
+                .sum::<u64>()
+                + wk.layers
+                    .iter()
+                    .filter_map(|l| {
+                        l.fixed
+                            .filter(|_| matches!(l.kind, LayerKv::Full | LayerKv::Mla))
+                    })
+                    .map(|f| f.page)
+                    .sum::<u64>()
+                    / bs,
             block_pages: Arc::clone(&worker_pages[w]),
         })
         .collect();

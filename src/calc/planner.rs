@@ -2534,11 +2534,12 @@ fn v4_specs(
     let page = |block: u64, tokens_per_state: u64, content: u64| {
         ((block / tokens_per_state) * content).div_ceil(576) * 576
     };
+    // The fixed page says it all (kv counts the growing caches' pages per token).
     let spec = |index: u32, kind: LayerKv, block: u64, page: u64| LayerSpec {
         index,
-        kind,
         num_kv_heads: 1,
-        per_head_token_bytes: page / block,
+        per_head_token_bytes: 0,
+        kind,
         fixed: Some(kv::FixedPage {
             block_size: block,
             page,
