@@ -1238,6 +1238,12 @@ fn deepseek_v4_plans_its_own_caches_and_refuses_what_vllm_refuses() {
     let (f, _) = refused("model=deepseek-v4-flash&gpu=h200-141gb&tp=8&block-size=128");
     assert_eq!(f, "block-size");
     assert!(plan_of("model=deepseek-v4-flash&gpu=h200-141gb&tp=8&block-size=512").is_ok());
+    // On an SM 8.0 part vLLM has no V4 attention backend: the plan says so.
+    let p = plan_of("model=deepseek-v4-flash&gpu=a100-sxm4-80gb&tp=8").unwrap();
+    assert!(p
+        .notes
+        .iter()
+        .any(|n| n.contains("(SM 8.0) the start is likely to fail")));
     let (f, m) = refused("model=deepseek-v4-flash&gpu=h200-141gb&pp=2&pp-partition=2,41");
     assert_eq!(f, "pp-layer-partition");
     assert!(
