@@ -1206,6 +1206,12 @@ fn a_hybrid_model_logs_its_mamba_cache_mode_first() {
         p.log_lines[0],
         "(APIServer pid=P) Mamba cache mode is set to 'align' for Qwen3NextForCausalLM by default when prefix caching is enabled"
     );
+    // A worker sets its block size once its model is loaded (the executors call
+    // update_block_size_for_backend after load_model).
+    let at = |needle: &str| p.log_lines.iter().position(|l| l.contains(needle)).unwrap();
+    assert!(at("Model loading took") < at("Setting attention block size"));
+    assert!(at("Setting attention block size") < at("Padding mamba page size"));
+    assert!(at("Padding mamba page size") < at("Available KV cache memory"));
     // Not for a model without state layers, nor under older rules.
     let p = plan_of("model=llama-3.1-8b-instruct").unwrap();
     assert!(!p.log_lines.iter().any(|l| l.contains("Mamba cache mode")));
@@ -1227,6 +1233,10 @@ fn deepseek_v4_plans_its_own_caches_and_refuses_what_vllm_refuses() {
         .log_lines
         .iter()
         .any(|l| l.ends_with("Using DeepSeek's fp8_ds_mla KV cache format.")));
+    // vLLM's backends in layer order, as its _find_non_ssm_backends lists them.
+    assert!(p.log_lines.iter().any(|l| l.ends_with(
+        "Setting kv cache block size to 256 for DEEPSEEK_SPARSE_SWA/FLASHMLA_SPARSE_DSV4/DEEPSEEK_V4_INDEXER/CompressorBackend backend(s)."
+    )));
     assert!(p
         .notes
         .iter()

@@ -1553,41 +1553,16 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel"],
         not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
     });
-    // Each worker sets its block size before it loads (`update_block_size_for_backend`); the
-    // sentences are alike on every rank, so they are written once, with the first rank's name.
+    // DeepSeek-V4's attention classes switch auto / fp8 to fp8_ds_mla as they are built,
+    // during the load; every worker says so once (written once, under the first rank's name).
     let first = worker_prefix(s, &ranks[0]);
-    if hybrid_raised {
-        // platforms/interface.py's wording for hybrid models.
-        log_lines.push(format!("{first} Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
-    }
-    // The state page is padded to the attention page; vLLM says by how much.
-    if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64, num_spec) {
-        let attn_page = attn_1 * block_size;
-        if attn_page > mamba_page {
-            let pct = (100 * (attn_page - mamba_page)) as f64 / mamba_page as f64;
-            log_lines.push(format!(
-                "{first} Padding mamba page size by {}% to ensure that mamba page size and attention page size are exactly equal.",
-                py_fixed(pct, 2)
-            ));
-        }
-    }
-    // DeepSeek-V4's attention classes switch auto / fp8 to fp8_ds_mla as they are built.
     if m.compressed.is_some() && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla {
         log_lines.push(format!(
             "{first} Using DeepSeek's fp8_ds_mla KV cache format."
         ));
     }
-    if !hybrid_raised && block_size != 16 && s.engine.block_size.is_none() && m.compressed.is_none()
-    {
-        // The backend's name leads the basis ("FLASHMLA for an fp8 MLA cache ..."); the
-        // reason goes to the notes, the line stays vLLM's.
-        let backend = block_basis
-            .split([' ', ',', ':'])
-            .next()
-            .unwrap_or_default();
-        log_lines.push(format!(
-            "{first} Setting kv cache block size to {block_size} for {backend} backend(s)."
-        ));
+    let backend_line = !hybrid_raised && block_size != 16 && s.engine.block_size.is_none();
+    if backend_line {
         notes.push(format!("Block size {block_size} tokens: {block_basis}."));
     }
     if load_fail.is_some() {
@@ -1607,6 +1582,35 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         ));
     }
     notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
+    // Each worker sets its block size once its model is loaded (`update_block_size_for_backend`
+    // follows `load_model` in both executors); the sentences are alike on every rank, so they
+    // are written once, with the first rank's name.
+    if hybrid_raised {
+        // platforms/interface.py's wording for hybrid models.
+        log_lines.push(format!("{first} Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
+    }
+    // The state page is padded to the attention page; vLLM says by how much.
+    if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64, num_spec) {
+        let attn_page = attn_1 * block_size;
+        if attn_page > mamba_page {
+            let pct = (100 * (attn_page - mamba_page)) as f64 / mamba_page as f64;
+            log_lines.push(format!(
+                "{first} Padding mamba page size by {}% to ensure that mamba page size and attention page size are exactly equal.",
+                py_fixed(pct, 2)
+            ));
+        }
+    }
+    if backend_line {
+        // The backends' names lead the basis ("FLASHMLA for an fp8 MLA cache ..."); the
+        // reason is in the notes, the line stays vLLM's.
+        let backend = block_basis
+            .split([' ', ',', ':'])
+            .next()
+            .unwrap_or_default();
+        log_lines.push(format!(
+            "{first} Setting kv cache block size to {block_size} for {backend} backend(s)."
+        ));
+    }
     let mut graph_line = None;
     let mut graph_estimate = None;
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {

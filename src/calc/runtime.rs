@@ -65,9 +65,15 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
     // DeepSeek-V4: the attention and indexer backends declare 256-token blocks only; the
     // sliding-window (64) and compressor-state (4, 8) caches keep their own sizes.
     if s.model.compressed.is_some() {
+        // The backends in layer order, as vLLM 0.33.0's _find_non_ssm_backends lists them.
+        let attn = if cc == 12 {
+            "FLASHINFER_MLA_SPARSE_DSV4"
+        } else {
+            "FLASHMLA_SPARSE_DSV4"
+        };
         return (
             256,
-            "DeepSeek-V4's attention and indexer kernels take 256-token blocks (its sliding-window and compressor caches keep 64, 4 and 8)".into(),
+            format!("DEEPSEEK_SPARSE_SWA/{attn}/DEEPSEEK_V4_INDEXER/CompressorBackend: DeepSeek-V4's attention and indexer kernels take 256-token blocks (its sliding-window and compressor caches keep 64, 4 and 8)"),
         );
     }
     if s.model.mla.is_some() {
