@@ -610,10 +610,13 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             "num-gpu-blocks-override must be at least 1",
         ));
     }
-    if matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla) && s.model.mla.is_none() {
+    if matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla)
+        && s.model.mla.is_none()
+        && s.model.compressed.is_none()
+    {
         return Err(CalcError::new(
             "kv-cache-dtype",
-            "kv-cache-dtype fp8_ds_mla applies only to MLA models (DeepSeek)",
+            "kv-cache-dtype fp8_ds_mla applies only to DeepSeek's MLA and V4 models",
         ));
     }
     if s.model
@@ -866,11 +869,15 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             "The draft model {} is loaded whole on every last-stage rank (vLLM builds it with the target's TP and no PP): its {} layer(s) add their KV to that stage's pool; its own activation peak and CUDA graphs are not estimated.",
             d.name, d.n_layers
         ));
+        // DraftModelProposer refuses it before loading (use_heterogeneous_vocab, which would
+        // allow it, is not a setting Headroom reads).
         if d.vocab_size != m.vocab_size {
-            notes.push(format!(
-                "The draft model's vocabulary ({}) differs from the target's ({}): vLLM refuses this (\"Target and draft model should have the same vocabulary size\") unless the speculative config sets use_heterogeneous_vocab.",
-                Grouped(i128::from(d.vocab_size)),
-                Grouped(i128::from(m.vocab_size))
+            return Err(CalcError::new(
+                "draft-model",
+                format!(
+                    "Target and draft model should have the same vocabulary size. Target model vocab_size={}. Draft model vocab_size={}. Using models with different tokenizers can cause out-of-bounds errors during speculative decoding. (vLLM accepts it only with use_heterogeneous_vocab in the speculative config.)",
+                    m.vocab_size, d.vocab_size
+                ),
             ));
         }
     }
@@ -1240,9 +1247,16 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 load_fail = Some((
                     rank,
                     format!(
-                        "rank {rank} needs {} while loading (weights{}) but only {} is free: CUDA out of memory while loading. gpu-memory-utilization does not act here.",
+                        "rank {rank} needs {} while loading ({}) but only {} is free: CUDA out of memory while loading. gpu-memory-utilization does not act here.",
                         amount(i128::from(load_need)),
-                        if load_peak > 0 { format!(" plus a {} transient", amount(i128::from(load_peak))) } else { String::new() },
+                        // Whichever term set the peak: the transient, or the drafter.
+                        if w_total.saturating_add(load_peak) >= weights_all && load_peak > 0 {
+                            format!("weights plus a {} transient", amount(i128::from(load_peak)))
+                        } else if weights_all > w_total {
+                            format!("weights {} and the drafter {}", amount(i128::from(w_total)), amount(i128::from(weights_all - w_total)))
+                        } else {
+                            "weights".to_string()
+                        },
                         amount(i128::from(free0))
                     ),
                 ));
@@ -1550,7 +1564,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             None => "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into(),
         },
         vllm_error: load_fail.as_ref().map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
-        knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel"],
+        knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel", "speculative-config (the drafter loads on the last stage)"],
         not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
     });
     // DeepSeek-V4's attention classes switch auto / fp8 to fp8_ds_mla as they are built,
@@ -1651,6 +1665,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             len_for_defaults,
             mns,
             mnbt,
+            block_size,
         ));
     }
     let settings = KvSettings {
@@ -1763,11 +1778,16 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                             amount(left),
                             Grouped(i128::from(*bytes_per_block))
                         )
-                    } else {
+                    } else if avail > 0 {
                         format!(
                             "rank {rank}: max-model-len auto finds no length that fits: one block ({} B) takes all of the {} available, leaving nothing after the null block",
                             Grouped(i128::from(*bytes_per_block)),
-                            amount(avail.max(0))
+                            amount(avail)
+                        )
+                    } else {
+                        format!(
+                            "rank {rank}: max-model-len auto finds no length that fits: nothing is left for the KV cache ({} available)",
+                            amount(avail)
                         )
                     }
                 }
@@ -2218,6 +2238,7 @@ fn measured_kv_plan(
     max_len: u64,
     mns: u64,
     mnbt: u64,
+    block_size: u64,
 ) -> Plan {
     let mk = s.model.measured_kv.clone().expect("checked by caller");
     let n = u128::from(s.model.n_layers.max(1));
@@ -2230,7 +2251,11 @@ fn measured_kv_plan(
         ))
         .into(),
     );
-    notes.push("This model's KV layout is not described by vLLM's standard specs here; its pool is converted to tokens with a measured ratio, not vLLM's block arithmetic (so are the token figures in vLLM's log lines).".into());
+    notes.push(if s.model.compressed.is_some() {
+        "The pool is converted to tokens with the measured ratio this scenario carries, not with vLLM's block arithmetic, which Headroom applies to this layout without it (the token figures in vLLM's log lines follow the ratio too).".into()
+    } else {
+        "This model's KV layout is not described by vLLM's standard specs here; its pool is converted to tokens with a measured ratio, not vLLM's block arithmetic (so are the token figures in vLLM's log lines).".into()
+    });
     // tokens(rank) = available x tokens_ref / pool_ref x (all layers / this stage's layers)
     let tokens_of = |r: &RankPlan| -> u128 {
         let stage_layers = u128::from(r.layers.1 - r.layers.0).max(1);
@@ -2389,7 +2414,8 @@ fn measured_kv_plan(
     let replica = ReplicaPlan {
         num_blocks: 0,
         limiting_rank: lim_idx as u32,
-        block_size: 0,
+        // The scheduler's block size is known even where the layout is not.
+        block_size,
         groups: vec![],
         blocks_per_request: 0,
         max_model_len: max_len,
@@ -2642,7 +2668,7 @@ fn sparse_mla_note(
     let logits = 512 << 20;
     let total = topk + groups + gather + prefill + logits;
     format!(
-        "DeepSeek-V3.2's sparse MLA: beside its latent cache, every layer keeps the indexer's K cache ({} B per token: fp8 keys and their scales), and vLLM puts both in one UniformTypeKVCacheSpecs group with 64-token blocks (DEEPSEEK_V32_INDEXER's kernel block). Outside the pool, the indexer also takes buffers Headroom's estimates leave out: top-k indices {}, index groups {}, the K-gather workspace {}{} and a 512 MiB logits transient, about {} per rank (sizes read from vLLM 0.33.0's source, not measured). With fp8_e4m3 on Hopper vLLM picks FLASHINFER_MLA_SPARSE_SM90 (576 B per token, not 656), and fp8_e5m2 has no sparse backend.",
+        "DeepSeek-V3.2's sparse MLA: beside its latent cache, every layer keeps the indexer's K cache ({} B per token: fp8 keys and their scales), and vLLM puts both in one UniformTypeKVCacheSpecs group, in blocks of 64 tokens or a multiple of 64 (DEEPSEEK_V32_INDEXER's kernel block). Outside the pool, the indexer also takes buffers Headroom's estimates leave out: top-k indices {}, index groups {}, the K-gather workspace {}{} and a 512 MiB logits transient, about {} per rank (sizes read from vLLM 0.33.0's source, not measured). Headroom reads every fp8 name as vLLM's fp8: with fp8_e4m3 on Hopper vLLM picks FLASHINFER_MLA_SPARSE_SM90 instead (576 B per token, not 656), and with fp8_e5m2 it finds no sparse backend and does not start.",
         sp.cache_bytes_per_token(),
         amount(i128::from(topk)),
         amount(i128::from(groups)),

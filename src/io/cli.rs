@@ -85,6 +85,8 @@ fn flag_for_field(field: &str) -> String {
     }
     match field {
         "extras" => "--for".into(),
+        // The page's draft-model input is the speculative config's `model` here.
+        "draft-model" => "--speculative-config".into(),
         _ => "MODEL".into(),
     }
 }
@@ -1440,25 +1442,33 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
         let row = |out: &mut String, k: &str, v: String| {
             let _ = writeln!(out, "  {k:<24} {v}");
         };
+        // A pool converted with a measured ratio has no block arithmetic to show.
+        let measured_ratio = r.groups.is_empty();
         row(
             &mut out,
             "num_blocks",
-            format!(
-                "{} (the minimum over ranks, set by rank {}; includes the null block)",
-                thousands(u128::from(r.num_blocks)),
-                r.limiting_rank
-            ),
+            if measured_ratio {
+                "not derived: the pool is converted with a measured ratio".to_string()
+            } else {
+                format!(
+                    "{} (the minimum over ranks, set by rank {}; includes the null block)",
+                    thousands(u128::from(r.num_blocks)),
+                    r.limiting_rank
+                )
+            },
         );
         row(&mut out, "block_size", format!("{} tokens", r.block_size));
-        row(
-            &mut out,
-            "blocks per request",
-            format!(
-                "{} at max-model-len {}",
-                thousands(u128::from(r.blocks_per_request)),
-                thousands(u128::from(r.max_model_len))
-            ),
-        );
+        if !measured_ratio {
+            row(
+                &mut out,
+                "blocks per request",
+                format!(
+                    "{} at max-model-len {}",
+                    thousands(u128::from(r.blocks_per_request)),
+                    thousands(u128::from(r.max_model_len))
+                ),
+            );
+        }
         row(
             &mut out,
             "GPU KV cache size",

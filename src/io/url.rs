@@ -408,9 +408,13 @@ impl Field {
             Rule::Version => VllmVersion::parse(t).map(drop),
             Rule::Unit => parse_unit(t).map(drop),
             Rule::Method => parse_method(t).map(drop),
-            Rule::ModelId => catalog::model(t)
-                .map(drop)
-                .ok_or_else(|| format!("model {t:?} is not in the catalog (pick one from the list, or paste its config.json below)")),
+            Rule::ModelId => catalog::model(t).map(drop).ok_or_else(|| {
+                if flag == Field::DraftModel.flag() {
+                    format!("draft-model {t:?} is not in the catalog (a catalog id or its Hugging Face repo; the CLI also reads a config.json path in the speculative config's model)")
+                } else {
+                    format!("model {t:?} is not in the catalog (pick one from the list, or paste its config.json below)")
+                }
+            }),
             Rule::GpuId => catalog::gpu(t)
                 .map(drop)
                 .ok_or_else(|| format!("gpu {t:?} is not in the catalog")),

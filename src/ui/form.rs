@@ -330,7 +330,13 @@ fn field_html(h: &mut String, inp: &Input) {
         if check { " check" } else { "" }
     ));
     push_esc(h, inp.label);
-    h.push_str(&format!(r#"</span> <code class="flag">--{flag}</code>"#));
+    // Under each label, what sets it on the command line; the draft model is a key of vLLM's
+    // speculative config there, not a flag of its own.
+    if inp.field == Field::DraftModel {
+        h.push_str(r#"</span> <code class="flag">--speculative-config {"model": ...}</code>"#);
+    } else {
+        h.push_str(&format!(r#"</span> <code class="flag">--{flag}</code>"#));
+    }
     if term_of(inp.field).is_some() {
         h.push_str(&format!(
             r#" <span class="badge" id="{flag}-badge"></span>"#
