@@ -677,9 +677,9 @@ fn decode_config(raw: &str) -> Result<String, String> {
 }
 
 /// Characters left as they are in a value: RFC 3986 unreserved plus a few that read well and
-/// mean nothing special inside a query value.
+/// mean nothing special inside a query value (`/` keeps a Hugging Face repo readable).
 fn is_plain(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b',' | b':')
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b',' | b':' | b'/')
 }
 
 fn percent_encode_into(text: &str, out: &mut String) {
