@@ -15,14 +15,18 @@ after(async () => {
 
 const PHONE = { width: 360, height: 740 };
 const DESKTOP = { width: 1280, height: 900 };
-// The default page, the three examples (their model is the empty model input's default), and
-// many ranks.
+// The default page, the three examples (their model is the empty model input's default), many
+// ranks, and the DeepSeek models whose notes carry long backend names.
 const PAGES = [
   '/?v=1',
   '/?v=1&example=s1-three-cards',
   '/?v=1&example=s2-unified-gate',
   '/?v=1&example=s3-synthetic-tp4',
   '/?v=1&model=llama-3.1-70b-instruct&tp=8&pp=2',
+  // Long backend names in the notes (DEEPSEEK_V32_INDEXER/FLASH_ATTN_MLA_SPARSE) and V4's
+  // five KV groups.
+  '/?v=1&model=deepseek-v3.2&gpu=h200-141gb&tp=8',
+  '/?v=1&model=deepseek-v4-flash&gpu=h200-141gb&tp=8',
 ];
 
 /** Shown placeholders (of empty inputs) wider than their input's room: [id, text, width, room]. */
