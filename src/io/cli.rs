@@ -1406,13 +1406,17 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
     // Checks.
     let _ = writeln!(out, "\nChecks, in phase order");
     for c in &p.checks {
+        let message = c.message.render(unit);
         let _ = writeln!(
             out,
             "  {:<5} {}{}: {}",
             if c.ok { "ok" } else { "FAIL" },
             c.phase.label(),
-            c.rank.map_or(String::new(), |r| format!(" (rank {r})")),
-            c.message.render(unit)
+            // A message that starts with its rank says it already.
+            c.rank
+                .filter(|r| !message.starts_with(&format!("rank {r}")))
+                .map_or(String::new(), |r| format!(" (rank {r})")),
+            message
         );
         if let Some(e) = &c.vllm_error {
             let _ = writeln!(out, "        vLLM says: {e}");
