@@ -27,10 +27,8 @@ fn deepseek_v32_kv_layout_matches_vllm() {
     for c in cases {
         let kv = c["kv_dtype"].as_str().unwrap();
         let sm = c["sm"].as_u64().unwrap();
-        // Headroom has no nvfp4_ds_mla, and reads every fp8 variant as one dtype: on Hopper
-        // that is vLLM's "fp8" (FLASHMLA_SPARSE's 656-byte blob), not fp8_e4m3's FlashInfer
-        // path at 576 bytes, which the plan's note names instead.
-        if kv == "nvfp4_ds_mla" || (kv == "fp8_e4m3" && sm == 90) {
+        // Headroom has no nvfp4_ds_mla.
+        if kv == "nvfp4_ds_mla" {
             continue;
         }
         let gpu = if sm == 90 { "h200-141gb" } else { "b200-192gb" };
@@ -96,5 +94,5 @@ fn deepseek_v32_kv_layout_matches_vllm() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 35, "cases checked");
+    assert_eq!(checked, 36, "cases checked");
 }

@@ -895,6 +895,17 @@ fn deepseek_v32_keeps_an_indexer_cache_beside_its_latent() {
     assert_eq!(h.ranks[0].bytes_per_block, 61 * 64 * (656 + 132));
     let b = plan_of("model=deepseek-v3.2&tp=8&gpu=b200-192gb&kv-dtype=fp8").unwrap();
     assert_eq!(b.ranks[0].bytes_per_block, 61 * 64 * (576 + 132));
+    // fp8_e4m3 on Hopper: FLASHINFER_MLA_SPARSE_SM90 keeps plain fp8 rows (576 B);
+    // fp8_e5m2 has no sparse backend at all.
+    let e = plan_of("model=deepseek-v3.2&tp=8&gpu=h200-141gb&kv-dtype=fp8_e4m3").unwrap();
+    assert_eq!(e.ranks[0].bytes_per_block, 61 * 64 * (576 + 132));
+    assert!(e
+        .log_lines
+        .iter()
+        .any(|l| l.contains("DEEPSEEK_V32_INDEXER/FLASHINFER_MLA_SPARSE_SM90")));
+    let (f, m) = refused("model=deepseek-v3.2&tp=8&gpu=h200-141gb&kv-dtype=fp8_e5m2");
+    assert_eq!(f, "kv-cache-dtype");
+    assert!(m.contains("no sparse MLA backend"), "{m}");
     // The indexer takes 64-token blocks only: vLLM finds no common block size otherwise.
     let (f, m) = refused("model=deepseek-v3.2&tp=8&gpu=h200-141gb&block-size=32");
     assert_eq!(f, "block-size");

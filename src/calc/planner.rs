@@ -28,7 +28,10 @@ fn kv_elem_bytes_of(s: &Scenario, m: &Model) -> u64 {
         KvCacheDtype::Auto if m.kv_fp8_from_checkpoint => 1,
         KvCacheDtype::Auto => m.dtype.bytes(),
         KvCacheDtype::Bfloat16 | KvCacheDtype::Float16 => 2,
-        KvCacheDtype::Fp8 | KvCacheDtype::Fp8DsMla => 1,
+        KvCacheDtype::Fp8
+        | KvCacheDtype::Fp8E4m3
+        | KvCacheDtype::Fp8E5m2
+        | KvCacheDtype::Fp8DsMla => 1,
     }
 }
 
@@ -66,7 +69,9 @@ fn layer_spec_of(
     let mla_bytes = |mla: &super::model::Mla| match s.engine.kv_cache_dtype {
         KvCacheDtype::Fp8DsMla => 656,
         // DeepSeek-V3.2 off Blackwell: FLASHMLA_SPARSE turns an fp8 cache into fp8_ds_mla
-        // (_canonicalize_sparse_mla_kv_cache_dtype); Blackwell's FLASHINFER_MLA_SPARSE keeps it.
+        // (_canonicalize_sparse_mla_kv_cache_dtype); Blackwell's FLASHINFER_MLA_SPARSE keeps it,
+        // and so does Hopper's FLASHINFER_MLA_SPARSE_SM90, the one backend for fp8_e4m3 there.
+        KvCacheDtype::Fp8E4m3 if m.sparse_mla.is_some() => 576,
         _ if m.sparse_mla.is_some() && elem == 1 && s.gpu.compute_capability.0 != 10 => 656,
         _ => (mla.kv_lora_rank + mla.qk_rope_head_dim) * elem,
     };
@@ -777,6 +782,12 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         None => runtime::default_block_size(s),
     };
     if let Some(sp) = m.sparse_mla {
+        if s.engine.kv_cache_dtype == KvCacheDtype::Fp8E5m2 {
+            return Err(CalcError::new(
+                "kv-cache-dtype",
+                "kv-cache-dtype fp8_e5m2: no sparse MLA backend DeepSeek-V3.2 can use takes it (vLLM 0.33.0's FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE and its SM90 variant list fp8, fp8_e4m3 and fp8_ds_mla); choose one of those",
+            ));
+        }
         if block_size % 64 != 0 {
             return Err(CalcError::new(
                 "block-size",
@@ -2668,7 +2679,7 @@ fn sparse_mla_note(
     let logits = 512 << 20;
     let total = topk + groups + gather + prefill + logits;
     format!(
-        "DeepSeek-V3.2's sparse MLA: beside its latent cache, every layer keeps the indexer's K cache ({} B per token: fp8 keys and their scales), and vLLM puts both in one UniformTypeKVCacheSpecs group, in blocks of 64 tokens or a multiple of 64 (DEEPSEEK_V32_INDEXER's kernel block). Outside the pool, the indexer also takes buffers Headroom's estimates leave out: top-k indices {}, index groups {}, the K-gather workspace {}{} and a 512 MiB logits transient, about {} per rank (sizes read from vLLM 0.33.0's source, not measured). Headroom reads every fp8 name as vLLM's fp8: with fp8_e4m3 on Hopper vLLM picks FLASHINFER_MLA_SPARSE_SM90 instead (576 B per token, not 656), and with fp8_e5m2 it finds no sparse backend and does not start.",
+        "DeepSeek-V3.2's sparse MLA: beside its latent cache, every layer keeps the indexer's K cache ({} B per token: fp8 keys and their scales), and vLLM puts both in one UniformTypeKVCacheSpecs group, in blocks of 64 tokens or a multiple of 64 (DEEPSEEK_V32_INDEXER's kernel block). Outside the pool, the indexer also takes buffers Headroom's estimates leave out: top-k indices {}, index groups {}, the K-gather workspace {}{} and a 512 MiB logits transient, about {} per rank (sizes read from vLLM 0.33.0's source, not measured).",
         sp.cache_bytes_per_token(),
         amount(i128::from(topk)),
         amount(i128::from(groups)),

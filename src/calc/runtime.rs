@@ -77,10 +77,7 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
         );
     }
     if s.model.mla.is_some() {
-        let fp8 = matches!(
-            s.engine.kv_cache_dtype,
-            KvCacheDtype::Fp8 | KvCacheDtype::Fp8DsMla
-        ) || s.model.kv_fp8_from_checkpoint;
+        let fp8 = s.engine.kv_cache_dtype.is_fp8() || s.model.kv_fp8_from_checkpoint;
         if !s.version.at_least(0, 18) {
             return (
                 64,
@@ -92,7 +89,10 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
         if s.model.sparse_mla.is_some() {
             let ds_mla = matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla);
             let heads = s.model.n_heads / u64::from(s.parallel.tp.max(1));
+            let e4m3 = s.engine.kv_cache_dtype == KvCacheDtype::Fp8E4m3;
             let backend = match s.gpu.compute_capability {
+                // The only Hopper backend that keeps fp8_e4m3 as it is.
+                (9, 0) if e4m3 => "FLASHINFER_MLA_SPARSE_SM90",
                 (9, 0) if fp8 => "FLASHMLA_SPARSE",
                 (9, 0) => "FLASH_ATTN_MLA_SPARSE",
                 (10, _) if ds_mla => "FLASHMLA_SPARSE",

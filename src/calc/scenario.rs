@@ -28,8 +28,13 @@ pub enum KvCacheDtype {
     Auto,
     Bfloat16,
     Float16,
-    /// `fp8`, `fp8_e4m3`, `fp8_e5m2`: one byte per element.
+    /// `fp8` (and `fp8_inc`): one byte per element, the backend's fp8 format.
     Fp8,
+    /// `fp8_e4m3`: one byte per element; most backends treat it as `fp8`, DeepSeek-V3.2's sparse
+    /// backends do not.
+    Fp8E4m3,
+    /// `fp8_e5m2`: one byte per element; no sparse MLA backend takes it.
+    Fp8E5m2,
     /// DeepSeek's 656-byte per-token blob for MLA (FlashMLA sparse).
     Fp8DsMla,
 }
@@ -41,7 +46,9 @@ impl KvCacheDtype {
             // vLLM's CacheDType names only: `--kv-cache-dtype bf16` is an invalid choice there.
             "bfloat16" => Ok(KvCacheDtype::Bfloat16),
             "float16" => Ok(KvCacheDtype::Float16),
-            "fp8" | "fp8_e4m3" | "fp8_e5m2" | "fp8_inc" => Ok(KvCacheDtype::Fp8),
+            "fp8" | "fp8_inc" => Ok(KvCacheDtype::Fp8),
+            "fp8_e4m3" => Ok(KvCacheDtype::Fp8E4m3),
+            "fp8_e5m2" => Ok(KvCacheDtype::Fp8E5m2),
             "fp8_ds_mla" => Ok(KvCacheDtype::Fp8DsMla),
             other => Err(format!(
                 "kv-cache-dtype {other:?} is not one of vLLM's auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla{}",
@@ -60,8 +67,21 @@ impl KvCacheDtype {
             KvCacheDtype::Bfloat16 => "bfloat16",
             KvCacheDtype::Float16 => "float16",
             KvCacheDtype::Fp8 => "fp8",
+            KvCacheDtype::Fp8E4m3 => "fp8_e4m3",
+            KvCacheDtype::Fp8E5m2 => "fp8_e5m2",
             KvCacheDtype::Fp8DsMla => "fp8_ds_mla",
         }
+    }
+
+    /// One byte per element (every fp8 name, fp8_ds_mla included).
+    pub fn is_fp8(self) -> bool {
+        matches!(
+            self,
+            KvCacheDtype::Fp8
+                | KvCacheDtype::Fp8E4m3
+                | KvCacheDtype::Fp8E5m2
+                | KvCacheDtype::Fp8DsMla
+        )
     }
 }
 
