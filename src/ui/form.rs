@@ -428,6 +428,10 @@ fn form_html() -> String {
 /// The partition editor's summary line: the split of the figures shown, which is not the
 /// typed one while that is invalid.
 fn stages_summary(effective: &[u32]) -> String {
+    // A link whose split was refused from the start has no figures to show a split for.
+    if effective.is_empty() {
+        return "No figures yet: the split is refused (the message is at the field).".into();
+    }
     let split = effective
         .iter()
         .map(u32::to_string)

@@ -609,3 +609,12 @@ test('a draft model named in the form joins the last stage: its weights and its 
   assertClean(problems);
   await context.close();
 });
+
+test('a split refused from the start says so in the partition editor, and at its field', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=deepseek-v4-flash&gpu=h200-141gb&tp=4&pp=2&pp-partition=2,41');
+  await page.waitForSelector('#pp-layer-partition-err:not(:empty)');
+  assert.match(await page.locator('#pp-layer-partition-err').innerText(), /Workers disagree on supported KV cache layouts/);
+  assert.match(await text(page, 'pp-partition-effective'), /No figures yet: the split is refused/);
+  assertClean(problems);
+  await context.close();
+});
