@@ -28,10 +28,10 @@ fn kv_elem_bytes_of(s: &Scenario, m: &Model) -> u64 {
         KvCacheDtype::Auto if m.kv_fp8_from_checkpoint => 1,
         KvCacheDtype::Auto => m.dtype.bytes(),
         KvCacheDtype::Bfloat16 | KvCacheDtype::Float16 => 2,
-        KvCacheDtype::Fp8
-        | KvCacheDtype::Fp8E4m3
-        | KvCacheDtype::Fp8E5m2
-        | KvCacheDtype::Fp8DsMla => 1,
+        d => {
+            debug_assert!(d.is_fp8());
+            1
+        }
     }
 }
 
@@ -66,14 +66,16 @@ fn layer_spec_of(
         per_head_token_bytes: per_head,
         fixed: None,
     };
-    let mla_bytes = |mla: &super::model::Mla| match s.engine.kv_cache_dtype {
-        KvCacheDtype::Fp8DsMla => 656,
-        // DeepSeek-V3.2 off Blackwell: FLASHMLA_SPARSE turns an fp8 cache into fp8_ds_mla
-        // (_canonicalize_sparse_mla_kv_cache_dtype); Blackwell's FLASHINFER_MLA_SPARSE keeps it,
-        // and so does Hopper's FLASHINFER_MLA_SPARSE_SM90, the one backend for fp8_e4m3 there.
-        KvCacheDtype::Fp8E4m3 if m.sparse_mla.is_some() => 576,
-        _ if m.sparse_mla.is_some() && elem == 1 && s.gpu.compute_capability.0 != 10 => 656,
-        _ => (mla.kv_lora_rank + mla.qk_rope_head_dim) * elem,
+    // DeepSeek-V3.2: the sparse backend vLLM picks decides whether an fp8 cache becomes the
+    // fp8_ds_mla blob.
+    let ds_mla = s.engine.kv_cache_dtype == KvCacheDtype::Fp8DsMla
+        || (m.sparse_mla.is_some() && runtime::sparse_mla_backend(s).ds_mla);
+    let mla_bytes = |mla: &super::model::Mla| {
+        if ds_mla {
+            656
+        } else {
+            (mla.kv_lora_rank + mla.qk_rope_head_dim) * elem
+        }
     };
     let state = |conv_dim: u64, rec: Vec<u64>| {
         let st = m.linear.expect("linear state validated");
@@ -2668,10 +2670,7 @@ fn sparse_mla_note(
     // The indexer's K-gather workspace, reserved in the profile run.
     let gather = max_len * 8 * factor * sp.cache_bytes_per_token();
     // FlashMLA's sparse prefill workspace, with an fp8_ds_mla cache only.
-    let ds_mla = matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla)
-        || (matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8) || m.kv_fp8_from_checkpoint)
-            && s.gpu.compute_capability.0 != 10;
-    let prefill = if ds_mla {
+    let prefill = if runtime::sparse_mla_backend(s).ds_mla {
         factor * max_len * 576 * 2
     } else {
         0

@@ -58,6 +58,40 @@ pub fn in_flight_tokens(version: VllmVersion, pp: u32, mnbt: u64) -> u64 {
     batches * mnbt
 }
 
+/// DeepSeek-V3.2's sparse MLA backend as vLLM 0.33.0 picks it (platforms/cuda.py's priorities),
+/// and whether its cache takes DeepSeek's fp8_ds_mla blob (656 B per token): asked for, or made
+/// of any other fp8 cache by FLASHMLA_SPARSE (`_canonicalize_sparse_mla_kv_cache_dtype`).
+/// `name` is `None` off SM 9.0 and 10.x, where the choice was not evaluated (an fp8 cache is
+/// then taken as FlashMLA's).
+pub struct SparseMlaBackend {
+    pub name: Option<&'static str>,
+    pub ds_mla: bool,
+}
+
+pub fn sparse_mla_backend(s: &Scenario) -> SparseMlaBackend {
+    let dtype = s.engine.kv_cache_dtype;
+    let fp8 = dtype.is_fp8() || s.model.kv_fp8_from_checkpoint;
+    let heads = s.model.n_heads / u64::from(s.parallel.tp.max(1));
+    let name = match s.gpu.compute_capability {
+        // The only Hopper backend that keeps fp8_e4m3 as it is.
+        (9, 0) if dtype == KvCacheDtype::Fp8E4m3 => Some("FLASHINFER_MLA_SPARSE_SM90"),
+        (9, 0) if fp8 => Some("FLASHMLA_SPARSE"),
+        (9, 0) => Some("FLASH_ATTN_MLA_SPARSE"),
+        (10, _) if dtype == KvCacheDtype::Fp8DsMla => Some("FLASHMLA_SPARSE"),
+        (10, _) if fp8 => Some("FLASHINFER_MLA_SPARSE"),
+        (10, _) if heads <= 16 => Some("FLASH_ATTN_MLA_SPARSE_FA4"),
+        (10, _) => Some("FLASHMLA_SPARSE"),
+        _ => None,
+    };
+    let ds_mla = dtype == KvCacheDtype::Fp8DsMla
+        || (fp8
+            && match name {
+                Some(n) => n == "FLASHMLA_SPARSE",
+                None => dtype != KvCacheDtype::Fp8E4m3,
+            });
+    SparseMlaBackend { name, ds_mla }
+}
+
 /// The attention backend's block size when `--block-size` is not given
 /// (`Platform.update_block_size_for_backend`, v0.18+; hard-coded choices before).
 pub fn default_block_size(s: &Scenario) -> (u64, String) {
@@ -87,29 +121,16 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
         // DeepSeek-V3.2: the indexer's backend takes 64-token blocks only, and the sparse MLA
         // backends all accept 64 (vLLM 0.33.0, platforms/cuda.py's priorities).
         if s.model.sparse_mla.is_some() {
-            let ds_mla = matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla);
-            let heads = s.model.n_heads / u64::from(s.parallel.tp.max(1));
-            let e4m3 = s.engine.kv_cache_dtype == KvCacheDtype::Fp8E4m3;
-            let backend = match s.gpu.compute_capability {
-                // The only Hopper backend that keeps fp8_e4m3 as it is.
-                (9, 0) if e4m3 => "FLASHINFER_MLA_SPARSE_SM90",
-                (9, 0) if fp8 => "FLASHMLA_SPARSE",
-                (9, 0) => "FLASH_ATTN_MLA_SPARSE",
-                (10, _) if ds_mla => "FLASHMLA_SPARSE",
-                (10, _) if fp8 => "FLASHINFER_MLA_SPARSE",
-                (10, _) if heads <= 16 => "FLASH_ATTN_MLA_SPARSE_FA4",
-                (10, _) => "FLASHMLA_SPARSE",
-                _ => {
-                    return (
-                        64,
-                        "DEEPSEEK_V32_INDEXER: the indexer's kernel block 64 (the sparse MLA backend on this GPU was not evaluated)".into(),
-                    )
-                }
+            return match sparse_mla_backend(s).name {
+                Some(backend) => (
+                    64,
+                    format!("DEEPSEEK_V32_INDEXER/{backend}: the indexer's kernel block 64, which the sparse MLA backend accepts"),
+                ),
+                None => (
+                    64,
+                    "DEEPSEEK_V32_INDEXER: the indexer's kernel block 64 (the sparse MLA backend on this GPU was not evaluated)".into(),
+                ),
             };
-            return (
-                64,
-                format!("DEEPSEEK_V32_INDEXER/{backend}: the indexer's kernel block 64, which the sparse MLA backend accepts"),
-            );
         }
         // ROCm reports gfx942 (MI300X) as 9.4: its default MLA backend is TRITON_MLA.
         if s.gpu.compute_capability == (9, 4) {
