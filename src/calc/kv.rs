@@ -255,9 +255,11 @@ impl fmt::Display for KvError {
     }
 }
 
-/// Page bytes of one attention layer at a block size: `num_heads * block_size * content`.
+/// Page bytes of one attention layer at a block size: `num_heads * block_size * content`, or
+/// the spec's own page when it has one.
 pub fn attention_page(spec: &LayerSpec, block_size: u64) -> u64 {
-    spec.bytes_per_token() * block_size
+    spec.fixed
+        .map_or_else(|| spec.bytes_per_token() * block_size, |f| f.page)
 }
 
 /// A spec with its resolved page: what vLLM compares when it groups layers.
@@ -524,9 +526,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         .map(|l| attention_page(l, bs))
         .max();
     let resolve = |l: &LayerSpec| -> Resolved {
-        let page = if let Some(f) = l.fixed {
-            f.page
-        } else if l.kind.is_attention() {
+        let page = if l.kind.is_attention() {
             attention_page(l, bs)
         } else {
             let state = l.mamba_state_bytes();
@@ -826,9 +826,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
                 .layers
                 .iter()
                 .find(|l| l.kind.is_attention())
-                .map_or(0, |l| {
-                    l.fixed.map_or_else(|| attention_page(l, bs), |f| f.page)
-                }),
+                .map_or(0, |l| attention_page(l, bs)),
             // Fixed pages: only the caches that grow with the context count per token (a
             // sliding window or a compressor state is bounded per request).
             bytes_per_token: wk

@@ -218,11 +218,16 @@ pub struct SparseMla {
     pub index_head_dim: u64,
 }
 
+/// Bytes per token (per state for DeepSeek-V4) of a DeepSeek indexer's K cache: fp8 keys plus
+/// one fp32 scale per 128 values, stored as uint8 (`head_dim + head_dim // 128 * 4` = 132).
+pub fn indexer_key_bytes(index_head_dim: u64) -> u64 {
+    index_head_dim + index_head_dim / 128 * 4
+}
+
 impl SparseMla {
-    /// Bytes per token of the indexer K cache: fp8 keys plus one fp32 scale per 128 values,
-    /// stored as uint8 (`head_dim + head_dim // 128 * 4` = 132).
+    /// Bytes per token of the indexer K cache ([`indexer_key_bytes`]).
     pub fn cache_bytes_per_token(&self) -> u64 {
-        self.index_head_dim + self.index_head_dim / 128 * 4
+        indexer_key_bytes(self.index_head_dim)
     }
 }
 

@@ -1185,16 +1185,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 w_prov.clone(),
             ));
             let drafter = if last && (drafter_layers > 0 || draft_model) {
-                match s
+                let given = s
                     .engine
                     .speculative
                     .as_ref()
-                    .and_then(|sp| sp.drafter_weights.as_ref())
-                {
-                    Some(d) => (d.bytes.0, Provenance::Measured(d.source.clone().into())),
-                    None if draft.is_some() => {
-                        let d = draft.expect("checked");
-                        (
+                    .and_then(|sp| sp.drafter_weights.as_ref());
+                match (given, draft) {
+                    (Some(d), _) => (d.bytes.0, Provenance::Measured(d.source.clone().into())),
+                    (None, Some(d)) => (
                             draft_rank_weights(s, d, tp64, u64::from(tp_rank)),
                             Provenance::Estimate(
                                 format!(
@@ -1204,9 +1202,8 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                                 )
                                 .into(),
                             ),
-                        )
-                    }
-                    None => (
+                        ),
+                    (None, None) => (
                         scaled(est.drafter),
                         Provenance::Estimate(
                             (format!("{drafter_layers} MTP/EAGLE layer(s) from parameter counts"))
@@ -1436,64 +1433,66 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 ));
             }
 
-            // KV specs of this rank's layers (+ drafter layers on the last stage).
-            let mut specs: Vec<LayerSpec> = (layers.0..layers.1)
-                .filter_map(|i| layer_spec(s, i, &m.layers[i as usize], tp64, num_spec))
-                .collect();
-            // A draft model's attention layers are registered like the target's: their KV
-            // lives in the same pool, on the ranks that run the drafter.
-            if let Some(d) = draft.filter(|_| last && m.measured_kv.is_none()) {
-                for (j, k) in d.layers.iter().enumerate() {
-                    let index = m.n_layers + j as u32;
-                    if let Some(sp) = layer_spec_of(s, d, index, k, tp64, num_spec) {
-                        specs.push(sp);
-                    }
-                }
-            }
-            if last && drafter_layers > 0 && m.measured_kv.is_none() {
-                // MTP layers repeat the model's last decoder layer; an EAGLE head is one
-                // full-attention layer.
-                let eagle = s
-                    .engine
-                    .speculative
-                    .as_ref()
-                    .is_some_and(|sp| sp.method.starts_with("eagle"));
-                let kind = match m.layers.last() {
-                    Some(k) if !eagle => k.clone(),
-                    _ if m.mla.is_some() => LayerKind::Mla,
-                    _ => LayerKind::Full,
-                };
-                for j in 0..drafter_layers {
-                    if let Some(sp) = layer_spec(s, m.n_layers + j, &kind, tp64, num_spec) {
-                        specs.push(sp);
-                    }
-                }
-            }
-            // DeepSeek-V3.2: every MLA layer (the MTP layer too) also keeps the indexer's K
-            // cache, an MLAAttentionSpec of one 132-byte head whatever --kv-cache-dtype says.
-            // Its layer index follows every attention layer's.
-            if let Some(sp) = m.sparse_mla.filter(|_| m.measured_kv.is_none()) {
-                let base = m.n_layers + drafter_layers + draft.map_or(0, |d| d.n_layers);
-                let indexed: Vec<u32> = specs
-                    .iter()
-                    .filter(|l| l.kind == LayerKv::Mla && l.index < m.n_layers + drafter_layers)
-                    .map(|l| l.index)
-                    .collect();
-                for i in indexed {
-                    specs.push(LayerSpec {
-                        index: base + i,
-                        kind: LayerKv::Mla,
-                        num_kv_heads: 1,
-                        per_head_token_bytes: sp.cache_bytes_per_token(),
-                        fixed: None,
-                    });
-                }
-            }
-            // DeepSeek-V4: its own caches replace the generic specs.
-            if let Some(c) = m.compressed.as_ref().filter(|_| m.measured_kv.is_none()) {
+            // KV specs of this rank's layers (+ drafter layers on the last stage). DeepSeek-V4
+            // registers caches of its own, the MTP layer's included.
+            let specs = if let Some(c) = m.compressed.as_ref().filter(|_| m.measured_kv.is_none()) {
                 let drafted = if last { drafter_layers } else { 0 };
-                specs = v4_specs(c, layers, m.n_layers, drafted, block_size);
-            }
+                v4_specs(c, layers, m.n_layers, drafted, block_size)
+            } else {
+                let mut specs: Vec<LayerSpec> = (layers.0..layers.1)
+                    .filter_map(|i| layer_spec(s, i, &m.layers[i as usize], tp64, num_spec))
+                    .collect();
+                // A draft model's attention layers are registered like the target's: their KV
+                // lives in the same pool, on the ranks that run the drafter.
+                if let Some(d) = draft.filter(|_| last && m.measured_kv.is_none()) {
+                    for (j, k) in d.layers.iter().enumerate() {
+                        let index = m.n_layers + j as u32;
+                        if let Some(sp) = layer_spec_of(s, d, index, k, tp64, num_spec) {
+                            specs.push(sp);
+                        }
+                    }
+                }
+                if last && drafter_layers > 0 && m.measured_kv.is_none() {
+                    // MTP layers repeat the model's last decoder layer; an EAGLE head is one
+                    // full-attention layer.
+                    let eagle = s
+                        .engine
+                        .speculative
+                        .as_ref()
+                        .is_some_and(|sp| sp.method.starts_with("eagle"));
+                    let kind = match m.layers.last() {
+                        Some(k) if !eagle => k.clone(),
+                        _ if m.mla.is_some() => LayerKind::Mla,
+                        _ => LayerKind::Full,
+                    };
+                    for j in 0..drafter_layers {
+                        if let Some(sp) = layer_spec(s, m.n_layers + j, &kind, tp64, num_spec) {
+                            specs.push(sp);
+                        }
+                    }
+                }
+                // DeepSeek-V3.2: every MLA layer (the MTP layer too) also keeps the indexer's K
+                // cache, an MLAAttentionSpec of one 132-byte head whatever --kv-cache-dtype says.
+                // Its layer index follows every attention layer's.
+                if let Some(sp) = m.sparse_mla.filter(|_| m.measured_kv.is_none()) {
+                    let base = m.n_layers + drafter_layers + draft.map_or(0, |d| d.n_layers);
+                    let indexed: Vec<u32> = specs
+                        .iter()
+                        .filter(|l| l.kind == LayerKv::Mla && l.index < m.n_layers + drafter_layers)
+                        .map(|l| l.index)
+                        .collect();
+                    for i in indexed {
+                        specs.push(LayerSpec {
+                            index: base + i,
+                            kind: LayerKv::Mla,
+                            num_kv_heads: 1,
+                            per_head_token_bytes: sp.cache_bytes_per_token(),
+                            fixed: None,
+                        });
+                    }
+                }
+                specs
+            };
             workers.push(WorkerKv {
                 layers: specs,
                 available,
@@ -2596,7 +2595,7 @@ fn v4_specs(
     };
     // 448 B of fp8 NoPE, 128 B of bf16 RoPE and 8 B of scales per token (attention.py).
     const STATE: u64 = 584;
-    let index_bytes = c.index_head_dim + c.index_head_dim / 128 * 4;
+    let index_bytes = super::model::indexer_key_bytes(c.index_head_dim);
     let mut out = Vec::new();
     let ids = (layers.0..layers.1).chain(n_layers..n_layers + drafter_layers);
     for id in ids {
@@ -2877,14 +2876,9 @@ fn graph_profiling_log(
     // Stages alike in graphs and total print the same sentence: write it once.
     if !matches!(last, Some((g, t, _)) if *g == graphs && *t == total) {
         let delta = graphs as f64 / total as f64;
-        // `%.4f` of `round(x, 4)` is `%.4f` of x: both round the exact value once.
-        let up = util + delta;
-        let suggested = py_fixed(up, 4);
-        let suggested = if super::decimal::parse_f64(&suggested).is_some_and(|v| v > 1.0) {
-            "1.0000".to_string()
-        } else {
-            suggested
-        };
+        // `%.4f` of `min(round(x, 4), 1.0)`: `%.4f` rounds the exact value once, as round()
+        // does, and any x above 1 prints as 1.0000 either way.
+        let suggested = py_fixed((util + delta).min(1.0), 4);
         *last = Some((
             graphs,
             total,
