@@ -329,6 +329,15 @@ pub struct Check {
     pub not_knobs: Vec<&'static str>,
 }
 
+impl Check {
+    /// The rank a view names beside the phase: none when the sentence starts with it already
+    /// ("rank 2: ...").
+    pub fn rank_to_name(&self) -> Option<u32> {
+        self.rank
+            .filter(|r| !self.message.starts_with(&format!("rank {r}")))
+    }
+}
+
 /// A check's sentence with its byte amounts kept as bytes, so a view writes them in the
 /// reader's unit. It derefs to the text in GiB (vLLM's unit).
 ///

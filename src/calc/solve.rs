@@ -82,17 +82,14 @@ pub fn vllm_suggested_kv_pin(s: &Scenario) -> Result<Option<u64>, CalcError> {
         return Ok(None);
     }
     let p = plan(s)?;
-    if p.ranks
-        .iter()
-        .any(|r| vllm_suggestion(r, false).graphs <= 0)
-    {
-        return Ok(None);
+    let mut best: Option<i128> = None;
+    for r in &p.ranks {
+        let v = vllm_suggestion(r, false);
+        if v.graphs <= 0 {
+            return Ok(None);
+        }
+        best = Some(best.map_or(v.to_gpu, |b| b.min(v.to_gpu)));
     }
-    let best = p
-        .ranks
-        .iter()
-        .map(|r| vllm_suggestion(r, false).to_gpu)
-        .min();
     Ok(best.map(|b| b.max(0) as u64))
 }
 

@@ -169,10 +169,12 @@ fn dtype(f: &Fields) -> Result<ModelDtype, ConfigError> {
     }
 }
 
-fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
+/// The weights' format, whether the checkpoint declares an fp8 KV cache, and `quant_method` as
+/// written (lower case; empty when unquantized).
+fn quant(f: &Fields) -> Result<(WeightQuant, bool, String), ConfigError> {
     let err = |m: String| ConfigError::new("quantization_config", m);
     let q = match f.get("quantization_config") {
-        None | Some(Value::Null) => return Ok((WeightQuant::None, false)),
+        None | Some(Value::Null) => return Ok((WeightQuant::None, false, String::new())),
         Some(Value::Object(q)) => q,
         Some(_) => return Err(err("quantization_config must be an object".into())),
     };
@@ -340,7 +342,7 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool), ConfigError> {
             ))
         }
     };
-    Ok((w, kv_fp8))
+    Ok((w, kv_fp8, method))
 }
 
 /// vLLM's derived context length (`_get_and_verify_max_len` with
@@ -638,13 +640,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         None
     };
 
-    let (quant, kv_fp8) = quant(&f)?;
-    let quant_method = f
-        .get("quantization_config")
-        .and_then(|q| q.get("quant_method"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let (quant, kv_fp8, quant_method) = quant(&f)?;
     let model = Model {
         name: f.string("_name_or_path").unwrap_or(model_type).to_string(),
         // A multimodal wrapper names its own class at the top level, which vLLM loads.

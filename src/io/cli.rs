@@ -1118,7 +1118,7 @@ fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
                     None => sentence,
                 };
                 (
-                    pin > 0,
+                    true,
                     Some(format!("--kv-cache-memory-bytes {pin}")),
                     serde_json::Value::from(pin),
                     sentence,
@@ -1412,9 +1412,7 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
             "  {:<5} {}{}: {}",
             if c.ok { "ok" } else { "FAIL" },
             c.phase.label(),
-            // A message that starts with its rank says it already.
-            c.rank
-                .filter(|r| !message.starts_with(&format!("rank {r}")))
+            c.rank_to_name()
                 .map_or(String::new(), |r| format!(" (rank {r})")),
             message
         );

@@ -408,13 +408,7 @@ impl Field {
             Rule::Version => VllmVersion::parse(t).map(drop),
             Rule::Unit => parse_unit(t).map(drop),
             Rule::Method => parse_method(t).map(drop),
-            Rule::ModelId => catalog::model(t).map(drop).ok_or_else(|| {
-                if flag == Field::DraftModel.flag() {
-                    format!("draft-model {t:?} is not in the catalog (a catalog id or its Hugging Face repo; the CLI also reads a config.json path in the speculative config's model)")
-                } else {
-                    format!("model {t:?} is not in the catalog (pick one from the list, or paste its config.json below)")
-                }
-            }),
+            Rule::ModelId => model_row(self, t).map(drop),
             Rule::GpuId => catalog::gpu(t)
                 .map(drop)
                 .ok_or_else(|| format!("gpu {t:?} is not in the catalog")),
@@ -674,6 +668,18 @@ fn decode_config(raw: &str) -> Result<String, String> {
     } else {
         Err("the config is neither base64url nor a JSON object".into())
     }
+}
+
+/// The catalog row a model field names (an id or a Hugging Face repo), or why not, in words
+/// fit for that field.
+fn model_row(field: Field, text: &str) -> Result<&'static catalog::ModelRow, String> {
+    catalog::model(text).ok_or_else(|| {
+        if field == Field::DraftModel {
+            format!("draft-model {text:?} is not in the catalog (a catalog id or its Hugging Face repo; the CLI also reads a config.json path in the speculative config's model)")
+        } else {
+            format!("model {text:?} is not in the catalog (pick one from the list, or paste its config.json below)")
+        }
+    })
 }
 
 /// Characters left as they are in a value: RFC 3986 unreserved plus a few that read well and
@@ -1018,9 +1024,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
         match field {
             Field::Example | Field::Unit => {}
             Field::Model => {
-                let row = catalog::model(text)
-                    .ok_or_else(|| err(format!("model {text:?} is not in the catalog (pick one from the list, or paste its config.json below)")))?;
-                s.model = row.model.clone();
+                s.model = model_row(field, text).map_err(err)?.model.clone();
             }
             Field::Config => {
                 s.model = parse_config(text).map_err(err)?;
@@ -1133,12 +1137,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
         spec.drafter_weights = Some(m);
     }
     if let Some(text) = state.get(Field::DraftModel) {
-        let row = catalog::model(text).ok_or_else(|| {
-            fail(
-                Field::DraftModel,
-                format!("draft-model {text:?} is not in the catalog (a catalog id or its Hugging Face repo)"),
-            )
-        })?;
+        let row = model_row(Field::DraftModel, text).map_err(|e| fail(Field::DraftModel, e))?;
         let spec = s
             .engine
             .speculative

@@ -747,7 +747,6 @@ pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
     })
 }
 
-/// The limiting rank's KV pool against gpu-memory-utilization, the current fraction marked.
 /// A sentence in place of a sweep that has nothing to draw.
 pub fn sweep_note(text: &str) -> String {
     format!(r#"<p class="sweep-note">{}</p>"#, xml_escape(text))
@@ -758,6 +757,7 @@ pub fn fraction(u: f64) -> String {
     format!("{u:.2}")
 }
 
+/// The limiting rank's KV pool against gpu-memory-utilization, the current fraction marked.
 pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) -> String {
     if points.is_empty() {
         return String::new();

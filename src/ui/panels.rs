@@ -405,17 +405,14 @@ pub fn checks_html(p: &Plan, unit: UnitSystem) -> String {
     let mut h = String::from(r#"<ol class="checks" data-testid="checks">"#);
     for c in &p.checks {
         let (class, mark) = if c.ok { ("ok", "✓") } else { ("fail", "✗") };
-        let message = c.message.render(unit);
         h.push_str(&format!(
             r#"<li class="{class}" data-phase="{}"><strong>{mark} {}</strong>{}: {}<br><small>{}{}</small></li>"#,
             c.phase.key(),
             esc(c.phase.label()),
-            // A message that starts with its rank says it already.
-            c.rank
-                .filter(|r| !message.starts_with(&format!("rank {r}")))
+            c.rank_to_name()
                 .map(|r| format!(" (rank {r})"))
                 .unwrap_or_default(),
-            esc(&message),
+            esc(&c.message.render(unit)),
             if c.knobs.is_empty() { String::new() } else { format!("Acts here: {}. ", esc(&c.knobs.join(", "))) },
             if c.not_knobs.is_empty() { String::new() } else { format!("Does not: {}.", esc(&c.not_knobs.join(", "))) },
         ));
