@@ -845,7 +845,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             ));
         }
         if m.measured_kv.is_none() {
-            notes.push("DeepSeek-V4: every layer keeps a 128-token sliding-window cache (64-token blocks); layers of compress ratio 4 and 128 also keep compressed KV (256-token blocks) and a compressor state (4- or 8-token blocks), and ratio 4 an indexer cache and its compressor. vLLM stores them in DeepSeek's fp8_ds_mla format (584 B per state, pages padded to 576 B) and packs them into five groups (_get_packed_kv_cache_groups); nothing is split by TP. Read from vLLM 0.33.0's source and checked against its code on synthetic layouts. Outside the pool (not in the ledger): top-k index buffers (max-num-batched-tokens x 512 x 4 B each), with speculative decoding a 256 MiB hidden-state buffer, and on SM 12.x FlashInfer's 128 MiB workspace.".into());
+            notes.push("DeepSeek-V4: every layer keeps a 128-token sliding-window cache (64-token blocks); layers of compress ratio 4 and 128 also keep compressed KV (256-token blocks) and a compressor state (4- or 8-token blocks), and ratio 4 an indexer cache and its compressor. vLLM stores them in DeepSeek's fp8_ds_mla format (584 B per state, pages padded to 576 B) and packs them into groups (_get_packed_kv_cache_groups; five for V4-Flash); nothing is split by TP. Read from vLLM 0.33.0's source and checked against its code on synthetic layouts. Outside the pool (not in the ledger): top-k index buffers (max-num-batched-tokens x 512 x 4 B each), with speculative decoding a 256 MiB hidden-state buffer, and on SM 12.x FlashInfer's 128 MiB workspace.".into());
         }
     }
     let mut hybrid_raised = false;
