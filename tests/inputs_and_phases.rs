@@ -906,6 +906,17 @@ fn deepseek_v32_keeps_an_indexer_cache_beside_its_latent() {
     let (f, m) = refused("model=deepseek-v3.2&tp=8&gpu=h200-141gb&kv-dtype=fp8_e5m2");
     assert_eq!(f, "kv-cache-dtype");
     assert!(m.contains("no sparse MLA backend"), "{m}");
+    // fp8_inc is Intel Gaudi's name: vLLM's CLI takes it, no CUDA backend does. It stays in
+    // the URL (the field shows it) and the plan is refused at the field.
+    let d = url::decode("model=llama-3.1-8b-instruct&kv-dtype=fp8_inc");
+    assert!(d.ignored.is_empty(), "{:?}", d.ignored);
+    assert!(url::encode(&d.state).contains("kv-dtype=fp8_inc"));
+    let (f, m) = refused("model=llama-3.1-8b-instruct&kv-dtype=fp8_inc");
+    assert_eq!(f, "kv-cache-dtype");
+    assert!(
+        m.contains("No valid attention backend found for cuda"),
+        "{m}"
+    );
     // The indexer takes 64-token blocks only: vLLM finds no common block size otherwise.
     let (f, m) = refused("model=deepseek-v3.2&tp=8&gpu=h200-141gb&block-size=32");
     assert_eq!(f, "block-size");

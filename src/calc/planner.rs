@@ -617,6 +617,12 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             "num-gpu-blocks-override must be at least 1",
         ));
     }
+    if s.engine.kv_cache_dtype == KvCacheDtype::Fp8Inc {
+        return Err(CalcError::new(
+            "kv-cache-dtype",
+            "kv-cache-dtype fp8_inc is Intel Gaudi's (HPU) fp8: no CUDA attention backend in vLLM 0.33.0 lists it, so the engine stops with \"No valid attention backend found for cuda\"; on NVIDIA GPUs use fp8 or fp8_e4m3",
+        ));
+    }
     if matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla)
         && s.model.mla.is_none()
         && s.model.compressed.is_none()

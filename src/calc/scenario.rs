@@ -28,7 +28,7 @@ pub enum KvCacheDtype {
     Auto,
     Bfloat16,
     Float16,
-    /// `fp8` (and `fp8_inc`): one byte per element, the backend's fp8 format.
+    /// `fp8`: one byte per element, the backend's fp8 format.
     Fp8,
     /// `fp8_e4m3`: one byte per element; most backends treat it as `fp8`, DeepSeek-V3.2's sparse
     /// backends do not.
@@ -37,6 +37,9 @@ pub enum KvCacheDtype {
     Fp8E5m2,
     /// DeepSeek's 656-byte per-token blob for MLA (FlashMLA sparse).
     Fp8DsMla,
+    /// `fp8_inc`: Intel Gaudi's (HPU) fp8. vLLM's CLI takes the name, but no CUDA attention
+    /// backend lists it, so the plan refuses it.
+    Fp8Inc,
 }
 
 impl KvCacheDtype {
@@ -46,7 +49,8 @@ impl KvCacheDtype {
             // vLLM's CacheDType names only: `--kv-cache-dtype bf16` is an invalid choice there.
             "bfloat16" => Ok(KvCacheDtype::Bfloat16),
             "float16" => Ok(KvCacheDtype::Float16),
-            "fp8" | "fp8_inc" => Ok(KvCacheDtype::Fp8),
+            "fp8" => Ok(KvCacheDtype::Fp8),
+            "fp8_inc" => Ok(KvCacheDtype::Fp8Inc),
             "fp8_e4m3" => Ok(KvCacheDtype::Fp8E4m3),
             "fp8_e5m2" => Ok(KvCacheDtype::Fp8E5m2),
             "fp8_ds_mla" => Ok(KvCacheDtype::Fp8DsMla),
@@ -70,6 +74,7 @@ impl KvCacheDtype {
             KvCacheDtype::Fp8E4m3 => "fp8_e4m3",
             KvCacheDtype::Fp8E5m2 => "fp8_e5m2",
             KvCacheDtype::Fp8DsMla => "fp8_ds_mla",
+            KvCacheDtype::Fp8Inc => "fp8_inc",
         }
     }
 
@@ -81,6 +86,7 @@ impl KvCacheDtype {
                 | KvCacheDtype::Fp8E4m3
                 | KvCacheDtype::Fp8E5m2
                 | KvCacheDtype::Fp8DsMla
+                | KvCacheDtype::Fp8Inc
         )
     }
 }

@@ -170,7 +170,7 @@ pub const FLAGS: &[Flag] = &[
     flag("max-model-len", Some("N|auto|-1"), Section::Engine, "Context length (default: vLLM's length derived from the config: its length keys and RoPE scaling); auto or -1 fits the longest the pool holds. Accepts 128k / 128K."),
     flag("max-num-seqs", Some("N"), Section::Engine, "Scheduler seats (default by GPU size)."),
     flag("max-num-batched-tokens", Some("N"), Section::Engine, "Tokens per scheduler step (default by GPU size)."),
-    flag("kv-cache-dtype", Some("DTYPE"), Section::Engine, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2 or fp8_ds_mla."),
+    flag("kv-cache-dtype", Some("DTYPE"), Section::Engine, "auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2 or fp8_ds_mla (fp8_inc, Intel Gaudi's, is refused: no CUDA backend takes it)."),
     flag("block-size", Some("N"), Section::Engine, "Tokens per KV block (default: the attention backend's)."),
     flag("enforce-eager", None, Section::Engine, "No CUDA graphs."),
     flag("num-gpu-blocks-override", Some("N"), Section::Engine, "Use exactly N KV blocks."),

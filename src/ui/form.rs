@@ -49,7 +49,7 @@ const fn input(field: Field, label: &'static str, kind: Kind) -> Input {
     Input { field, label, kind }
 }
 
-const KV_DTYPES: [&str; 7] = [
+const KV_DTYPES: [&str; 8] = [
     "auto",
     "bfloat16",
     "float16",
@@ -57,6 +57,7 @@ const KV_DTYPES: [&str; 7] = [
     "fp8_e4m3",
     "fp8_e5m2",
     "fp8_ds_mla",
+    "fp8_inc",
 ];
 
 /// Every input, in sections.
@@ -508,7 +509,7 @@ fn set_prop(el: &web_sys::Element, name: &str, value: &JsValue) {
 }
 
 /// An input or change anywhere in the form: the field's text follows the control, and a stage
-/// of the partition editor (on change: Enter or leaving it) rewrites the whole list.
+/// of the partition editor rewrites the whole list as it is typed.
 fn on_form_event(app: AppState, parts: Memo<Vec<String>>, ev: &web_sys::Event) {
     let Some(el) = super::target_element(ev) else {
         return;
@@ -540,14 +541,20 @@ fn on_form_event(app: AppState, parts: Memo<Vec<String>>, ev: &web_sys::Event) {
         .get_attribute("data-stage")
         .and_then(|i| i.parse::<usize>().ok())
     {
-        if ev.type_() != "change" {
-            return;
-        }
         let mut list = parts.get_untracked();
         if let Some(slot) = list.get_mut(i) {
             *slot = value(&el).trim().to_string();
         }
-        app.text(Field::PpPartition).set(list.join(","));
+        let joined = list.join(",");
+        // A lone stage emptied while typing would read as "no list" and refill its box with
+        // the plan's split under the cursor; it waits for the change event instead.
+        if joined.is_empty() && ev.type_() != "change" {
+            return;
+        }
+        let signal = app.text(Field::PpPartition);
+        if signal.get_untracked() != joined {
+            signal.set(joined);
+        }
     }
 }
 

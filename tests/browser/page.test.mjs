@@ -523,6 +523,15 @@ test('the partition editor keeps the focus and follows the list', async () => {
   assert.equal(await page.inputValue('[data-testid="pp-stage-0"]'), '30');
   assert.equal(await page.inputValue('[data-testid="pp-stage-1"]'), '0');
   assert.match(await text(page, 'pp-partition-effective'), /^Split in the figures: 27, 27, 26$/);
+  // A stage follows typing, with no Enter and no blur: the list, the field's message and the
+  // figures' split change while the focus stays in the box.
+  await page.fill('[data-testid="pp-stage-1"]', '28');
+  await page.waitForFunction(() => document.querySelector('[data-testid="pp-layer-partition"]').value === '30,28,26');
+  await page.fill('[data-testid="pp-stage-0"]', '26');
+  await page.waitForFunction(() => document.querySelector('[data-testid="pp-layer-partition"]').value === '26,28,26');
+  await page.waitForFunction(() => /^Split in the figures: 26, 28, 26$/.test(document.querySelector('[data-testid="pp-partition-effective"]').textContent));
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.stage), '0');
+  assert.equal(await page.locator('#pp-layer-partition-err').textContent(), '');
   assertClean(problems);
   await context.close();
 });
