@@ -745,6 +745,43 @@ fn drafter_terms_need_a_drafter_and_mtp_needs_mtp_layers() {
     assert!(!p.notes.iter().any(|n| n.contains("declares no MTP layers")));
 }
 
+#[test]
+fn dspark_is_deepseek_v4s_three_layer_drafter() {
+    // DeepSeek-V4 builds three DSpark layers from the checkpoint's mtp.* weights: three MTP
+    // layers' worth of weights, each with a sliding-window cache (the KV side is checked
+    // against vLLM's own code in golden_v4.rs).
+    let drafter = |q: &str| {
+        let p = plan_of(q).unwrap();
+        let r = p.ranks.last().unwrap();
+        let l = r.ledger.iter().find(|l| l.term == Term::Drafter).unwrap();
+        (l.bytes, l.provenance.label().to_string(), p)
+    };
+    let base = "model=deepseek-v4-flash&tp=2&gpu=gb10-128gb&kv-bytes=10e9";
+    let (mtp, _, _) = drafter(&format!("{base}&spec=mtp"));
+    let (dspark, prov, p) = drafter(&format!("{base}&spec=dspark"));
+    let ratio = dspark as f64 / mtp as f64;
+    assert!((2.99..3.01).contains(&ratio), "{dspark} / {mtp}");
+    assert_eq!(prov, "estimate");
+    let note = p.notes.iter().find(|n| n.starts_with("DSpark")).unwrap();
+    assert!(note.contains("3 draft decoder layers"), "{note}");
+    // The catalog config declares one MTP layer; vLLM still builds three.
+    assert!(
+        note.contains("without mtp.0 to mtp.2 does not load"),
+        "{note}"
+    );
+    // Two more sliding-window caches than MTP's one layer, in the packed groups.
+    let cached = |p: &Plan| -> usize {
+        let r = p.replica.as_ref().unwrap();
+        r.groups.iter().map(|g| g.layer_indices.len()).sum()
+    };
+    let with_mtp = plan_of(&format!("{base}&spec=mtp")).unwrap();
+    assert_eq!(cached(&p), cached(&with_mtp) + 2);
+    // Elsewhere a DSpark drafter is a checkpoint of its own, whose shape Headroom lacks.
+    let (f, m) = refused("model=qwen3-8b&spec=dspark");
+    assert_eq!(f, "speculative-config");
+    assert!(m.contains("planned for DeepSeek-V4"), "{m}");
+}
+
 /// The replica's block count and the graph capture sizes of rank 0, from a link.
 fn blocks_and_graphs(query: &str) -> (u64, String) {
     let p = plan_of(query).unwrap();

@@ -207,6 +207,9 @@ pub struct CompressedAttn {
     pub index_head_dim: u64,
     /// `head_dim` (512): the compressor states' width.
     pub head_dim: u64,
+    /// `n_mtp_layers`: the DSpark drafter's decoder layers (`DSparkDeepseekV4Model` builds 3
+    /// when the config does not say).
+    pub dspark_layers: u32,
 }
 
 /// DeepSeek-V3.2's lightning indexer, as `DeepseekV32IndexerCache` sizes it.
@@ -356,7 +359,7 @@ impl Model {
         // An MLA layer caches its latent and its rotary part per token: with both 0 it caches
         // nothing, and every figure built on its page size would divide by zero.
         if let Some(m) = &self.mla {
-            if m.kv_lora_rank + m.qk_rope_head_dim == 0 {
+            if m.kv_lora_rank == 0 && m.qk_rope_head_dim == 0 {
                 return Err((
                     "kv_lora_rank",
                     "kv_lora_rank and qk_rope_head_dim are both 0: an MLA layer would cache nothing".into(),

@@ -771,7 +771,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             format!("max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({mns})."),
         ));
     }
-    let in_flight = runtime::in_flight_tokens(v, pp, mnbt);
+    let in_flight = runtime::in_flight_tokens(v, pp, mnbt, !s.engine.no_async_scheduling);
     let num_spec = s
         .engine
         .speculative
@@ -872,6 +872,33 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         notes.push("The model's config declares no MTP layers (num_nextn_predict_layers): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
     }
     let drafter_layers: u32 = match &s.engine.speculative {
+        Some(sp) if sp.method == "dspark" => match &m.compressed {
+            Some(c) => {
+                let declared = if m.mtp_layers > 0 && m.mtp_layers < c.dspark_layers {
+                    format!(
+                        " The config declares {} MTP layer(s) (num_nextn_predict_layers): a checkpoint without mtp.0 to mtp.{} does not load.",
+                        m.mtp_layers,
+                        c.dspark_layers - 1
+                    )
+                } else {
+                    String::new()
+                };
+                notes.push(format!(
+                    "DSpark on DeepSeek-V4: vLLM builds {n} draft decoder layers (n_mtp_layers, 3 when the config does not say) on the last stage, with the target's weights format, and loads them from the checkpoint's mtp.* weights; each keeps a sliding-window cache only. Their weights are estimated as {n} MTP layers (main_proj and the Markov and confidence heads are left out) unless given. Without num_speculative_tokens vLLM takes the draft config's block_size (dspark_block_size); Headroom takes the value given, 1 by default.{declared}",
+                    n = c.dspark_layers,
+                ));
+                c.dspark_layers
+            }
+            None => {
+                return Err(CalcError::new(
+                    "speculative-config",
+                    format!(
+                        "dspark is planned for DeepSeek-V4, whose checkpoint carries the draft layers (mtp.*); for {} a DSpark drafter is a checkpoint of its own (Qwen3, Gemma 4 ...) whose shape Headroom does not know",
+                        m.name
+                    ),
+                ))
+            }
+        },
         Some(sp) if sp.method.contains("mtp") => m.mtp_layers.max(1),
         Some(sp) if sp.method.starts_with("eagle") => 1,
         _ => 0,
@@ -1212,8 +1239,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     (None, None) => (
                         scaled(est.drafter),
                         Provenance::Estimate(
-                            (format!("{drafter_layers} MTP/EAGLE layer(s) from parameter counts"))
-                                .into(),
+                            (format!(
+                                "{drafter_layers} {} layer(s) from parameter counts",
+                                match s.engine.speculative.as_ref() {
+                                    Some(sp) if sp.method == "dspark" => "DSpark",
+                                    _ => "MTP/EAGLE",
+                                }
+                            ))
+                            .into(),
                         ),
                     ),
                 }

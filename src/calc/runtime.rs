@@ -44,9 +44,12 @@ pub fn batch_defaults(s: &Scenario, max_model_len: u64) -> (u64, u64, &'static s
 
 /// `max_concurrent_batches x max_num_batched_tokens`: how many tokens can be in flight, which
 /// bounds a sliding-window layer's blocks (v0.26+; before, `max_num_batched_tokens` alone).
-pub fn in_flight_tokens(version: VllmVersion, pp: u32, mnbt: u64) -> u64 {
+/// Without async scheduling a batch per pipeline stage is in flight (`config/vllm.py`).
+pub fn in_flight_tokens(version: VllmVersion, pp: u32, mnbt: u64, async_scheduling: bool) -> u64 {
     let batches = if !version.at_least(0, 26) {
         1
+    } else if !async_scheduling {
+        u64::from(pp)
     } else if version.at_least(0, 29) {
         // Model Runner V2 with async scheduling: pp + 1.
         u64::from(pp) + 1

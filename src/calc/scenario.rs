@@ -105,7 +105,7 @@ pub enum MaxLen {
 /// `--speculative-config` (the parts that cost memory).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Speculative {
-    /// `deepseek_mtp`, `mtp`, `eagle`, `eagle3`, `draft_model`, `ngram`.
+    /// `deepseek_mtp`, `mtp`, `dspark` (DeepSeek-V4), `eagle`, `eagle3`, `draft_model`, `ngram`.
     pub method: String,
     pub num_speculative_tokens: u32,
     /// Drafter weights per last-stage rank, when known (measured or from a checkpoint).
@@ -179,6 +179,9 @@ pub struct Engine {
     pub speculative: Option<Speculative>,
     /// `--disable-hybrid-kv-cache-manager`.
     pub disable_hybrid_kv_cache_manager: bool,
+    /// `--no-async-scheduling` (or an executor without async scheduling, such as Ray's): one
+    /// batch in flight per pipeline stage instead of one more.
+    pub no_async_scheduling: bool,
 }
 
 /// Runtime terms only a GPU can measure. Each is measured when given, else estimated.

@@ -144,6 +144,16 @@ fn compressed_attn(
         window: f.uint("sliding_window")?.unwrap_or(128),
         index_head_dim: f.uint("index_head_dim")?.unwrap_or(128),
         head_dim,
+        dspark_layers: match f.uint("n_mtp_layers")? {
+            None | Some(0) => 3,
+            Some(n) if n <= 64 => n as u32,
+            Some(n) => {
+                return Err(ConfigError::new(
+                    "n_mtp_layers",
+                    format!("n_mtp_layers {n} is above 64"),
+                ))
+            }
+        },
     }))
 }
 

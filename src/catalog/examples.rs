@@ -156,11 +156,12 @@ pub fn s2_unified_gate() -> Scenario {
     s
 }
 
-/// The S2 drafter (DSpark MTP): 10.12 GiB in the shard headers, split over two ranks.
+/// The S2 drafter (DSpark, the checkpoint's mtp.* weights): 10.12 GiB in the shard headers,
+/// split over two ranks.
 pub fn s2_drafter() -> Speculative {
     Speculative {
         draft_model: None,
-        method: "deepseek_mtp".into(),
+        method: "dspark".into(),
         num_speculative_tokens: 1,
         drafter_weights: Some(Measured::new(
             gib_f(5.06),

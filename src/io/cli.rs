@@ -176,6 +176,7 @@ pub const FLAGS: &[Flag] = &[
     flag("num-gpu-blocks-override", Some("N"), Section::Engine, "Use exactly N KV blocks."),
     flag("speculative-config", Some("JSON"), Section::Engine, "E.g. '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'; for draft_model, \"model\" names the drafter (catalog id, Hugging Face repo or config.json path)."),
     flag("disable-hybrid-kv-cache-manager", None, Section::Engine, "Sliding-window and chunked layers keep full-length KV."),
+    flag("no-async-scheduling", None, Section::Engine, "One batch in flight per pipeline stage instead of one more (vLLM also turns async scheduling off with the Ray executor); sliding-window layers then need fewer blocks."),
     flag("free-memory", Some("BYTES"), Section::Measured, "Free memory at vLLM's init snapshot (torch.cuda.mem_get_info free)."),
     flag("weights", Some("BYTES[,..]"), Section::Measured, "Weights per rank (\"Model loading took X GiB\"); a comma list gives one value per PP stage, - keeps a stage's estimate."),
     flag("activation-peak", Some("BYTES"), Section::Measured, "The profile run's activation peak above the resting allocation."),
@@ -720,9 +721,10 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
                 .into(),
         )
     })?;
-    const METHODS: [&str; 6] = [
+    const METHODS: [&str; 7] = [
         "mtp",
         "deepseek_mtp",
+        "dspark",
         "eagle",
         "eagle3",
         "draft_model",
@@ -954,6 +956,9 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
     }
     if v("disable-hybrid-kv-cache-manager").is_some() {
         s.engine.disable_hybrid_kv_cache_manager = on("disable-hybrid-kv-cache-manager");
+    }
+    if v("no-async-scheduling").is_some() {
+        s.engine.no_async_scheduling = on("no-async-scheduling");
     }
 
     // Measured terms.

@@ -230,6 +230,7 @@ pub fn input(s: &Scenario) -> Value {
         "kv_cache_dtype": s.engine.kv_cache_dtype.as_str(),
         "kv_cache_memory_bytes": s.engine.kv_cache_memory_bytes,
         "enforce_eager": s.engine.enforce_eager,
+        "async_scheduling": !s.engine.no_async_scheduling,
         "speculative": s.engine.speculative.as_ref().map(|sp| json!({
             "method": sp.method,
             "num_speculative_tokens": sp.num_speculative_tokens,

@@ -86,6 +86,8 @@ pub enum Field {
     DraftModel,
     /// `--disable-hybrid-kv-cache-manager`.
     NoHybrid,
+    /// `--no-async-scheduling`.
+    NoAsync,
     /// The vLLM release whose rules apply.
     Vllm,
     /// Measured weights per rank ("Model loading took"); one value, or one per stage.
@@ -153,7 +155,7 @@ enum Rule {
 
 impl Field {
     /// Every field, in the order the query string lists them.
-    pub const ALL: [Field; 39] = [
+    pub const ALL: [Field; 40] = [
         Field::Example,
         Field::Model,
         Field::Config,
@@ -179,6 +181,7 @@ impl Field {
         Field::Drafter,
         Field::DraftModel,
         Field::NoHybrid,
+        Field::NoAsync,
         Field::Vllm,
         Field::Weights,
         Field::Activation,
@@ -223,6 +226,7 @@ impl Field {
             Field::Drafter => "drafter",
             Field::DraftModel => "draft-model",
             Field::NoHybrid => "no-hybrid",
+            Field::NoAsync => "no-async",
             Field::Vllm => "vllm",
             Field::Weights => "weights",
             Field::Activation => "activation",
@@ -269,6 +273,7 @@ impl Field {
             Field::Drafter => "drafter-weights",
             Field::DraftModel => "draft-model",
             Field::NoHybrid => "disable-hybrid-kv-cache-manager",
+            Field::NoAsync => "no-async-scheduling",
             Field::Vllm => "vllm-version",
             Field::Weights => "weights",
             Field::Activation => "activation-peak",
@@ -335,7 +340,7 @@ impl Field {
             Field::Tp | Field::Pp => Rule::Count { min: 1, max: 1_024 },
             Field::Dp => Rule::Count { min: 1, max: 4_096 },
             Field::PpPartition => Rule::Partition,
-            Field::Ep | Field::Eager | Field::NoHybrid => Rule::Bool,
+            Field::Ep | Field::Eager | Field::NoHybrid | Field::NoAsync => Rule::Bool,
             Field::Util => Rule::Fraction,
             Field::KvBytes
             | Field::GpuMemory
@@ -903,10 +908,11 @@ pub fn unit_text(unit: UnitSystem) -> &'static str {
 }
 
 /// The speculative methods vLLM knows whose memory Headroom plans, and `none`.
-pub const SPEC_METHODS: [&str; 7] = [
+pub const SPEC_METHODS: [&str; 8] = [
     "none",
     "mtp",
     "deepseek_mtp",
+    "dspark",
     "eagle",
     "eagle3",
     "draft_model",
@@ -1078,6 +1084,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             Field::NoHybrid => {
                 s.engine.disable_hybrid_kv_cache_manager = parse_bool(text).map_err(err)?
             }
+            Field::NoAsync => s.engine.no_async_scheduling = parse_bool(text).map_err(err)?,
             Field::Vllm => s.version = VllmVersion::parse(text).map_err(err)?,
             Field::Weights => s
                 .runtime

@@ -125,6 +125,11 @@ const SECTIONS: [(&str, &[Input]); 6] = [
                 "Disable hybrid KV cache manager",
                 Kind::Check,
             ),
+            input(
+                Field::NoAsync,
+                "No async scheduling (as with the Ray executor)",
+                Kind::Check,
+            ),
         ],
     ),
     (
@@ -293,7 +298,12 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .as_ref()
             .and_then(|sp| sp.draft_model.as_ref())
             .map_or("none".into(), |d| d.name.clone()),
-        Field::Example | Field::Ep | Field::Eager | Field::NoHybrid | Field::Unit => String::new(),
+        Field::Example
+        | Field::Ep
+        | Field::Eager
+        | Field::NoHybrid
+        | Field::NoAsync
+        | Field::Unit => String::new(),
     }
 }
 
@@ -303,6 +313,7 @@ fn checked_in(field: Field, s: &Scenario) -> bool {
         Field::Ep => s.parallel.expert_parallel,
         Field::Eager => s.engine.enforce_eager,
         Field::NoHybrid => s.engine.disable_hybrid_kv_cache_manager,
+        Field::NoAsync => s.engine.no_async_scheduling,
         _ => false,
     }
 }
