@@ -7,9 +7,9 @@
 //! figure and concurrency, or fail the capacity check with vLLM's message. CI reads only the
 //! committed file.
 //!
-//! The MTP and DSpark drafters (one and three draft layers with a sliding-window cache each) and
-//! runs without async scheduling (`no-async`) are checked. Left out: FlashInfer's plain bf16/fp8
-//! rows (an `--attention-backend` Headroom has no flag for).
+//! Every case is checked: the MTP and DSpark drafters (one and three draft layers with a
+//! sliding-window cache each), runs without async scheduling (`no-async`) and FlashInfer's plain
+//! bf16/fp8 rows on SM 10.x (`attention-backend=FLASHINFER_MLA_SPARSE_DSV4`).
 
 use headroom::calc::{plan, Phase};
 use headroom::io::url;
@@ -40,10 +40,12 @@ fn deepseek_v4_kv_layout_matches_vllm() {
             }
             _ => continue,
         };
-        let gpu = match i["attn"].as_str().unwrap() {
-            "flashmla" => "h200-141gb",
-            "flashinfer_sm120" => "gb10-128gb",
-            _ => continue,
+        let (gpu, backend) = match i["attn"].as_str().unwrap() {
+            "flashmla" => ("h200-141gb", None),
+            "flashinfer_sm120" => ("gb10-128gb", None),
+            // --attention-backend FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x: plain rows.
+            "flashinfer_sm100" => ("b200-192gb", Some("FLASHINFER_MLA_SPARSE_DSV4")),
+            other => panic!("{id}: attention {other}"),
         };
         let avail: Vec<String> = list(&i["available"]).iter().map(u64::to_string).collect();
         let len = match i["max_model_len"].as_i64().unwrap() {
@@ -63,6 +65,9 @@ fn deepseek_v4_kv_layout_matches_vllm() {
         }
         if let Some(m) = spec {
             q.push_str(&format!("&spec={m}"));
+        }
+        if let Some(b) = backend {
+            q.push_str(&format!("&attention-backend={b}"));
         }
         // Ray's executor has no async scheduling: one batch in flight, not two.
         if i["async_scheduling"] == Value::Bool(false) {
@@ -141,5 +146,5 @@ fn deepseek_v4_kv_layout_matches_vllm() {
         }
         checked += 1;
     }
-    assert_eq!(checked, 68, "cases checked");
+    assert_eq!(checked, 70, "cases checked");
 }

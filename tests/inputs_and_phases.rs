@@ -782,6 +782,67 @@ fn dspark_is_deepseek_v4s_three_layer_drafter() {
     assert!(m.contains("planned for DeepSeek-V4"), "{m}");
 }
 
+#[test]
+fn attention_backend_picks_deepseek_v4s_layout() {
+    // FlashInfer's DSV4 backend on SM 10.x keeps plain rows: bf16 under auto, so the fp8_ds_mla
+    // switch is not logged (the layouts' pages are checked in golden_v4.rs).
+    let base = "model=deepseek-v4-flash&gpu=b200-192gb&tp=2";
+    let plain = plan_of(&format!(
+        "{base}&attention-backend=FLASHINFER_MLA_SPARSE_DSV4"
+    ))
+    .unwrap();
+    let packed = plan_of(base).unwrap();
+    assert!(plain.ranks[0].bytes_per_block > packed.ranks[0].bytes_per_block);
+    let ds_mla = |p: &Plan| {
+        p.log_lines
+            .iter()
+            .any(|l| l.contains("fp8_ds_mla KV cache format"))
+    };
+    assert!(!ds_mla(&plain) && ds_mla(&packed));
+    assert!(plain.notes.iter().any(|n| n.contains("plain bf16 rows")));
+    assert!(plain
+        .log_lines
+        .iter()
+        .any(|l| l.contains("/FLASHINFER_MLA_SPARSE_DSV4/")));
+    // Names are matched without case, as vLLM's enum lookup does.
+    assert!(plan_of(&format!("{base}&attention-backend=flashmla_sparse_dsv4")).is_ok());
+    for (q, field, says) in [
+        (
+            format!("{base}&attention-backend=FLASHINFER_MLA_SPARSE_DSV4&kv-dtype=fp8_ds_mla"),
+            "kv-cache-dtype",
+            "not fp8_ds_mla",
+        ),
+        (
+            format!("{base}&attention-backend=FLASHINFER_MLA_SPARSE"),
+            "attention-backend",
+            "is not a DeepSeek V4 attention backend",
+        ),
+        (
+            "model=deepseek-v4-flash&gpu=h200-141gb&tp=2&attention-backend=FLASHINFER_MLA_SPARSE_DSV4".into(),
+            "attention-backend",
+            "compute capability not supported",
+        ),
+        (
+            "model=llama-3.1-8b-instruct&attention-backend=FLASHMLA_SPARSE".into(),
+            "attention-backend",
+            "DeepSeek-V4 only",
+        ),
+        (
+            format!("{base}&attention-backend=FLASH_ATTN"),
+            "attention-backend",
+            "Headroom plans auto",
+        ),
+    ] {
+        let (f, m) = refused(&q);
+        assert_eq!(f, field, "{q}: {m}");
+        assert!(m.contains(says), "{q}: {m}");
+    }
+    // bf16 is refused by FlashMLA's fp8_ds_mla layout, which points at the FlashInfer backend.
+    let (f, m) = refused(&format!("{base}&kv-dtype=bfloat16"));
+    assert_eq!(f, "kv-cache-dtype");
+    assert!(m.contains("FLASHINFER_MLA_SPARSE_DSV4"), "{m}");
+}
+
 /// The replica's block count and the graph capture sizes of rank 0, from a link.
 fn blocks_and_graphs(query: &str) -> (u64, String) {
     let p = plan_of(query).unwrap();

@@ -1016,6 +1016,9 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     });
     e.disable_hybrid_kv_cache_manager = rng.chance(20);
     e.no_async_scheduling = rng.chance(20);
+    e.attention_backend = rng
+        .chance(10)
+        .then(|| *rng.pick(&headroom::calc::scenario::ATTENTION_BACKENDS));
     let r = &mut s.runtime;
     r.weights = maybe_measured(rng);
     r.weights_per_stage = rng

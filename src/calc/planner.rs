@@ -617,6 +617,19 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             "num-gpu-blocks-override must be at least 1",
         ));
     }
+    if let Some(b) = s
+        .engine
+        .attention_backend
+        .filter(|_| s.model.compressed.is_none())
+    {
+        return Err(CalcError::new(
+            "attention-backend",
+            format!(
+                "attention-backend {b}: Headroom plans a chosen backend for DeepSeek-V4 only; for {} it plans vLLM's own choice (leave it auto)",
+                s.model.name
+            ),
+        ));
+    }
     if s.engine.kv_cache_dtype == KvCacheDtype::Fp8Inc {
         return Err(CalcError::new(
             "kv-cache-dtype",
@@ -835,13 +848,46 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 format!("DeepSeek-V4's attention and indexer kernels take 256-token blocks: vLLM finds no backend for --block-size {block_size}; use a multiple of 256"),
             ));
         }
-        if matches!(
+        if let Some(b @ ("FLASHINFER_MLA_SPARSE" | "FLASHINFER_MLA_SPARSE_SM120")) =
+            s.engine.attention_backend
+        {
+            return Err(CalcError::new(
+                "attention-backend",
+                format!("{b} is not a DeepSeek V4 attention backend. Use FLASHINFER_MLA_SPARSE_DSV4 for DeepSeek V4 FlashInfer sparse MLA."),
+            ));
+        }
+        let attn = runtime::v4_attention(s);
+        let cc = s.gpu.compute_capability;
+        if attn.plain {
+            // FlashInfer's plain rows: SM 10.x only (SM 12.x takes the fp8_ds_mla class).
+            if cc.0 != 10 && cc.0 != 0 {
+                return Err(CalcError::new(
+                    "attention-backend",
+                    format!("Selected backend FLASHINFER_MLA_SPARSE_DSV4 is not valid for this configuration. Reason: ['compute capability not supported'] (it supports SM 10.x and 12.x; this GPU is SM {}.{})", cc.0, cc.1),
+                ));
+            }
+            match s.engine.kv_cache_dtype {
+                KvCacheDtype::Fp8DsMla => {
+                    return Err(CalcError::new(
+                        "kv-cache-dtype",
+                        "FLASHINFER_MLA_SPARSE_DSV4 SM10x uses the plain per-tensor FP8 KV layout, not fp8_ds_mla",
+                    ))
+                }
+                KvCacheDtype::Float16 | KvCacheDtype::Fp8E5m2 => {
+                    return Err(CalcError::new(
+                        "kv-cache-dtype",
+                        format!("kv-cache-dtype {}: FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x takes auto, bfloat16, fp8 and fp8_e4m3 only (vLLM: \"kv_cache_dtype not supported\")", s.engine.kv_cache_dtype.as_str()),
+                    ))
+                }
+                _ => {}
+            }
+        } else if matches!(
             s.engine.kv_cache_dtype,
             KvCacheDtype::Bfloat16 | KvCacheDtype::Float16
         ) {
             return Err(CalcError::new(
                 "kv-cache-dtype",
-                format!("DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {}. Please set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache.", s.engine.kv_cache_dtype.as_str()),
+                format!("DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {}. Please set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache (on SM 10.x, --attention-backend FLASHINFER_MLA_SPARSE_DSV4).", s.engine.kv_cache_dtype.as_str()),
             ));
         }
         if !matches!(s.gpu.compute_capability.0, 0 | 9 | 10 | 12) {
@@ -851,7 +897,17 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             ));
         }
         if m.measured_kv.is_none() {
-            notes.push("DeepSeek-V4: every layer keeps a 128-token sliding-window cache (64-token blocks); layers of compress ratio 4 and 128 also keep compressed KV (256-token blocks) and a compressor state (4- or 8-token blocks), and ratio 4 an indexer cache and its compressor. vLLM stores them in DeepSeek's fp8_ds_mla format (584 B per state, pages padded to 576 B) and packs them into groups (_get_packed_kv_cache_groups; five for V4-Flash); nothing is split by TP. Read from vLLM 0.33.0's source and checked against its code on synthetic layouts. Outside the pool (not in the ledger): top-k index buffers (max-num-batched-tokens x 512 x 4 B each), with speculative decoding a 256 MiB hidden-state buffer, and on SM 12.x FlashInfer's 128 MiB workspace.".into());
+            let format = if attn.plain {
+                let (bytes, name) = if s.engine.kv_cache_dtype.is_fp8() {
+                    (c.head_dim, "fp8 (per-tensor e4m3)")
+                } else {
+                    (2 * c.head_dim, "bf16")
+                };
+                format!("FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x stores plain {name} rows ({bytes} B per state, pages padded to 512 B)")
+            } else {
+                "vLLM stores them in DeepSeek's fp8_ds_mla format (584 B per state, pages padded to 576 B)".into()
+            };
+            notes.push(format!("DeepSeek-V4: every layer keeps a 128-token sliding-window cache (64-token blocks); layers of compress ratio 4 and 128 also keep compressed KV (256-token blocks) and a compressor state (4- or 8-token blocks), and ratio 4 an indexer cache and its compressor. {format} and packs them into groups (_get_packed_kv_cache_groups; five for V4-Flash); nothing is split by TP. Read from vLLM 0.33.0's source and checked against its code on synthetic layouts. Outside the pool (not in the ledger): top-k index buffers (max-num-batched-tokens x 512 x 4 B each), with speculative decoding a 256 MiB hidden-state buffer, and on SM 12.x FlashInfer's 128 MiB workspace."));
         }
     }
     let mut hybrid_raised = false;
@@ -1476,7 +1532,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             // registers caches of its own, the MTP layer's included.
             let specs = if let Some(c) = m.compressed.as_ref().filter(|_| m.measured_kv.is_none()) {
                 let drafted = if last { drafter_layers } else { 0 };
-                v4_specs(c, layers, m.n_layers, drafted, block_size)
+                v4_specs(
+                    c,
+                    layers,
+                    m.n_layers,
+                    drafted,
+                    block_size,
+                    V4State::of(s, c),
+                )
             } else {
                 let mut specs: Vec<LayerSpec> = (layers.0..layers.1)
                     .filter_map(|i| layer_spec(s, i, &m.layers[i as usize], tp64, num_spec))
@@ -1621,7 +1684,10 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     // DeepSeek-V4's attention classes switch auto / fp8 to fp8_ds_mla as they are built,
     // during the load; every worker says so once (written once, under the first rank's name).
     let first = worker_prefix(s, &ranks[0]);
-    if m.compressed.is_some() && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla {
+    if m.compressed.is_some()
+        && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla
+        && !runtime::v4_attention(s).plain
+    {
         log_lines.push(format!(
             "{first} Using DeepSeek's fp8_ds_mla KV cache format."
         ));
@@ -2616,10 +2682,15 @@ fn v4_specs(
     n_layers: u32,
     drafter_layers: u32,
     block_size: u64,
+    layout: V4State,
 ) -> Vec<LayerSpec> {
-    // page = round_up(states x content, 576), states = block size / tokens per state.
+    let V4State {
+        bytes: state,
+        align,
+    } = layout;
+    // page = round_up(states x content, align), states = block size / tokens per state.
     let page = |block: u64, tokens_per_state: u64, content: u64| {
-        ((block / tokens_per_state) * content).div_ceil(576) * 576
+        ((block / tokens_per_state) * content).div_ceil(align) * align
     };
     // The fixed page says it all (kv counts the growing caches' pages per token).
     let spec = |index: u32, kind: LayerKv, block: u64, page: u64| LayerSpec {
@@ -2632,8 +2703,6 @@ fn v4_specs(
             page,
         }),
     };
-    // 448 B of fp8 NoPE, 128 B of bf16 RoPE and 8 B of scales per token (attention.py).
-    const STATE: u64 = 584;
     let index_bytes = super::model::indexer_key_bytes(c.index_head_dim);
     let mut out = Vec::new();
     let ids = (layers.0..layers.1).chain(n_layers..n_layers + drafter_layers);
@@ -2662,14 +2731,14 @@ fn v4_specs(
             base + 2,
             LayerKv::MlaSliding { window: c.window },
             64,
-            page(64, 1, STATE),
+            page(64, 1, state),
         ));
         if ratio > 1 {
             out.push(spec(
                 base + 3,
                 LayerKv::Mla,
                 block_size,
-                page(block_size, ratio, STATE),
+                page(block_size, ratio, state),
             ));
             // The compressor's state: overlap 2 at ratio 4 (window 8, 4-token blocks), 1 at
             // ratio 128 (window 128, 8-token blocks); 2 x overlap x head_dim fp32 values.
@@ -2685,6 +2754,38 @@ fn v4_specs(
         }
     }
     out
+}
+
+/// A DeepSeek-V4 KV state (one token of the sliding window, one compressed entry) and the page
+/// alignment of its layout.
+#[derive(Clone, Copy)]
+struct V4State {
+    bytes: u64,
+    align: u64,
+}
+
+impl V4State {
+    /// fp8_ds_mla: 448 B of fp8 NoPE, 128 B of bf16 RoPE and 8 B of scales per state, pages
+    /// padded to 576 B (attention.py); FlashInfer's plain rows on SM 10.x: head_dim elements of
+    /// bf16 or fp8, pages padded to 512 B.
+    fn of(s: &Scenario, c: &super::model::CompressedAttn) -> V4State {
+        if runtime::v4_attention(s).plain {
+            let elem = if s.engine.kv_cache_dtype.is_fp8() {
+                1
+            } else {
+                2
+            };
+            V4State {
+                bytes: c.head_dim * elem,
+                align: 512,
+            }
+        } else {
+            V4State {
+                bytes: 584,
+                align: 576,
+            }
+        }
+    }
 }
 
 /// DeepSeek-V3.2's note: the layout Headroom plans, and the indexer's buffers outside the pool

@@ -95,6 +95,40 @@ pub fn sparse_mla_backend(s: &Scenario) -> SparseMlaBackend {
     SparseMlaBackend { name, ds_mla }
 }
 
+/// DeepSeek-V4's attention class as vLLM 0.33.0 picks it (`_select_dsv4_attn_cls`): FlashInfer
+/// on SM 12.x or when `FLASHINFER_MLA_SPARSE_DSV4` is asked for, else FlashMLA. Every class but
+/// FlashInfer's off SM 12.x stores fp8_ds_mla blobs; that one stores plain rows (`plain`).
+pub struct V4Attention {
+    pub backend: &'static str,
+    pub plain: bool,
+}
+
+pub fn v4_attention(s: &Scenario) -> V4Attention {
+    match s.engine.attention_backend {
+        Some("FLASHINFER_MLA_SPARSE_DSV4") => V4Attention {
+            backend: "FLASHINFER_MLA_SPARSE_DSV4",
+            plain: s.gpu.compute_capability.0 != 12,
+        },
+        Some(_) => V4Attention {
+            backend: "FLASHMLA_SPARSE_DSV4",
+            plain: false,
+        },
+        None => V4Attention {
+            backend: v4_default_backend(s),
+            plain: false,
+        },
+    }
+}
+
+/// DeepSeek-V4's backend without `--attention-backend`: FlashInfer on SM 12.x, else FlashMLA.
+pub fn v4_default_backend(s: &Scenario) -> &'static str {
+    if s.gpu.compute_capability.0 == 12 {
+        "FLASHINFER_MLA_SPARSE_DSV4"
+    } else {
+        "FLASHMLA_SPARSE_DSV4"
+    }
+}
+
 /// The attention backend's block size when `--block-size` is not given
 /// (`Platform.update_block_size_for_backend`, v0.18+; hard-coded choices before).
 pub fn default_block_size(s: &Scenario) -> (u64, String) {
@@ -103,11 +137,7 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
     // sliding-window (64) and compressor-state (4, 8) caches keep their own sizes.
     if s.model.compressed.is_some() {
         // The backends in layer order, as vLLM 0.33.0's _find_non_ssm_backends lists them.
-        let attn = if cc == 12 {
-            "FLASHINFER_MLA_SPARSE_DSV4"
-        } else {
-            "FLASHMLA_SPARSE_DSV4"
-        };
+        let attn = v4_attention(s).backend;
         return (
             256,
             format!("DEEPSEEK_SPARSE_SWA/{attn}/DEEPSEEK_V4_INDEXER/CompressorBackend: DeepSeek-V4's attention and indexer kernels take 256-token blocks (its sliding-window and compressor caches keep 64, 4 and 8)"),

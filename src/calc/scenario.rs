@@ -182,6 +182,35 @@ pub struct Engine {
     /// `--no-async-scheduling` (or an executor without async scheduling, such as Ray's): one
     /// batch in flight per pipeline stage instead of one more.
     pub no_async_scheduling: bool,
+    /// `--attention-backend`, one of [`ATTENTION_BACKENDS`]; `None` is vLLM's choice.
+    pub attention_backend: Option<&'static str>,
+}
+
+/// The `--attention-backend` names Headroom plans: DeepSeek-V4's sparse backends, and the two
+/// FlashInfer names vLLM refuses for V4 with a message of its own.
+pub const ATTENTION_BACKENDS: [&str; 5] = [
+    "FLASHMLA_SPARSE_DSV4",
+    "FLASHINFER_MLA_SPARSE_DSV4",
+    "FLASHMLA_SPARSE",
+    "FLASHINFER_MLA_SPARSE",
+    "FLASHINFER_MLA_SPARSE_SM120",
+];
+
+/// `--attention-backend NAME` (`auto` for vLLM's choice).
+pub fn parse_attention_backend(text: &str) -> Result<Option<&'static str>, String> {
+    match text.trim() {
+        "" | "auto" => Ok(None),
+        t => ATTENTION_BACKENDS
+            .iter()
+            .find(|n| n.eq_ignore_ascii_case(t))
+            .map(|n| Some(*n))
+            .ok_or_else(|| {
+                format!(
+                    "attention-backend {t:?}: Headroom plans auto (vLLM's choice) or one of DeepSeek-V4's sparse backends, {}",
+                    ATTENTION_BACKENDS.join(", ")
+                )
+            }),
+    }
 }
 
 /// Runtime terms only a GPU can measure. Each is measured when given, else estimated.

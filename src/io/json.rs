@@ -231,6 +231,7 @@ pub fn input(s: &Scenario) -> Value {
         "kv_cache_memory_bytes": s.engine.kv_cache_memory_bytes,
         "enforce_eager": s.engine.enforce_eager,
         "async_scheduling": !s.engine.no_async_scheduling,
+        "attention_backend": s.engine.attention_backend,
         "speculative": s.engine.speculative.as_ref().map(|sp| json!({
             "method": sp.method,
             "num_speculative_tokens": sp.num_speculative_tokens,

@@ -23,7 +23,8 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::calc::model::Model;
 use crate::calc::scenario::{
-    KvCacheDtype, MaxLen, Measured, Scenario, Speculative, StageTerm, Unified,
+    parse_attention_backend, KvCacheDtype, MaxLen, Measured, Scenario, Speculative, StageTerm,
+    Unified,
 };
 use crate::calc::units::{parse_bytes, Bytes, UnitSystem};
 use crate::calc::version::VllmVersion;
@@ -88,6 +89,8 @@ pub enum Field {
     NoHybrid,
     /// `--no-async-scheduling`.
     NoAsync,
+    /// `--attention-backend` (DeepSeek-V4's sparse backends), or `auto`.
+    AttnBackend,
     /// The vLLM release whose rules apply.
     Vllm,
     /// Measured weights per rank ("Model loading took"); one value, or one per stage.
@@ -139,6 +142,8 @@ enum Rule {
     /// `--max-model-len`: a count or `auto` / `-1`.
     MaxLen,
     KvDtype,
+    /// `--attention-backend`: `auto` or one of DeepSeek-V4's sparse backends.
+    AttnBackend,
     Version,
     Unit,
     /// A speculative method name, or `none`.
@@ -155,7 +160,7 @@ enum Rule {
 
 impl Field {
     /// Every field, in the order the query string lists them.
-    pub const ALL: [Field; 40] = [
+    pub const ALL: [Field; 41] = [
         Field::Example,
         Field::Model,
         Field::Config,
@@ -182,6 +187,7 @@ impl Field {
         Field::DraftModel,
         Field::NoHybrid,
         Field::NoAsync,
+        Field::AttnBackend,
         Field::Vllm,
         Field::Weights,
         Field::Activation,
@@ -227,6 +233,7 @@ impl Field {
             Field::DraftModel => "draft-model",
             Field::NoHybrid => "no-hybrid",
             Field::NoAsync => "no-async",
+            Field::AttnBackend => "attention-backend",
             Field::Vllm => "vllm",
             Field::Weights => "weights",
             Field::Activation => "activation",
@@ -274,6 +281,7 @@ impl Field {
             Field::DraftModel => "draft-model",
             Field::NoHybrid => "disable-hybrid-kv-cache-manager",
             Field::NoAsync => "no-async-scheduling",
+            Field::AttnBackend => "attention-backend",
             Field::Vllm => "vllm-version",
             Field::Weights => "weights",
             Field::Activation => "activation-peak",
@@ -365,6 +373,7 @@ impl Field {
                 max: 1 << 31,
             },
             Field::KvDtype => Rule::KvDtype,
+            Field::AttnBackend => Rule::AttnBackend,
             Field::BlockSize => Rule::Count {
                 min: 1,
                 max: 1 << 20,
@@ -410,6 +419,7 @@ impl Field {
             Rule::Bool => parse_bool(t).map(drop),
             Rule::MaxLen => parse_max_len(t).map(drop),
             Rule::KvDtype => KvCacheDtype::parse(t).map(drop),
+            Rule::AttnBackend => parse_attention_backend(t).map(drop),
             Rule::Version => VllmVersion::parse(t).map(drop),
             Rule::Unit => parse_unit(t).map(drop),
             Rule::Method => parse_method(t).map(drop),
@@ -1085,6 +1095,9 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                 s.engine.disable_hybrid_kv_cache_manager = parse_bool(text).map_err(err)?
             }
             Field::NoAsync => s.engine.no_async_scheduling = parse_bool(text).map_err(err)?,
+            Field::AttnBackend => {
+                s.engine.attention_backend = parse_attention_backend(text).map_err(err)?
+            }
             Field::Vllm => s.version = VllmVersion::parse(text).map_err(err)?,
             Field::Weights => s
                 .runtime
@@ -1257,6 +1270,9 @@ mod tests {
             Rule::Bool => r.pick(&["true", "false", "1", "0"]).to_string(),
             Rule::MaxLen => r.pick(&["auto", "131072", "-1", "8k", "4096"]).to_string(),
             Rule::KvDtype => r.pick(&["auto", "fp8", "bfloat16", "fp8_e5m2"]).to_string(),
+            Rule::AttnBackend => r
+                .pick(&["auto", "FLASHINFER_MLA_SPARSE_DSV4", "FLASHMLA_SPARSE_DSV4"])
+                .to_string(),
             Rule::Version => r.pick(&["0.33", "0.19.1", "0.14", "v0.20.0"]).to_string(),
             Rule::Unit => r.pick(&["gib", "gb"]).to_string(),
             Rule::Method => r.pick(&SPEC_METHODS).to_string(),

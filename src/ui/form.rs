@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::calc::plan::{Plan, Term};
+use crate::calc::scenario::ATTENTION_BACKENDS;
 use crate::calc::scenario::{MaxLen, Scenario};
 use crate::calc::units::UnitSystem;
 use crate::calc::version::VllmVersion;
@@ -113,6 +114,11 @@ const SECTIONS: [(&str, &[Input]); 6] = [
                 Kind::Text,
             ),
             input(Field::KvDtype, "KV cache dtype", Kind::Choice(&KV_DTYPES)),
+            input(
+                Field::AttnBackend,
+                "Attention backend (DeepSeek-V4)",
+                Kind::Choice(&ATTENTION_BACKENDS),
+            ),
             input(Field::BlockSize, "Block size", Kind::Text),
             input(Field::Eager, "Enforce eager (no CUDA graphs)", Kind::Check),
             input(
@@ -287,6 +293,10 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),
         Field::KvDtype => s.engine.kv_cache_dtype.as_str().into(),
+        Field::AttnBackend if s.model.compressed.is_some() => {
+            crate::calc::runtime::v4_default_backend(s).into()
+        }
+        Field::AttnBackend => "vLLM's choice".into(),
         Field::Spec => s
             .engine
             .speculative

@@ -627,3 +627,34 @@ test('a split refused from the start says so in the partition editor, and at its
   assertClean(problems);
   await context.close();
 });
+
+test('DeepSeek-V4: the attention backend, DSpark and async scheduling change the pool from the form', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=deepseek-v4-flash&gpu=b200-192gb&tp=2');
+  // vLLM's own choice is shown as the default; FlashMLA stores fp8_ds_mla blobs.
+  assert.match(await text(page, 'vllm-log'), /fp8_ds_mla KV cache format/);
+  assert.match(await page.locator('#attention-backend-default').textContent(), /FLASHMLA_SPARSE_DSV4/);
+  const tokens = await text(page, 'kv-cache-tokens');
+  const packed = await number(page, 'kv-cache-tokens');
+  // FlashInfer's DSV4 backend keeps plain bf16 rows on SM 10.x: fewer tokens, no fp8_ds_mla.
+  await page.selectOption('[data-testid="attention-backend"]', 'FLASHINFER_MLA_SPARSE_DSV4');
+  await page.waitForFunction(() => location.search.includes('attention-backend=FLASHINFER_MLA_SPARSE_DSV4'));
+  await changed(page, 'kv-cache-tokens', tokens);
+  assert.ok((await number(page, 'kv-cache-tokens')) < packed);
+  assert.doesNotMatch(await text(page, 'vllm-log'), /fp8_ds_mla KV cache format/);
+  // Without async scheduling one batch is in flight: the bounded caches need fewer blocks.
+  const before = await text(page, 'kv-cache-tokens');
+  await page.check('[data-testid="no-async-scheduling"]');
+  await page.waitForFunction(() => location.search.includes('no-async=true'));
+  await changed(page, 'kv-cache-tokens', before);
+  // DSpark: three draft layers on the last stage, named in the ledger.
+  await page.selectOption('[data-testid="speculative-config"]', 'dspark');
+  await page.locator('[data-testid="ledger"]', { hasText: '3 DSpark layer(s)' }).waitFor();
+  // On another model the backend is refused at its field; the page keeps working.
+  await setInput(page, 'model', 'llama-3.1-8b-instruct');
+  await page.locator('#attention-backend-err').filter({ hasText: /DeepSeek-V4 only/ }).waitFor();
+  await page.reload();
+  assert.equal(await page.inputValue('[data-testid="attention-backend"]'), 'FLASHINFER_MLA_SPARSE_DSV4');
+  assert.equal(await page.isChecked('[data-testid="no-async-scheduling"]'), true);
+  assertClean(problems);
+  await context.close();
+});
