@@ -288,6 +288,7 @@ fn build(line: &Value) -> Case {
         block_size,
         max_model_len,
         max_in_flight_tokens: u(resolved, "max_in_flight_tokens").expect("in-flight tokens"),
+        extra_retained_tokens: 0,
         num_gpu_blocks_override: u(input, "num_gpu_blocks_override"),
         disable_hybrid: resolved
             .get("disable_hybrid_kv_cache_manager")
@@ -560,6 +561,7 @@ fn errors_are_typed() {
         block_size: 16,
         max_model_len: MaxModelLen::Value(4096),
         max_in_flight_tokens: 16384,
+        extra_retained_tokens: 0,
         num_gpu_blocks_override: None,
         disable_hybrid: false,
         version: VllmVersion::CURRENT,

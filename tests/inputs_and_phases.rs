@@ -843,6 +843,42 @@ fn attention_backend_picks_deepseek_v4s_layout() {
     assert!(m.contains("FLASHINFER_MLA_SPARSE_DSV4"), "{m}");
 }
 
+#[test]
+fn multi_module_mtp_keeps_more_of_each_sliding_window() {
+    // kv_cache_planning.py: extra_retained_tokens = num_prefill_lookahead_tokens - 1, which is
+    // num_speculative_tokens - 1 when more than one MTP layer and token are used; every sliding
+    // window then needs cdiv(min(W - 1 + extra + in flight, len), block) + 1 blocks.
+    let sliding = |mtp_layers: u32, tokens: u32| -> (u64, u64, u64) {
+        let d = url::decode(&format!(
+            "model=gemma-3-27b-it&gpu=h200-141gb&max-model-len=131072&max-num-batched-tokens=2048&spec=mtp&spec-tokens={tokens}"
+        ));
+        let mut s = url::scenario(&d.state).unwrap();
+        s.model.mtp_layers = mtp_layers;
+        let p = plan(&s).unwrap();
+        let r = p.replica.unwrap();
+        let g = r
+            .groups
+            .iter()
+            .find(|g| matches!(g.kind, headroom::calc::kv::LayerKv::Sliding { .. }))
+            .unwrap();
+        let headroom::calc::kv::LayerKv::Sliding { window } = g.kind else {
+            unreachable!()
+        };
+        (g.blocks_per_request, window, g.block_size)
+    };
+    // In flight: PP + 1 = 2 batches of 2,048 tokens.
+    let (one_layer, w, b) = sliding(1, 3);
+    assert_eq!(one_layer, (w - 1 + 4096).div_ceil(b) + 1);
+    let (three_layers, _, _) = sliding(3, 3);
+    assert_eq!(three_layers, (w - 1 + 2 + 4096).div_ceil(b) + 1);
+    assert!(
+        three_layers > one_layer,
+        "the case must cross a block boundary"
+    );
+    // One speculative token reads no further ahead, whatever the layers.
+    assert_eq!(sliding(3, 1).0, one_layer);
+}
+
 /// The replica's block count and the graph capture sizes of rank 0, from a link.
 fn blocks_and_graphs(query: &str) -> (u64, String) {
     let p = plan_of(query).unwrap();

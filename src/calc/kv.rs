@@ -109,6 +109,9 @@ pub struct KvSettings {
     pub max_model_len: MaxModelLen,
     /// `max_concurrent_batches x max_num_batched_tokens` (v0.26+); `max_num_batched_tokens` before.
     pub max_in_flight_tokens: u64,
+    /// `extra_retained_tokens` of every sliding-window spec: `num_prefill_lookahead_tokens - 1`,
+    /// which only multi-module MTP makes non-zero (`num_speculative_tokens - 1`).
+    pub extra_retained_tokens: u64,
     pub num_gpu_blocks_override: Option<u64>,
     /// `--disable-hybrid-kv-cache-manager`: sliding and chunked layers count as full.
     pub disable_hybrid: bool,
@@ -281,6 +284,7 @@ fn blocks_per_request(
     block_size: u64,
     max_model_len: u64,
     in_flight: u64,
+    extra_retained: u64,
     disable_hybrid: bool,
 ) -> u64 {
     match kind {
@@ -290,10 +294,10 @@ fn blocks_per_request(
                 // unify_hybrid_kv_cache_specs turns the layer into a full-attention spec.
                 return cdiv(max_model_len, block_size);
             }
-            // SlidingWindowSpec.max_memory_usage_bytes: the window minus one, plus the tokens in
-            // flight, never more than the context; one extra block for a window crossing a
-            // block boundary.
-            let tokens = (window.saturating_sub(1) + in_flight).min(max_model_len);
+            // SlidingWindowSpec.max_memory_usage_bytes: the window minus one, plus the tokens
+            // retained for a multi-module drafter and the tokens in flight, never more than the
+            // context; one extra block for a window crossing a block boundary.
+            let tokens = (window.saturating_sub(1) + extra_retained + in_flight).min(max_model_len);
             cdiv(tokens, block_size) + 1
         }
         LayerKv::Chunked { chunk } => {
@@ -612,6 +616,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             k.block_size,
             len,
             in_flight,
+            settings.extra_retained_tokens,
             settings.disable_hybrid,
         )
     };

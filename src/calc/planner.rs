@@ -791,6 +791,18 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         .as_ref()
         .map_or(0, |sp| u64::from(sp.num_speculative_tokens));
 
+    // Multi-module MTP (`use_multi_module_mtp`: more than one MTP layer and speculative token)
+    // reads num_speculative_tokens ahead mid-prefill, so every sliding window keeps that many
+    // tokens less one beyond its trailing edge (kv_cache_planning.py, vLLM 0.33.0).
+    let extra_retained_tokens = match &s.engine.speculative {
+        Some(sp)
+            if sp.method.contains("mtp")
+                && m.mtp_layers.max(1).min(sp.num_speculative_tokens) > 1 =>
+        {
+            num_spec - 1
+        }
+        _ => 0,
+    };
     let parts = pp_partition(m.n_layers, pp, s.parallel.pp_layer_partition.as_deref())
         .map_err(|e| CalcError::new("pp-layer-partition", e))?;
     if parts.contains(&0) {
@@ -1789,6 +1801,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         block_size,
         max_model_len: max_len,
         max_in_flight_tokens: in_flight,
+        extra_retained_tokens,
         num_gpu_blocks_override: s.engine.num_gpu_blocks_override,
         disable_hybrid: s.engine.disable_hybrid_kv_cache_manager,
         version: v,
