@@ -210,6 +210,11 @@ pub struct CompressedAttn {
     /// `n_mtp_layers`: the DSpark drafter's decoder layers (`DSparkDeepseekV4Model` builds 3
     /// when the config does not say).
     pub dspark_layers: u32,
+    /// How many target layers feed the DSpark drafter (`dspark_target_layer_ids`), when the
+    /// config declares them: vLLM cannot build DSpark without them.
+    pub dspark_target_layers: Option<u32>,
+    /// `dspark_markov_rank`: the width of DSpark's Markov head, when declared.
+    pub dspark_markov_rank: Option<u64>,
 }
 
 /// DeepSeek-V3.2's lightning indexer, as `DeepseekV32IndexerCache` sizes it.

@@ -267,6 +267,14 @@ impl ReplicaPlan {
     pub fn null_block_costs_a_request(&self) -> bool {
         self.num_blocks > 0 && (self.max_concurrency as u64) > self.full_length_requests
     }
+
+    /// Whether the printed token figure is smaller than the whole requests that fit hold: vLLM
+    /// 0.20 and older print `num_blocks // groups x block_size`, which a pool of several groups
+    /// (sliding windows needing fewer blocks) outgrows.
+    pub fn tokens_below_whole_requests(&self) -> bool {
+        u128::from(self.full_length_requests) * u128::from(self.max_model_len)
+            > u128::from(self.kv_cache_tokens)
+    }
 }
 
 /// The phases of a start, in order. Each check names the knobs that act on it.

@@ -633,7 +633,7 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
     if s.engine.kv_cache_dtype == KvCacheDtype::Fp8Inc {
         return Err(CalcError::new(
             "kv-cache-dtype",
-            "kv-cache-dtype fp8_inc is Intel Gaudi's (HPU) fp8: no CUDA attention backend in vLLM 0.33.0 lists it, so the engine stops with \"No valid attention backend found for cuda\"; on NVIDIA GPUs use fp8 or fp8_e4m3",
+            "kv-cache-dtype fp8_inc is Intel Gaudi's (HPU) fp8: no CUDA or ROCm attention backend lists it (read in vLLM 0.33.0), so the engine stops with \"No valid attention backend found\"; use fp8 or fp8_e4m3",
         ));
     }
     if matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla)
@@ -814,6 +814,26 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         Some(b) => (b, format!("--block-size {b}")),
         None => runtime::default_block_size(s),
     };
+    // Every CUDA attention backend declares kernel blocks of a multiple of 16 (v0.18+, when
+    // backends choose and check block sizes); DeepSeek-V3.2 and V4 check stricter sizes below,
+    // and hybrid models have their block raised to an aligned size.
+    let hybrid = m
+        .layers
+        .iter()
+        .any(|l| matches!(l, LayerKind::GatedDeltaNet | LayerKind::Mamba2));
+    if let Some(b) = s.engine.block_size.filter(|b| b % 16 != 0) {
+        if v.at_least(0, 18)
+            && s.gpu.compute_capability != (9, 4)
+            && m.sparse_mla.is_none()
+            && m.compressed.is_none()
+            && !hybrid
+        {
+            return Err(CalcError::new(
+                "block-size",
+                format!("--block-size {b}: every CUDA attention backend in vLLM 0.33.0 takes blocks of a multiple of 16 (FLASH_ATTN and TRITON_ATTN any multiple, FLASHINFER 16, 32 or 64, the MLA backends 16, 32, 64 or 128), so vLLM finds no valid backend (\"block_size not supported\"); use a multiple of 16"),
+            ));
+        }
+    }
     if let Some(sp) = m.sparse_mla {
         if s.engine.kv_cache_dtype == KvCacheDtype::Fp8E5m2 {
             return Err(CalcError::new(
@@ -902,6 +922,12 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 format!("DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {}. Please set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache (on SM 10.x, --attention-backend FLASHINFER_MLA_SPARSE_DSV4).", s.engine.kv_cache_dtype.as_str()),
             ));
         }
+        if !s.version.at_least(0, 33) {
+            notes.push(format!(
+                "DeepSeek-V4's caches, backends and drafters are planned as vLLM 0.33.0 builds them, whatever the release chosen: Headroom has not read how vLLM {} treats V4, and a release from before V4's support cannot load it at all.",
+                s.version
+            ));
+        }
         if !matches!(s.gpu.compute_capability.0, 0 | 9 | 10 | 12) {
             notes.push(format!(
                 "vLLM 0.33.0's DeepSeek-V4 attention backends are FlashMLA's (SM 9.x and 10.x) and FlashInfer's (SM 12.x); on this GPU (SM {}.{}) the start is likely to fail before loading, whatever the memory says.",
@@ -942,9 +968,22 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     let drafter_layers: u32 = match &s.engine.speculative {
         Some(sp) if sp.method == "dspark" => match &m.compressed {
             Some(c) => {
+                if c.dspark_target_layers.is_none() || c.dspark_markov_rank.is_none() {
+                    let missing = match (c.dspark_target_layers, c.dspark_markov_rank) {
+                        (None, None) => "dspark_target_layer_ids and dspark_markov_rank",
+                        (None, _) => "dspark_target_layer_ids",
+                        _ => "dspark_markov_rank",
+                    };
+                    return Err(CalcError::new(
+                        "speculative-config",
+                        format!(
+                            "dspark: vLLM builds DeepSeek-V4's DSpark drafter (DSparkDeepseekV4Model) from the config's dspark_target_layer_ids and dspark_markov_rank, and this config has no {missing}, so the drafter cannot be built. Checkpoints that ship DSpark stages under mtp.* declare them: give that config.json, or use mtp."
+                        ),
+                    ));
+                }
                 let declared = if m.mtp_layers > 0 && m.mtp_layers < c.dspark_layers {
                     format!(
-                        " The config declares {} MTP layer(s) (num_nextn_predict_layers): a checkpoint without mtp.0 to mtp.{} does not load.",
+                        " The config declares {} MTP layer(s) (num_nextn_predict_layers); DSpark reads mtp.0 to mtp.{} whatever that says.",
                         m.mtp_layers,
                         c.dspark_layers - 1
                     )
@@ -952,7 +991,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     String::new()
                 };
                 notes.push(format!(
-                    "DSpark on DeepSeek-V4: vLLM builds {n} draft decoder layers (n_mtp_layers, 3 when the config does not say) on the last stage, with the target's weights format, and loads them from the checkpoint's mtp.* weights; each keeps a sliding-window cache only. Their weights are estimated as {n} MTP layers (main_proj and the Markov and confidence heads are left out) unless given. Without num_speculative_tokens vLLM takes the draft config's block_size (dspark_block_size); Headroom takes the value given, 1 by default.{declared}",
+                    "DSpark on DeepSeek-V4: vLLM builds {n} draft decoder layers (n_mtp_layers, 3 when the config does not say) on the last stage, in the target's weight format, from the checkpoint's mtp.* weights; each keeps a sliding-window cache only. Without num_speculative_tokens vLLM takes the draft config's block_size (dspark_block_size); Headroom takes the value given, 1 by default.{declared}",
                     n = c.dspark_layers,
                 ));
                 c.dspark_layers
@@ -1304,19 +1343,26 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                                 .into(),
                             ),
                         ),
-                    (None, None) => (
-                        scaled(est.drafter),
-                        Provenance::Estimate(
-                            (format!(
-                                "{drafter_layers} {} layer(s) from parameter counts",
-                                match s.engine.speculative.as_ref() {
-                                    Some(sp) if sp.method == "dspark" => "DSpark",
-                                    _ => "MTP/EAGLE",
-                                }
-                            ))
-                            .into(),
-                        ),
-                    ),
+                    (None, None) => {
+                        // DSpark's layers, projections and Markov head (its config fields were
+                        // checked above); other drafters are MTP/EAGLE layers.
+                        let dspark = m
+                            .compressed
+                            .as_ref()
+                            .filter(|_| s.engine.speculative.as_ref().is_some_and(|sp| sp.method == "dspark"))
+                            .and_then(|c| Some((c.head_dim, c.dspark_target_layers?, c.dspark_markov_rank?)));
+                        let (bytes, what) = match dspark {
+                            Some((head_dim, targets, rank)) => (
+                                weights::dspark_bytes(m, &place, drafter_layers, targets, rank, head_dim),
+                                format!("{drafter_layers} DSpark layer(s), main_proj over {targets} target layers and a Markov head of rank {rank}, from parameter counts"),
+                            ),
+                            None => (
+                                est.drafter,
+                                format!("{drafter_layers} MTP/EAGLE layer(s) from parameter counts"),
+                            ),
+                        };
+                        (scaled(bytes), Provenance::Estimate(what.into()))
+                    }
                 }
             } else {
                 (0, Provenance::Exact)
@@ -1950,7 +1996,11 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 rank: Some(rank),
                 message: message.into(),
                 vllm_error: Some(e.vllm_message(v)),
-                knobs: kv_knobs(phase),
+                knobs: if phase == Phase::Capacity {
+                    capacity_knobs(s)
+                } else {
+                    kv_knobs(phase)
+                },
                 not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
             });
             log_lines.push(format!("ValueError: {}", e.vllm_message(v)));
@@ -1974,7 +2024,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 )
                 .into(),
                 vllm_error: None,
-                knobs: kv_knobs(Phase::Capacity),
+                knobs: capacity_knobs(s),
                 not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
             });
             if let Some(n) = s.engine.num_gpu_blocks_override {
@@ -2052,6 +2102,22 @@ fn kv_sizing_ok() -> Check {
         knobs: kv_knobs(Phase::KvSizing),
         not_knobs: vec!["max-model-len"],
     }
+}
+
+/// The capacity check's knobs: with sliding-window or chunked layers (DeepSeek-V4's included)
+/// a request also holds the tokens in flight, `max_concurrent_batches x max-num-batched-tokens`.
+fn capacity_knobs(s: &Scenario) -> Vec<&'static str> {
+    let mut knobs = kv_knobs(Phase::Capacity);
+    if s.model.compressed.is_some()
+        || s.model
+            .layers
+            .iter()
+            .any(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }))
+    {
+        knobs.push("max-num-batched-tokens (sliding-window layers keep the tokens in flight)");
+        knobs.push("no-async-scheduling (one batch fewer in flight)");
+    }
+    knobs
 }
 
 fn kv_knobs(phase: Phase) -> Vec<&'static str> {

@@ -197,6 +197,29 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
     }
 }
 
+/// DeepSeek-V4's DSpark drafter on a last-stage rank (`DSparkDeepseekV4Model`): `layers`
+/// decoder layers like the target's last, `main_proj` (the concatenated hidden states of
+/// `targets` target layers to one), the context KV projection (one head_dim row per layer), the
+/// Markov head's two `vocab x rank` tables, two norms and the fp32 confidence head. The
+/// embedding and LM head are the target's.
+pub fn dspark_bytes(
+    model: &Model,
+    p: &Placement,
+    layers: u32,
+    targets: u32,
+    markov_rank: u64,
+    head_dim: u64,
+) -> u64 {
+    let h = model.hidden_size;
+    let last = model.n_layers.saturating_sub(1) as usize;
+    let decoder = layer_bytes(model, last, p).saturating_mul(u64::from(layers));
+    let main_proj = linear_bytes(h * u64::from(targets) * h, model, false);
+    let context_kv = linear_bytes(h * head_dim * u64::from(layers), model, false);
+    let markov = plain_bytes(2 * model.vocab_size * markov_rank, model);
+    let small = plain_bytes(2 * h, model) + (h + markov_rank) * 4;
+    decoder + main_proj + context_kv + markov + small
+}
+
 /// The whole checkpoint's estimated size (TP 1, PP 1, with MTP layers), to calibrate against a
 /// known checkpoint total.
 pub fn checkpoint_estimate(model: &Model) -> u64 {

@@ -154,6 +154,27 @@ fn compressed_attn(
                 ))
             }
         },
+        dspark_target_layers: match f.get("dspark_target_layer_ids") {
+            None => None,
+            Some(v) => match v.as_array() {
+                Some(ids) if ids.iter().all(|i| i.as_u64().is_some_and(|i| i < u64::from(n_layers))) && !ids.is_empty() => Some(ids.len() as u32),
+                _ => {
+                    return Err(ConfigError::new(
+                        "dspark_target_layer_ids",
+                        format!("dspark_target_layer_ids must be a non-empty list of layer indices below {n_layers}, not {v}"),
+                    ))
+                }
+            },
+        },
+        dspark_markov_rank: match f.uint("dspark_markov_rank")? {
+            Some(r) if r > 1 << 16 => {
+                return Err(ConfigError::new(
+                    "dspark_markov_rank",
+                    format!("dspark_markov_rank {r} is above 65,536"),
+                ))
+            }
+            r => r,
+        },
     }))
 }
 

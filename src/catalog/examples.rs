@@ -156,12 +156,14 @@ pub fn s2_unified_gate() -> Scenario {
     s
 }
 
-/// The S2 drafter (DSpark, the checkpoint's mtp.* weights): 10.12 GiB in the shard headers,
-/// split over two ranks.
+/// The S2 drafter: 10.12 GiB in the shard headers, split over two ranks. The article's drafter
+/// is DSpark (the checkpoint's mtp.* weights), but the catalog's V4-Flash config declares none
+/// of the DSpark heads vLLM builds it from, so the example plans it as the MTP drafter with the
+/// article's weights: the gate reads only those, and the pool is the article's measured ratio.
 pub fn s2_drafter() -> Speculative {
     Speculative {
         draft_model: None,
-        method: "dspark".into(),
+        method: "deepseek_mtp".into(),
         num_speculative_tokens: 1,
         drafter_weights: Some(Measured::new(
             gib_f(5.06),

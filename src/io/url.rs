@@ -889,7 +889,9 @@ pub fn parse_bool(text: &str) -> Result<bool, String> {
     match text.trim().to_ascii_lowercase().as_str() {
         "true" | "1" | "yes" | "on" => Ok(true),
         "false" | "0" | "no" | "off" => Ok(false),
-        other => Err(format!("{other:?} is not true or false")),
+        other => Err(format!(
+            "{other:?} is not true or false (1/0, yes/no and on/off also work)"
+        )),
     }
 }
 
@@ -1081,11 +1083,15 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                     let old = s.engine.speculative.take();
                     s.engine.speculative = Some(Speculative {
                         draft_model: None,
-                        method,
                         num_speculative_tokens: old
                             .as_ref()
                             .map_or(1, |o| o.num_speculative_tokens),
-                        drafter_weights: old.and_then(|o| o.drafter_weights),
+                        // An example's drafter measurement belongs to its method: another
+                        // method's drafter is estimated (or given with drafter-weights).
+                        drafter_weights: old
+                            .filter(|o| o.method == method)
+                            .and_then(|o| o.drafter_weights),
+                        method,
                     });
                 }
             },

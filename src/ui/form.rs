@@ -15,7 +15,7 @@ use crate::calc::scenario::{MaxLen, Scenario};
 use crate::calc::units::UnitSystem;
 use crate::calc::version::VllmVersion;
 use crate::catalog;
-use crate::io::url::{Field, SPEC_METHODS};
+use crate::io::url::{self, Field, SPEC_METHODS};
 
 use super::charts::xml_escape;
 use super::effect;
@@ -328,6 +328,14 @@ fn checked_in(field: Field, s: &Scenario) -> bool {
     }
 }
 
+/// Whether the form draws this field as a list with a "default" choice.
+fn is_list(field: Field) -> bool {
+    SECTIONS
+        .iter()
+        .flat_map(|(_, inputs)| inputs.iter())
+        .any(|i| i.field == field && matches!(i.kind, Kind::Choice(_) | Kind::Gpu | Kind::Version))
+}
+
 /// Whether the form draws this field as a checkbox (as [`SECTIONS`] says).
 fn is_check(field: Field) -> bool {
     SECTIONS
@@ -450,9 +458,10 @@ fn form_html() -> String {
 /// The partition editor's summary line: the split of the figures shown, which is not the
 /// typed one while that is invalid.
 fn stages_summary(effective: &[u32]) -> String {
-    // A link whose split was refused from the start has no figures to show a split for.
+    // A link refused from the start (the split or any other input) has no figures to show a
+    // split for.
     if effective.is_empty() {
-        return "No figures yet: the split is refused (the message is at the field).".into();
+        return "No figures yet: an input is refused (the message is at its field).".into();
     }
     let split = effective
         .iter()
@@ -641,7 +650,21 @@ pub fn form(app: AppState) -> impl IntoView {
             Ok(s) => app.later.with(|p| {
                 Field::ALL
                     .iter()
-                    .map(|f| default_value(*f, s, p.as_deref(), unit))
+                    .map(|f| {
+                        // A list shows its default as a choice of its own: what the state
+                        // without this field's choice would use, not the current choice.
+                        if is_list(*f) && !app.text(*f).with_untracked(String::is_empty) {
+                            app.checked.with_untracked(|(state, _)| {
+                                let mut without = state.clone();
+                                let _ = without.set(*f, "");
+                                url::scenario(&without)
+                                    .map(|d| default_value(*f, &d, None, unit))
+                                    .unwrap_or_default()
+                            })
+                        } else {
+                            default_value(*f, s, p.as_deref(), unit)
+                        }
+                    })
                     .collect()
             }),
             Err(_) => vec![String::new(); Field::ALL.len()],
@@ -657,16 +680,31 @@ pub fn form(app: AppState) -> impl IntoView {
                 .unwrap_or_default()
         })
     });
+    // One box per stage of the pipeline size asked for (none for one stage): a typed list of
+    // another length shows as many boxes as there are stages, padded or cut, so it can be
+    // mended where it is flagged.
+    let stages = Memo::new(move |_| {
+        app.scenario
+            .with(|s| s.as_ref().ok().map(|s| s.parallel.pp as usize))
+    });
     let parts = Memo::new(move |_| {
         let typed = text.get();
+        let pp = stages.get();
+        if pp == Some(1) {
+            return Vec::new();
+        }
         if typed.trim().is_empty() {
             effective.with(|e| e.iter().map(u32::to_string).collect())
         } else {
-            typed
+            let mut list = typed
                 .split(',')
                 .take(1_024)
                 .map(|p| p.trim().to_string())
-                .collect::<Vec<String>>()
+                .collect::<Vec<String>>();
+            if let Some(pp) = pp {
+                list.resize(pp, String::new());
+            }
+            list
         }
     });
     for (i, f) in Field::ALL.iter().enumerate() {

@@ -53,7 +53,7 @@ pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
             }
         ),
         format!(
-            "{} whole {}-token {} at once{}; rank {} decides the pool ({} tokens).",
+            "{} whole {}-token {} at once{}; rank {} decides the pool ({} tokens{}).",
             thousands(u128::from(r.full_length_requests)),
             thousands(u128::from(r.max_model_len)),
             plural(r.full_length_requests, "request", "requests"),
@@ -66,7 +66,12 @@ pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
                 String::new()
             },
             r.limiting_rank,
-            thousands(u128::from(r.kv_cache_tokens))
+            thousands(u128::from(r.kv_cache_tokens)),
+            if r.tokens_below_whole_requests() {
+                " as this vLLM prints it: blocks / KV groups x block size, fewer than whole requests hold"
+            } else {
+                ""
+            }
         ),
     )
 }
@@ -861,11 +866,16 @@ pub fn results(app: AppState) -> impl IntoView {
     );
     let basis = Memo::new(move |_| {
         app.later.with(|p| {
-            p.as_deref()
-                .map_or((String::new(), String::new()), |p: &Plan| {
+            p.as_deref().map_or(
+                (
+                    String::new(),
+                    "none yet: these inputs give no plan (see the verdict)".into(),
+                ),
+                |p: &Plan| {
                     let prov = &p.log_provenance;
                     (prov.label().to_string(), prov.basis().to_string())
-                })
+                },
+            )
         })
     });
     effect(move || {

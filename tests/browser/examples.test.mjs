@@ -46,7 +46,7 @@ test('S2: the unified-memory start gate with the KV pool pinned at 10e9', async 
   await page.waitForFunction(() => location.search.includes('spec=none'));
   near(await number(page, 'gate-needs'), 110.0, 0.05, 'needs without the drafter (GiB)');
   const needs = await text(page, 'gate-needs');
-  await page.selectOption('[data-testid="speculative-config"]', 'dspark');
+  await page.selectOption('[data-testid="speculative-config"]', 'deepseek_mtp');
   await setInput(page, 'drafter-weights', '5.06GiB');
   await changed(page, 'gate-needs', needs);
   near(await number(page, 'gate-needs'), 115.1, 0.05, 'needs with the drafter (GiB)');

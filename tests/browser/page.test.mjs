@@ -532,6 +532,19 @@ test('the partition editor keeps the focus and follows the list', async () => {
   await page.waitForFunction(() => /^Split in the figures: 26, 28, 26$/.test(document.querySelector('[data-testid="pp-partition-effective"]').textContent));
   assert.equal(await page.evaluate(() => document.activeElement?.dataset.stage), '0');
   assert.equal(await page.locator('#pp-layer-partition-err').textContent(), '');
+  // The boxes follow the pipeline size even while the typed list is another length: a fourth,
+  // empty box appears where the list is flagged, and filling it mends the list.
+  await setInput(page, 'pipeline-parallel-size', '4');
+  await page.waitForSelector('[data-testid="pp-stage-3"]');
+  assert.equal(await page.inputValue('[data-testid="pp-stage-3"]'), '');
+  await page.locator('#pp-layer-partition-err').filter({ hasText: /\S/ }).waitFor();
+  await page.fill('[data-testid="pp-stage-0"]', '20');
+  await page.fill('[data-testid="pp-stage-3"]', '6');
+  await page.waitForFunction(() => document.querySelector('[data-testid="pp-layer-partition"]').value === '20,28,26,6');
+  await page.waitForFunction(() => document.querySelector('#pp-layer-partition-err').textContent === '');
+  // One stage: no boxes.
+  await setInput(page, 'pipeline-parallel-size', '1');
+  await page.waitForFunction(() => !document.querySelector('[data-testid="pp-stage-0"]'));
   assertClean(problems);
   await context.close();
 });
@@ -623,7 +636,8 @@ test('a split refused from the start says so in the partition editor, and at its
   const { context, page, problems } = await open(browser, '/?v=1&model=deepseek-v4-flash&gpu=h200-141gb&tp=4&pp=2&pp-partition=2,41');
   await page.waitForSelector('#pp-layer-partition-err:not(:empty)');
   assert.match(await page.locator('#pp-layer-partition-err').innerText(), /Workers disagree on supported KV cache layouts/);
-  assert.match(await text(page, 'pp-partition-effective'), /No figures yet: the split is refused/);
+  assert.match(await text(page, 'pp-partition-effective'), /No figures yet: an input is refused/);
+  assert.match(await text(page, 'vllm-log-provenance'), /none yet/);
   assertClean(problems);
   await context.close();
 });
@@ -646,9 +660,11 @@ test('DeepSeek-V4: the attention backend, DSpark and async scheduling change the
   await page.check('[data-testid="no-async-scheduling"]');
   await page.waitForFunction(() => location.search.includes('no-async=true'));
   await changed(page, 'kv-cache-tokens', before);
-  // DSpark: three draft layers on the last stage, named in the ledger.
+  // DSpark needs the config's DSpark heads, which the catalog's V4-Flash config lacks: refused
+  // at its field, in vLLM's terms.
   await page.selectOption('[data-testid="speculative-config"]', 'dspark');
-  await page.locator('[data-testid="ledger"]', { hasText: '3 DSpark layer(s)' }).waitFor();
+  await page.locator('#speculative-config-err').filter({ hasText: /dspark_target_layer_ids/ }).waitFor();
+  await page.selectOption('[data-testid="speculative-config"]', 'none');
   // On another model the backend is refused at its field; the page keeps working.
   await setInput(page, 'model', 'llama-3.1-8b-instruct');
   await page.locator('#attention-backend-err').filter({ hasText: /DeepSeek-V4 only/ }).waitFor();
