@@ -1483,3 +1483,38 @@ fn a_block_size_no_cuda_backend_takes_is_refused() {
     // Before 0.18 the block size was not checked against the backends.
     assert!(plan_of("model=llama-3.1-8b-instruct&block-size=8&vllm=0.17").is_ok());
 }
+
+#[test]
+fn a_pasted_config_with_dspark_heads_plans_the_dspark_drafter() {
+    let row: serde_json::Value =
+        serde_json::from_str(include_str!("../catalog/models/deepseek-v4-flash.json")).unwrap();
+    let mut config = row["config"].clone();
+    config["dspark_target_layer_ids"] = serde_json::json!([40, 41, 42]);
+    config["dspark_markov_rank"] = serde_json::json!(256);
+    let with = |config: &serde_json::Value| -> Result<Plan, String> {
+        let mut st = url::decode("gpu=gb10-128gb&tp=2&kv-bytes=10e9&spec=dspark").state;
+        st.set(Field::Config, &config.to_string())?;
+        let s = url::scenario(&st).map_err(|e| e.message)?;
+        plan(&s).map_err(|e| e.message().to_string())
+    };
+    let p = with(&config).unwrap();
+    assert!(p.starts(), "{:?}", p.first_failure());
+    let drafter = p.ranks[0]
+        .ledger
+        .iter()
+        .find(|l| l.term == Term::Drafter)
+        .unwrap();
+    assert!(drafter
+        .provenance
+        .basis()
+        .contains("main_proj over 3 target layers"));
+    // A target layer past the model is refused by name.
+    config["dspark_target_layer_ids"] = serde_json::json!([40, 41, 43]);
+    let e = with(&config).unwrap_err();
+    assert!(e.contains("dspark_target_layer_ids"), "{e}");
+    // Without the Markov rank vLLM cannot build the drafter either.
+    config["dspark_target_layer_ids"] = serde_json::json!([40, 41, 42]);
+    config.as_object_mut().unwrap().remove("dspark_markov_rank");
+    let e = with(&config).unwrap_err();
+    assert!(e.contains("no dspark_markov_rank"), "{e}");
+}
