@@ -1518,3 +1518,16 @@ fn a_pasted_config_with_dspark_heads_plans_the_dspark_drafter() {
     let e = with(&config).unwrap_err();
     assert!(e.contains("no dspark_markov_rank"), "{e}");
 }
+
+#[test]
+fn a_partition_of_the_wrong_sum_says_how_far_off_it_is() {
+    let (f, m) = refused("model=llama-3.1-70b-instruct&pp=3&pp-partition=20,20,18");
+    assert_eq!(f, "pp-layer-partition");
+    assert!(
+        m.starts_with("sum(partitions)=58 does not match num_hidden_layers=80.")
+            && m.ends_with("(22 layers short)"),
+        "{m}"
+    );
+    let (_, m) = refused("model=llama-3.1-70b-instruct&pp=3&pp-partition=30,30,21");
+    assert!(m.ends_with("(1 layer too many)"), "{m}");
+}

@@ -803,8 +803,31 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         }
         _ => 0,
     };
-    let parts = pp_partition(m.n_layers, pp, s.parallel.pp_layer_partition.as_deref())
-        .map_err(|e| CalcError::new("pp-layer-partition", e))?;
+    let parts =
+        pp_partition(m.n_layers, pp, s.parallel.pp_layer_partition.as_deref()).map_err(|e| {
+            // vLLM's words, then how far off a list of the right length is.
+            let sum = s
+                .parallel
+                .pp_layer_partition
+                .as_deref()
+                .filter(|l| l.len() == pp as usize)
+                .map(|l| l.iter().map(|n| u64::from(*n)).sum::<u64>());
+            let n = u64::from(m.n_layers);
+            match sum {
+                Some(sum) if sum != n => {
+                    let (off, way) = if sum > n {
+                        (sum - n, "too many")
+                    } else {
+                        (n - sum, "short")
+                    };
+                    CalcError::new(
+                        "pp-layer-partition",
+                        format!("{e} ({off} {} {way})", plural(off, "layer", "layers")),
+                    )
+                }
+                _ => CalcError::new("pp-layer-partition", e),
+            }
+        })?;
     if parts.contains(&0) {
         notes.push("A pipeline stage has no decoder layers; it still holds its share of the embedding or head.".into());
     }
