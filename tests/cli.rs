@@ -1222,3 +1222,18 @@ fn a_draft_model_in_the_speculative_config_is_planned() {
     ]);
     assert_eq!(r.code, 0, "{}", r.stderr);
 }
+
+#[test]
+fn models_list_the_catalogs_notes() {
+    let (code, rows) = json(&["models"]);
+    assert_eq!(code, 0);
+    let v4 = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "deepseek-v4-flash")
+        .unwrap();
+    assert!(v4["notes"].as_str().unwrap().contains("compress_ratios"));
+    let text = headroom(&["models"]);
+    assert!(text.stdout.contains("    notes: Seeds confirm"));
+}

@@ -1614,6 +1614,7 @@ fn list_models(as_json: bool) -> String {
                         "retrieved": r.retrieved,
                         "checkpoint_source": r.checkpoint_source,
                         "unconfirmed": r.unconfirmed,
+                        "notes": r.notes,
                     })
                 })
                 .collect(),
@@ -1636,6 +1637,9 @@ fn list_models(as_json: bool) -> String {
             r.name
         );
         let _ = writeln!(out, "    source: {} (retrieved {})", r.source, r.retrieved);
+        if !r.notes.is_empty() {
+            let _ = writeln!(out, "    notes: {}", r.notes);
+        }
     }
     out
 }
