@@ -600,8 +600,13 @@ fn row_source(field: Field, s: &Scenario) -> Option<String> {
                 } else {
                     format!(" Unconfirmed: {}.", r.unconfirmed.join(", "))
                 };
+                let notes = if r.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!(" Notes: {}", r.notes)
+                };
                 format!(
-                    "Catalog row {} (retrieved {}): {}.{unconfirmed}",
+                    "Catalog row {} (retrieved {}): {}.{unconfirmed}{notes}",
                     r.id, r.retrieved, r.source
                 )
             })

@@ -647,6 +647,8 @@ test('DeepSeek-V4: the attention backend, DSpark and async scheduling change the
   // vLLM's own choice is shown as the default; FlashMLA stores fp8_ds_mla blobs.
   assert.match(await text(page, 'vllm-log'), /fp8_ds_mla KV cache format/);
   assert.match(await page.locator('#attention-backend-default').textContent(), /FLASHMLA_SPARSE_DSV4/);
+  // The catalog row's notes are shown with its source.
+  await page.waitForFunction(() => /Notes: Seeds confirm/.test(document.querySelector('[data-testid=model-source]').textContent));
   const tokens = await text(page, 'kv-cache-tokens');
   const packed = await number(page, 'kv-cache-tokens');
   // FlashInfer's DSV4 backend keeps plain bf16 rows on SM 10.x: fewer tokens, no fp8_ds_mla.
