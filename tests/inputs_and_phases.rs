@@ -933,8 +933,15 @@ fn speculative_decoding_follows_vllm_0_33() {
             p.log_lines
         );
     }
-    // A separate draft model is not silently dropped.
-    let p = plan_of("model=llama-3.1-70b-instruct&tp=4&spec=draft_model").unwrap();
+    // A separate draft model is not silently dropped: unnamed and unmeasured, vLLM refuses it;
+    // with its weights measured, the plan says its layers are missing.
+    let (f, m) = refused("model=llama-3.1-70b-instruct&tp=4&spec=draft_model");
+    assert_eq!(f, "draft-model");
+    assert!(
+        m.ends_with("\"num_speculative_tokens was provided but without speculative model.\""),
+        "{m}"
+    );
+    let p = plan_of("model=llama-3.1-70b-instruct&tp=4&spec=draft_model&drafter=2GiB").unwrap();
     assert!(
         p.notes.iter().any(|n| n.contains("draft_model drafter")),
         "{:?}",
@@ -1356,7 +1363,7 @@ fn a_draft_model_is_refused_where_it_cannot_apply() {
     // DeepSeek-V4 stores its caches as fp8_ds_mla: saying so is accepted, as vLLM accepts it.
     assert!(plan_of("model=deepseek-v4-flash&gpu=h200-141gb&tp=8&kv-dtype=fp8_ds_mla").is_ok());
     // Without a named draft model, the plan says its layers are missing.
-    let p = plan_of("model=qwen2.5-72b-instruct&tp=4&spec=draft_model").unwrap();
+    let p = plan_of("model=qwen2.5-72b-instruct&tp=4&spec=draft_model&drafter=1GiB").unwrap();
     assert!(p
         .notes
         .iter()
@@ -1413,12 +1420,20 @@ fn deepseek_v4_plans_its_own_caches_and_refuses_what_vllm_refuses() {
     let (f, _) = refused("model=deepseek-v4-flash&gpu=h200-141gb&tp=8&block-size=128");
     assert_eq!(f, "block-size");
     assert!(plan_of("model=deepseek-v4-flash&gpu=h200-141gb&tp=8&block-size=512").is_ok());
-    // On an SM 8.0 part vLLM has no V4 attention backend: the plan says so.
-    let p = plan_of("model=deepseek-v4-flash&gpu=a100-sxm4-80gb&tp=8").unwrap();
-    assert!(p
-        .notes
-        .iter()
-        .any(|n| n.contains("(SM 8.0) the start is likely to fail")));
+    // On an SM 8.0 part vLLM has no V4 attention backend: refused at the GPU. FlashMLA does not
+    // run on SM 12.x either, where FlashInfer is the default.
+    let (f, m) = refused("model=deepseek-v4-flash&gpu=a100-sxm4-80gb&tp=8");
+    assert_eq!(f, "gpu");
+    assert!(m.contains("this GPU is SM 8.0"), "{m}");
+    let (f, m) = refused(
+        "model=deepseek-v4-flash&gpu=gb10-128gb&tp=2&attention-backend=FLASHMLA_SPARSE_DSV4",
+    );
+    assert_eq!(f, "attention-backend");
+    assert!(m.contains("compute capability not supported"), "{m}");
+    assert!(plan_of("model=deepseek-v4-flash&gpu=gb10-128gb&tp=2").is_ok());
+    // An unknown capability is not checked, and the plan says so.
+    let p = plan_of("model=deepseek-v4-flash&gpu=l4-24gb&tp=8&pp=2").unwrap();
+    assert!(p.notes.iter().any(|n| n.contains("is not checked")));
     let (f, m) = refused("model=deepseek-v4-flash&gpu=h200-141gb&pp=2&pp-partition=2,41");
     assert_eq!(f, "pp-layer-partition");
     assert!(
@@ -1472,6 +1487,9 @@ fn the_capacity_check_names_the_in_flight_knobs_where_windows_hold_them() {
         .any(|k| k.starts_with("max-num-batched-tokens")));
     let full = knobs("model=llama-3.1-8b-instruct");
     assert!(!full.iter().any(|k| k.starts_with("no-async-scheduling")));
+    // Without the hybrid manager the windows are full attention: in-flight tokens do not act.
+    let unified = knobs("model=gemma-3-27b-it&gpu=h200-141gb&no-hybrid=true");
+    assert!(!unified.iter().any(|k| k.starts_with("no-async-scheduling")));
 }
 
 #[test]

@@ -80,7 +80,11 @@ fn catalog_model(rng: &mut Rng) -> Model {
 /// A plausible scenario: a catalog model on catalog GPUs with a valid grid and ordinary flags.
 fn sane_scenario(rng: &mut Rng) -> Scenario {
     let model = catalog_model(rng);
-    let gpu = catalog_gpu(rng);
+    let mut gpu = catalog_gpu(rng);
+    // DeepSeek-V4 has attention backends for SM 9.x, 10.x and 12.x only (refused elsewhere).
+    while model.compressed.is_some() && !matches!(gpu.compute_capability.0, 0 | 9 | 10 | 12) {
+        gpu = catalog_gpu(rng);
+    }
     let mut s = Scenario::new(model, gpu);
     let heads = s.model.n_heads;
     let tps: Vec<u32> = [1u32, 2, 4, 8, 16]

@@ -914,13 +914,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         let attn = runtime::v4_attention(s);
         let cc = s.gpu.compute_capability;
         if attn.plain {
-            // FlashInfer's plain rows: SM 10.x only (SM 12.x takes the fp8_ds_mla class).
-            if cc.0 != 10 && cc.0 != 0 {
-                return Err(CalcError::new(
-                    "attention-backend",
-                    format!("Selected backend FLASHINFER_MLA_SPARSE_DSV4 is not valid for this configuration. Reason: ['compute capability not supported'] (it supports SM 10.x and 12.x; this GPU is SM {}.{})", cc.0, cc.1),
-                ));
-            }
+            // FlashInfer's plain rows (off SM 12.x; the capability is checked below).
             match s.engine.kv_cache_dtype {
                 KvCacheDtype::Fp8DsMla => {
                     return Err(CalcError::new(
@@ -951,11 +945,34 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 s.version
             ));
         }
-        if !matches!(s.gpu.compute_capability.0, 0 | 9 | 10 | 12) {
-            notes.push(format!(
-                "vLLM 0.33.0's DeepSeek-V4 attention backends are FlashMLA's (SM 9.x and 10.x) and FlashInfer's (SM 12.x); on this GPU (SM {}.{}) the start is likely to fail before loading, whatever the memory says.",
-                s.gpu.compute_capability.0, s.gpu.compute_capability.1
-            ));
+        // The backends' supports_compute_capability: FlashMLA's SM 9.x and 10.x, FlashInfer's
+        // 10.x and 12.x. An unknown capability (0) is not checked; ROCm (9.4) has backends of
+        // its own (models/deepseek_v4/amd), noted below.
+        let rocm = cc == (9, 4);
+        if cc.0 != 0 && !rocm {
+            let fits = if attn.backend == "FLASHMLA_SPARSE_DSV4" {
+                matches!(cc.0, 9 | 10)
+            } else {
+                matches!(cc.0, 10 | 12)
+            };
+            if !fits {
+                let (field, chosen) = match s.engine.attention_backend {
+                    Some(_) => ("attention-backend", "Selected backend"),
+                    None => ("gpu", "vLLM's choice for this GPU,"),
+                };
+                return Err(CalcError::new(
+                    field,
+                    format!(
+                        "{chosen} {} is not valid for this configuration. Reason: ['compute capability not supported']: DeepSeek-V4's backends in vLLM 0.33.0 run on SM 9.x and 10.x (FlashMLA) and 10.x and 12.x (FlashInfer); this GPU is SM {}.{}",
+                        attn.backend, cc.0, cc.1
+                    ),
+                ));
+            }
+        }
+        if rocm {
+            notes.push("On ROCm vLLM 0.33.0 runs DeepSeek-V4 with backends of its own (ROCM_FLASHMLA_SPARSE_DSV4 and others in models/deepseek_v4/amd), which Headroom has not read: the plan uses the CUDA layout and backend names.".into());
+        } else if cc.0 == 0 {
+            notes.push("This GPU's compute capability is not in the catalog, so whether a DeepSeek-V4 backend runs on it is not checked (FlashMLA's need SM 9.x or 10.x, FlashInfer's 10.x or 12.x).".into());
         }
         if m.measured_kv.is_none() {
             let format = if attn.plain {
@@ -1063,14 +1080,14 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         .as_ref()
         .filter(|sp| sp.method == "draft_model" && sp.draft_model.is_none())
     {
-        notes.push(format!(
-            "A draft_model drafter is a model of its own, whose shape Headroom does not know until it is named (draft-model on the page, the speculative config's model on the CLI): {}, and its KV cache layers on the last stage are not in the plan, so the pool shown there is larger than vLLM's.",
-            if sp.drafter_weights.is_some() {
-                "its weights are the figure given"
-            } else {
-                "give its loaded size with --drafter-weights (it is counted as 0 until then)"
-            }
-        ));
+        // vLLM needs the drafter named; Headroom can still plan its measured weights.
+        if sp.drafter_weights.is_none() {
+            return Err(CalcError::new(
+                "draft-model",
+                "draft_model needs its drafter: name it in draft-model (the speculative config's \"model\"), or give its measured weights in drafter-weights. Without a model vLLM stops with \"num_speculative_tokens was provided but without speculative model.\"",
+            ));
+        }
+        notes.push("A draft_model drafter is a model of its own, whose shape Headroom does not know until it is named (draft-model on the page, the speculative config's model on the CLI): its weights are the figure given, and its KV cache layers on the last stage are not in the plan, so the pool shown there is larger than vLLM's.".into());
     }
 
     // Estimated checkpoint calibration: scale component estimates to a known checkpoint total.
@@ -2131,12 +2148,13 @@ fn kv_sizing_ok() -> Check {
 /// a request also holds the tokens in flight, `max_concurrent_batches x max-num-batched-tokens`.
 fn capacity_knobs(s: &Scenario) -> Vec<&'static str> {
     let mut knobs = kv_knobs(Phase::Capacity);
-    if s.model.compressed.is_some()
-        || s.model
+    // --disable-hybrid-kv-cache-manager makes those layers full attention (not V4's caches).
+    let windows = !s.engine.disable_hybrid_kv_cache_manager
+        && s.model
             .layers
             .iter()
-            .any(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }))
-    {
+            .any(|l| matches!(l, LayerKind::Sliding { .. } | LayerKind::Chunked { .. }));
+    if s.model.compressed.is_some() || windows {
         knobs.push("max-num-batched-tokens (sliding-window layers keep the tokens in flight)");
         knobs.push("no-async-scheduling (one batch fewer in flight)");
     }

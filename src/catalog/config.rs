@@ -673,7 +673,19 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
 
     let (quant, kv_fp8, quant_method) = quant(&f)?;
     let model = Model {
-        name: f.string("_name_or_path").unwrap_or(model_type).to_string(),
+        // The checkpoint's path, else its model_type, else its first architecture.
+        name: f
+            .string("_name_or_path")
+            .filter(|n| !n.is_empty())
+            .or(Some(model_type).filter(|t| !t.is_empty()))
+            .or_else(|| {
+                f.get("architectures")
+                    .and_then(Value::as_array)
+                    .and_then(|a| a.first())
+                    .and_then(Value::as_str)
+            })
+            .unwrap_or("a config.json without model_type")
+            .to_string(),
         // A multimodal wrapper names its own class at the top level, which vLLM loads.
         architecture: top
             .get("architectures")

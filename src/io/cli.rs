@@ -869,27 +869,9 @@ fn invocation(a: &Args) -> Result<Invocation, CliError> {
         s.parallel.expert_parallel = on("enable-expert-parallel");
     }
     if let Some(t) = v("pp-layer-partition") {
-        let parts = t
-            .split(',')
-            .map(|p| {
-                p.trim()
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|n| *n <= 100_000)
-                    .ok_or_else(|| {
-                        CliError::new(
-                            "--pp-layer-partition",
-                            format!("{:?} is not a layer count; write e.g. 14,15,14", p.trim()),
-                        )
-                    })
-            })
-            .collect::<Result<Vec<u32>, _>>()?;
-        if parts.len() > 1024 {
-            return Err(CliError::new(
-                "--pp-layer-partition",
-                "more than 1,024 stages",
-            ));
-        }
+        // The page's reader: the same counts (0 to 100,000 per stage) and messages.
+        let parts =
+            super::url::parse_partition(t).map_err(|e| CliError::new("--pp-layer-partition", e))?;
         s.parallel.pp_layer_partition = Some(parts);
     }
     s.gpus = match u32_flag("gpus", 65_536)? {

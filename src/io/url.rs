@@ -858,18 +858,23 @@ pub fn parse_partition(text: &str) -> Result<Vec<u32>, String> {
     if parts.len() > 1_024 {
         return Err("more than 1,024 stages".into());
     }
+    // vLLM's get_pp_indices takes any whole counts (a stage of 0 layers included) that sum to
+    // the model's layers; the sum is checked where the model is known.
     parts
         .iter()
-        .map(|p| {
-            p.trim()
-                .parse::<u32>()
+        .enumerate()
+        .map(|(i, p)| {
+            let p = p.trim();
+            if p.is_empty() {
+                return Err(format!(
+                    "stage {i} is empty: give every stage a layer count, e.g. 14,15,14"
+                ));
+            }
+            p.parse::<u32>()
                 .ok()
-                .filter(|n| (1..=100_000).contains(n))
+                .filter(|n| *n <= 100_000)
                 .ok_or_else(|| {
-                    format!(
-                        "{:?} is not a layer count between 1 and 100,000; write e.g. 14,15,14",
-                        p.trim()
-                    )
+                    format!("stage {i}: {p:?} is not a layer count from 0 to 100,000; write e.g. 14,15,14")
                 })
         })
         .collect()
@@ -1454,6 +1459,14 @@ mod tests {
             .unwrap_err()
             .starts_with("stage 1: "));
         assert_eq!(parse_partition("14, 15,14").unwrap(), vec![14, 15, 14]);
+        // vLLM takes a stage of no layers; an empty box names its stage.
+        assert_eq!(parse_partition("0,80").unwrap(), vec![0, 80]);
+        assert!(parse_partition("10,,11")
+            .unwrap_err()
+            .starts_with("stage 1 is empty"));
+        assert!(parse_partition("10,x")
+            .unwrap_err()
+            .starts_with("stage 1: \"x\""));
         assert!(parse_fraction("0").is_err());
         assert_eq!(parse_method("none"), Ok(None));
         assert_eq!(Field::Tp.validate("3"), Ok(()));

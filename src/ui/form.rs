@@ -252,12 +252,27 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             (MaxLen::Auto, None) => "auto".into(),
             (MaxLen::ModelDefault, None) => s.model.default_max_model_len().to_string(),
         },
-        Field::MaxNumSeqs => p
-            .and_then(|p| p.demand.as_ref())
-            .map_or(String::new(), |d| d.max_num_seqs.to_string()),
-        Field::MaxNumBatchedTokens => p
-            .and_then(|p| p.demand.as_ref())
-            .map_or(String::new(), |d| d.max_num_batched_tokens.to_string()),
+        Field::MaxNumSeqs | Field::MaxNumBatchedTokens => {
+            // The plan's figures; without them (a start that fails early), vLLM's defaults
+            // for this GPU at the context asked for.
+            let (mnbt, mns) = match p.and_then(|p| p.demand.as_ref()) {
+                Some(d) => (d.max_num_batched_tokens, d.max_num_seqs),
+                None => {
+                    let len = match s.engine.max_model_len {
+                        MaxLen::Value(v) => v,
+                        _ => s.model.default_max_model_len(),
+                    };
+                    let (mnbt, mns, _) = crate::calc::runtime::batch_defaults(s, len);
+                    (mnbt, mns)
+                }
+            };
+            if field == Field::MaxNumSeqs {
+                mns
+            } else {
+                mnbt
+            }
+            .to_string()
+        }
         Field::BlockSize => p
             .and_then(|p| p.replica.as_ref())
             .map_or("backend's choice".into(), |r| r.block_size.to_string()),
@@ -274,8 +289,10 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
         | Field::CudaGraph
         | Field::LoadPeak
         | Field::Free
-        | Field::AvailableKv
-        | Field::Tenants => term_of(field).and_then(line).unwrap_or_default(),
+        | Field::AvailableKv => term_of(field).and_then(line).unwrap_or_default(),
+        // Other processes hold nothing unless given (the badge speaks for the whole
+        // pre-snapshot term, CUDA context included).
+        Field::Tenants => "none".into(),
         Field::MemAvailable => s.unified.as_ref().map_or("not unified memory".into(), |u| {
             super::charts::amount(i128::from(u.mem_available.bytes.0), unit)
         }),

@@ -878,8 +878,15 @@ pub fn results(app: AppState) -> impl IntoView {
             )
         })
     });
+    let stale_now = stale(app);
     effect(move || {
         let (label, why) = basis.get();
+        // Dimmed figures are the last valid inputs', and the line says so.
+        let why = if stale_now() && !label.is_empty() {
+            format!("from the last valid inputs; {why}")
+        } else {
+            why
+        };
         if let Some(el) = document().get_element_by_id("log-badge") {
             el.set_class_name(&format!("badge {label}"));
             el.set_text_content(Some(&label));
