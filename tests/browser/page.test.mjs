@@ -676,3 +676,18 @@ test('DeepSeek-V4: the attention backend, DSpark and async scheduling change the
   assertClean(problems);
   await context.close();
 });
+
+test('placeholders give vLLM defaults even when the start fails early, and stale log figures say so', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct&gpu=t4-16gb');
+  assert.match(await text(page, 'verdict'), /^Fails at/);
+  // A 16 GB part: vLLM's API-server defaults for GPUs under 70 GiB.
+  await page.waitForFunction(() => document.querySelector('[data-testid="max-num-seqs"]').placeholder === 'default: 256');
+  assert.equal(await page.getAttribute('[data-testid="max-num-batched-tokens"]', 'placeholder'), 'default: 2048');
+  assert.equal(await page.getAttribute('[data-testid="other-tenants"]', 'placeholder'), 'default: none');
+  // A refused value leaves the last valid figures on screen, and their provenance says so.
+  await setInput(page, 'block-size', '7');
+  await page.locator('#block-size-err').filter({ hasText: /multiple of 16/ }).waitFor();
+  await page.waitForFunction(() => /^Figures: .*from the last valid inputs/.test(document.querySelector('[data-testid="vllm-log-provenance"]').textContent));
+  assertClean(problems);
+  await context.close();
+});
