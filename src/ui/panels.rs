@@ -785,9 +785,11 @@ pub fn results(app: AppState) -> impl IntoView {
         "pool-svg",
         html_memo(move || {
             let unit = app.later_unit.get();
+            // The ring moves with the slow lane too: typing waits only for the per-rank chart.
+            app.later.track();
             let current = app
                 .scenario
-                .with(|s| s.as_ref().map(current_utilization).unwrap_or(0.0));
+                .with_untracked(|s| s.as_ref().map(current_utilization).unwrap_or(0.0));
             app.pool_sweep.with(|pts| {
                 // Nowhere any memory left for KV: a flat line at 0 would say nothing.
                 match pts.last() {

@@ -691,3 +691,14 @@ test('placeholders give vLLM defaults even when the start fails early, and stale
   assertClean(problems);
   await context.close();
 });
+
+test('the utilization sweep rings the fraction typed, one task after the figures', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-8b-instruct');
+  await page.waitForSelector('#pool-svg [data-current="true"]', { state: 'attached' });
+  await setInput(page, 'gpu-memory-utilization', '0.6');
+  await page.waitForFunction(() => /^gpu-memory-utilization 0\.6: /.test(document.querySelector('#pool-svg [data-current="true"] title')?.textContent ?? ''));
+  await setInput(page, 'gpu-memory-utilization', '0.85');
+  await page.waitForFunction(() => /^gpu-memory-utilization 0\.85: /.test(document.querySelector('#pool-svg [data-current="true"] title')?.textContent ?? ''));
+  assertClean(problems);
+  await context.close();
+});
