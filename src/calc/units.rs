@@ -244,10 +244,6 @@ pub fn py_fixed(x: f64, places: usize) -> String {
     fixed_fast(x, places).unwrap_or_else(|| format!("{x:.places$}"))
 }
 
-/// `format!("{x:.places$}")` by integer arithmetic where that is exact and cheap: every f64 is
-/// `m x 2^e`, so `x x 10^places` rounded half to even is a shift of `m x 10^places` with its
-/// remainder. The plan prints a few of these per stage; core's formatting can fall back to
-/// Dragon4's big numbers (a microsecond each). `None` outside the fast range.
 /// `n / 2^shift` rounded to nearest, ties to even (`shift` from 1 to 127).
 fn shr_half_even(n: u128, shift: u32) -> u128 {
     let (q, r) = (n >> shift, n & ((1 << shift) - 1));
@@ -259,6 +255,10 @@ fn shr_half_even(n: u128, shift: u32) -> u128 {
     }
 }
 
+/// `format!("{x:.places$}")` by integer arithmetic where that is exact and cheap: every f64 is
+/// `m x 2^e`, so `x x 10^places` rounded half to even is a shift of `m x 10^places` with its
+/// remainder. The plan prints a few of these per stage; core's formatting can fall back to
+/// Dragon4's big numbers (a microsecond each). `None` outside the fast range.
 fn fixed_fast(x: f64, places: usize) -> Option<String> {
     if !x.is_finite() || places > 9 {
         return None;
