@@ -722,15 +722,8 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
                 .into(),
         )
     })?;
-    const METHODS: [&str; 7] = [
-        "mtp",
-        "deepseek_mtp",
-        "dspark",
-        "eagle",
-        "eagle3",
-        "draft_model",
-        "ngram",
-    ];
+    // The page's methods, less its "none" (JSON says null).
+    let methods = &super::url::SPEC_METHODS[1..];
     let method = match obj.get("method") {
         Some(serde_json::Value::String(m)) => m.clone(),
         Some(other) => return Err(err(format!("method must be a string, not {other}"))),
@@ -738,10 +731,10 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
         None if obj.contains_key("model") => "draft_model".into(),
         None => return Err(err("method is missing".into())),
     };
-    if !METHODS.contains(&method.as_str()) && !method.ends_with("_mtp") {
+    if !methods.contains(&method.as_str()) && !method.ends_with("_mtp") {
         return Err(err(format!(
             "method {method:?} is not one of {} (or another *_mtp)",
-            METHODS.join(", ")
+            methods.join(", ")
         )));
     }
     let n = match obj.get("num_speculative_tokens") {

@@ -924,7 +924,8 @@ pub fn unit_text(unit: UnitSystem) -> &'static str {
     }
 }
 
-/// The speculative methods vLLM knows whose memory Headroom plans, and `none`.
+/// The speculative methods vLLM knows whose memory Headroom plans, after `none` (first: the
+/// CLI's speculative config takes the rest, and `null` for none).
 pub const SPEC_METHODS: [&str; 8] = [
     "none",
     "mtp",
