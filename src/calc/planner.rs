@@ -767,10 +767,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             MaxModelLen::Auto { upper: default_len }
         }
     };
-    let len_for_defaults = match max_len {
-        MaxModelLen::Value(n) => n,
-        MaxModelLen::Auto { upper } => upper,
-    };
+    let len_for_defaults = runtime::batch_defaults_len(s);
     let (mnbt, mns, _batch_basis) = runtime::batch_defaults(s, len_for_defaults);
     // SchedulerConfig.verify_max_model_len: the defaults keep max_num_seqs <= the batched
     // tokens; given values that break it stop the engine before it starts.
@@ -881,7 +878,9 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             ));
         }
     }
-    if let Some(c) = &m.compressed {
+    // DeepSeek-V4's attention class, decided once: the checks, the pages and the log read it.
+    let v4 = m.compressed.as_ref().map(|_| runtime::v4_attention(s));
+    if let (Some(c), Some(attn)) = (&m.compressed, &v4) {
         // Only the indexer declares a KV layout; a stage without a ratio-4 layer has none, and
         // vLLM 0.33.0's resolve_kv_cache_layout refuses workers that disagree.
         let mut start = 0usize;
@@ -911,7 +910,6 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 format!("{b} is not a DeepSeek V4 attention backend. Use FLASHINFER_MLA_SPARSE_DSV4 for DeepSeek V4 FlashInfer sparse MLA."),
             ));
         }
-        let attn = runtime::v4_attention(s);
         let cc = s.gpu.compute_capability;
         if attn.plain {
             // FlashInfer's plain rows (off SM 12.x; the capability is checked below).
@@ -1005,15 +1003,21 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     {
         notes.push("The model's config declares no MTP layers (num_nextn_predict_layers): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
     }
+    // DSpark's heads (target layers, Markov rank, head_dim) size its weights below.
+    let mut dspark: Option<(u32, u64, u64)> = None;
     let drafter_layers: u32 = match &s.engine.speculative {
         Some(sp) if sp.method == "dspark" => match &m.compressed {
             Some(c) => {
-                if c.dspark_target_layers.is_none() || c.dspark_markov_rank.is_none() {
-                    let missing = match (c.dspark_target_layers, c.dspark_markov_rank) {
-                        (None, None) => "dspark_target_layer_ids and dspark_markov_rank",
-                        (None, _) => "dspark_target_layer_ids",
-                        _ => "dspark_markov_rank",
-                    };
+                let missing = match (c.dspark_target_layers, c.dspark_markov_rank) {
+                    (Some(targets), Some(rank)) => {
+                        dspark = Some((targets, rank, c.head_dim));
+                        None
+                    }
+                    (None, None) => Some("dspark_target_layer_ids and dspark_markov_rank"),
+                    (None, _) => Some("dspark_target_layer_ids"),
+                    _ => Some("dspark_markov_rank"),
+                };
+                if let Some(missing) = missing {
                     return Err(CalcError::new(
                         "speculative-config",
                         format!(
@@ -1384,15 +1388,10 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                             ),
                         ),
                     (None, None) => {
-                        // DSpark's layers, projections and Markov head (its config fields were
-                        // checked above); other drafters are MTP/EAGLE layers.
-                        let dspark = m
-                            .compressed
-                            .as_ref()
-                            .filter(|_| s.engine.speculative.as_ref().is_some_and(|sp| sp.method == "dspark"))
-                            .and_then(|c| Some((c.head_dim, c.dspark_target_layers?, c.dspark_markov_rank?)));
+                        // DSpark's layers, projections and Markov head; other drafters are
+                        // MTP/EAGLE layers.
                         let (bytes, what) = match dspark {
-                            Some((head_dim, targets, rank)) => (
+                            Some((targets, rank, head_dim)) => (
                                 weights::dspark_bytes(m, &place, drafter_layers, targets, rank, head_dim),
                                 format!("{drafter_layers} DSpark layer(s), main_proj over {targets} target layers and a Markov head of rank {rank}, from parameter counts"),
                             ),
@@ -1636,7 +1635,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     m.n_layers,
                     drafted,
                     block_size,
-                    V4State::of(s, c),
+                    V4State::of(s, c, v4.as_ref().is_some_and(|a| a.plain)),
                 )
             } else {
                 let mut specs: Vec<LayerSpec> = (layers.0..layers.1)
@@ -1782,10 +1781,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     // DeepSeek-V4's attention classes switch auto / fp8 to fp8_ds_mla as they are built,
     // during the load; every worker says so once (written once, under the first rank's name).
     let first = worker_prefix(s, &ranks[0]);
-    if m.compressed.is_some()
-        && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla
-        && !runtime::v4_attention(s).plain
-    {
+    if v4.as_ref().is_some_and(|a| !a.plain) && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla {
         log_lines.push(format!(
             "{first} Using DeepSeek's fp8_ds_mla KV cache format."
         ));
@@ -2888,8 +2884,8 @@ impl V4State {
     /// fp8_ds_mla: 448 B of fp8 NoPE, 128 B of bf16 RoPE and 8 B of scales per state, pages
     /// padded to 576 B (attention.py); FlashInfer's plain rows on SM 10.x: head_dim elements of
     /// bf16 or fp8, pages padded to 512 B.
-    fn of(s: &Scenario, c: &super::model::CompressedAttn) -> V4State {
-        if runtime::v4_attention(s).plain {
+    fn of(s: &Scenario, c: &super::model::CompressedAttn, plain: bool) -> V4State {
+        if plain {
             let elem = if s.engine.kv_cache_dtype.is_fp8() {
                 1
             } else {

@@ -4,7 +4,7 @@
 
 use super::model::Model;
 use super::plan::Provenance;
-use super::scenario::{KvCacheDtype, Measured, Scenario};
+use super::scenario::{KvCacheDtype, MaxLen, Measured, Scenario};
 use super::units::{GIB, MIB};
 use super::version::VllmVersion;
 
@@ -40,6 +40,15 @@ pub fn batch_defaults(s: &Scenario, max_model_len: u64) -> (u64, u64, &'static s
         mns = mns.min(mnbt);
     }
     (mnbt, mns, basis)
+}
+
+/// The length vLLM sizes the batch defaults for: the one asked for, else the model's default
+/// (which is also `auto`'s upper bound).
+pub fn batch_defaults_len(s: &Scenario) -> u64 {
+    match s.engine.max_model_len {
+        MaxLen::Value(n) => n,
+        MaxLen::ModelDefault | MaxLen::Auto => s.model.default_max_model_len(),
+    }
 }
 
 /// `max_concurrent_batches x max_num_batched_tokens`: how many tokens can be in flight, which

@@ -258,11 +258,8 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             let (mnbt, mns) = match p.and_then(|p| p.demand.as_ref()) {
                 Some(d) => (d.max_num_batched_tokens, d.max_num_seqs),
                 None => {
-                    let len = match s.engine.max_model_len {
-                        MaxLen::Value(v) => v,
-                        _ => s.model.default_max_model_len(),
-                    };
-                    let (mnbt, mns, _) = crate::calc::runtime::batch_defaults(s, len);
+                    use crate::calc::runtime::{batch_defaults, batch_defaults_len};
+                    let (mnbt, mns, _) = batch_defaults(s, batch_defaults_len(s));
                     (mnbt, mns)
                 }
             };
