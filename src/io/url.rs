@@ -990,6 +990,36 @@ fn example_scenario(id: &str) -> Option<&'static Scenario> {
     Some(BUILT[i].get_or_init(catalog::examples::INFO[i].build))
 }
 
+/// A boolean flag's value in a scenario (`None` for a field that is not a flag).
+pub fn flag_value(field: Field, s: &Scenario) -> Option<bool> {
+    match field {
+        Field::Ep => Some(s.parallel.expert_parallel),
+        Field::Eager => Some(s.engine.enforce_eager),
+        Field::NoHybrid => Some(s.engine.disable_hybrid_kv_cache_manager),
+        Field::NoAsync => Some(s.engine.no_async_scheduling),
+        _ => None,
+    }
+}
+
+/// The text a flag's checkbox writes into the state: `true` when on; when off, nothing (the
+/// key leaves the URL) unless the base scenario, an example's, has the flag on, which `false`
+/// then overrides.
+pub fn flag_text(state: &UrlState, field: Field, on: bool) -> &'static str {
+    if on {
+        return "true";
+    }
+    let base_on = state
+        .get(Field::Example)
+        .and_then(example_scenario)
+        .and_then(|s| flag_value(field, s))
+        .unwrap_or(false);
+    if base_on {
+        "false"
+    } else {
+        ""
+    }
+}
+
 /// The catalog model a page without state starts from.
 pub const DEFAULT_MODEL: &str = "llama-3.1-8b-instruct";
 /// The catalog GPU a page without state starts from.
@@ -1231,6 +1261,34 @@ fn measured_list(field: Field, text: &str) -> Result<Vec<Option<Measured>>, Inpu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An unchecked box drops its key unless the example it overrides has the flag on, and
+    /// the state it writes plans with the flag as the box shows it.
+    #[test]
+    fn flag_text_drops_a_default_and_overrides_an_example() {
+        let flags = [Field::Ep, Field::Eager, Field::NoHybrid, Field::NoAsync];
+        let mut states = vec![UrlState::default()];
+        for e in examples() {
+            let mut st = UrlState::default();
+            st.set(Field::Example, e.id).unwrap();
+            states.push(st);
+        }
+        for st in &states {
+            for f in flags {
+                assert_eq!(flag_text(st, f, true), "true");
+                for on in [true, false] {
+                    let mut set = st.clone();
+                    set.set(f, flag_text(st, f, on)).unwrap();
+                    let s = scenario(&set).unwrap();
+                    assert_eq!(flag_value(f, &s), Some(on), "{f:?} {on}");
+                    if !on && st.get(Field::Example).is_none() {
+                        assert_eq!(set.get(f), None, "{f:?} off stays out of the URL");
+                    }
+                }
+            }
+        }
+        assert_eq!(flag_value(Field::Tp, &scenario(&states[0]).unwrap()), None);
+    }
 
     /// A tiny deterministic generator (xorshift64*), so the round-trip test needs no crate.
     struct Rng(u64);

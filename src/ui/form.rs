@@ -285,8 +285,15 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
         | Field::NonTorch
         | Field::CudaGraph
         | Field::LoadPeak
-        | Field::Free
-        | Field::AvailableKv => term_of(field).and_then(line).unwrap_or_default(),
+        | Field::Free => term_of(field).and_then(line).unwrap_or_default(),
+        // A budget smaller than what the model takes leaves nothing for the pool, and a
+        // placeholder of a negative amount reads like a value to type.
+        Field::AvailableKv => match rank0.and_then(|r| r.line(Term::AvailableKv)) {
+            Some(l) if l.bytes < 0 => {
+                format!("none: {} short", super::charts::amount(-l.bytes, unit))
+            }
+            _ => line(Term::AvailableKv).unwrap_or_default(),
+        },
         // Other processes hold nothing unless given (the badge speaks for the whole
         // pre-snapshot term, CUDA context included).
         Field::Tenants => "none".into(),
@@ -328,17 +335,6 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
         | Field::NoHybrid
         | Field::NoAsync
         | Field::Unit => String::new(),
-    }
-}
-
-/// The scenario's value of a checkbox field.
-fn checked_in(field: Field, s: &Scenario) -> bool {
-    match field {
-        Field::Ep => s.parallel.expert_parallel,
-        Field::Eager => s.engine.enforce_eager,
-        Field::NoHybrid => s.engine.disable_hybrid_kv_cache_manager,
-        Field::NoAsync => s.engine.no_async_scheduling,
-        _ => false,
     }
 }
 
@@ -573,7 +569,9 @@ fn on_form_event(app: AppState, parts: Memo<Vec<String>>, ev: &web_sys::Event) {
                 .ok()
                 .and_then(|v| v.as_bool())
                 .unwrap_or(false);
-            (if on { "true" } else { "false" }).to_string()
+            app.checked
+                .with_untracked(|(state, _)| url::flag_text(state, field, on))
+                .to_string()
         } else {
             value(&el)
         };
@@ -732,9 +730,14 @@ pub fn form(app: AppState) -> impl IntoView {
         effect(move || {
             let Some(el) = by_id(f.flag()) else { return };
             if is_check(f) {
-                let on = app
-                    .scenario
-                    .with(|s| s.as_ref().map(|s| checked_in(f, s)).unwrap_or(false));
+                // The scenario's value; while another input is in error, the box's own text.
+                let own = text.with(|t| url::parse_bool(t).unwrap_or(false));
+                let on = app.scenario.with(|s| {
+                    s.as_ref()
+                        .ok()
+                        .and_then(|s| url::flag_value(f, s))
+                        .unwrap_or(own)
+                });
                 set_prop(&el, "checked", &JsValue::from_bool(on));
             } else {
                 set_prop(&el, "value", &JsValue::from_str(&text.get()));

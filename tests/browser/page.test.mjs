@@ -113,6 +113,10 @@ test('inputs live in the URL: reload restores the same state', async () => {
   await goto(page, '/');
   assert.equal(await page.inputValue('[data-testid="tensor-parallel-size"]'), '2');
   assert.equal(await text(page, 'kv-cache-tokens'), figures['kv-cache-tokens']);
+  // Unchecking a flag takes its key out of the URL (false is vLLM's default), not eager=false.
+  await page.uncheck('[data-testid="enforce-eager"]');
+  await page.waitForFunction(() => !location.search.includes('eager'));
+  assert.equal(await page.isChecked('[data-testid="enforce-eager"]'), false);
   assertClean(problems);
   await context.close();
 });
