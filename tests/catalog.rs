@@ -653,3 +653,49 @@ fn a_catalog_row_with_a_wrong_field_names_it() {
     let e = parse_gpus("[{\"id\": \"x\"}]").unwrap_err();
     assert!(e.message.contains("name is missing"), "{e}");
 }
+
+#[test]
+fn mtp_drafters_are_the_families_vllm_maps() {
+    // vLLM 0.33.0's SpeculativeConfig.hf_config_override maps deepseek_v3, deepseek_v32,
+    // deepseek_v4 and qwen3_next to MTP models; Kimi-K2 shares DeepSeek-V3's architecture under
+    // model_type kimi_k2, which it does not map.
+    let with: Vec<&str> = catalog::models()
+        .iter()
+        .filter(|r| r.model.mtp_draft)
+        .map(|r| r.id.as_str())
+        .collect();
+    assert_eq!(
+        with,
+        [
+            "deepseek-r1",
+            "deepseek-v3.2",
+            "deepseek-v3",
+            "deepseek-v4-flash",
+            "qwen3-next-80b-a3b-instruct"
+        ]
+    );
+    let parse = |extra: &str| {
+        catalog::parse_config_json(&format!(
+            r#"{{"hidden_size":1024,"num_attention_heads":8,"num_hidden_layers":4,"vocab_size":1000,{extra}}}"#
+        ))
+        .unwrap()
+        .mtp_draft
+    };
+    assert!(parse(
+        r#""model_type":"glm4_moe","architectures":["Glm4MoeForCausalLM"]"#
+    ));
+    assert!(parse(
+        r#""model_type":"nemotron_h","num_nextn_predict_layers":1"#
+    ));
+    assert!(!parse(r#""model_type":"nemotron_h""#));
+    assert!(parse(
+        r#""model_type":"qwen3_5","text_config":{"model_type":"qwen3_5_text"}"#
+    ));
+    // A wrapper is read at its top level, as vLLM reads it.
+    assert!(!parse(
+        r#""model_type":"llava","text_config":{"model_type":"deepseek_v3"}"#
+    ));
+    assert!(!parse(
+        r#""model_type":"llama","architectures":["LlamaForCausalLM"]"#
+    ));
+}

@@ -734,13 +734,37 @@ fn drafter_terms_need_a_drafter_and_mtp_needs_mtp_layers() {
     assert!(
         plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=deepseek_mtp&spec-tokens=2").is_ok()
     );
-    // MTP on a model without MTP layers plans a one-layer guess, and says so.
-    let p = plan_of("model=llama-3.1-8b-instruct&spec=deepseek_mtp").unwrap();
+    // MTP on a family vLLM has no MTP drafter for stops the engine, as vLLM's
+    // SpeculativeConfig does (NotImplementedError); Kimi-K2 is DeepSeek-V3's architecture
+    // under its own model type, which vLLM does not map.
+    for model in [
+        "llama-3.1-8b-instruct",
+        "qwen3-32b",
+        "gemma-3-27b-it",
+        "kimi-k2-instruct",
+    ] {
+        for method in ["mtp", "deepseek_mtp"] {
+            let (field, message) =
+                plan_of(&format!("model={model}&gpu=h200-141gb&tp=8&spec={method}")).unwrap_err();
+            assert_eq!(field, "speculative-config", "{model}: {message}");
+            assert!(
+                message.contains("Unsupported speculative method: 'mtp'"),
+                "{model}: {message}"
+            );
+        }
+    }
+    // A family vLLM maps whose config declares no MTP layers plans a one-layer guess, and
+    // says so.
+    let d = url::decode("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=mtp");
+    let mut s = url::scenario(&d.state).unwrap();
+    s.model.mtp_layers = 0;
+    let p = plan(&s).unwrap();
     assert!(
         p.notes.iter().any(|n| n.contains("declares no MTP layers")),
         "{:?}",
         p.notes
     );
+    assert!(plan_of("model=qwen3-next-80b-a3b-instruct&gpu=h200-141gb&tp=2&spec=mtp").is_ok());
     let p = plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=deepseek_mtp").unwrap();
     assert!(!p.notes.iter().any(|n| n.contains("declares no MTP layers")));
 }
@@ -866,7 +890,9 @@ fn multi_module_mtp_keeps_more_of_each_sliding_window() {
             "model=gemma-3-27b-it&gpu=h200-141gb&max-model-len=131072&max-num-batched-tokens=2048&spec=mtp&spec-tokens={tokens}"
         ));
         let mut s = url::scenario(&d.state).unwrap();
+        // A synthetic MTP model with Gemma 3's windows (vLLM has no Gemma 3 drafter).
         s.model.mtp_layers = mtp_layers;
+        s.model.mtp_draft = true;
         let p = plan(&s).unwrap();
         let r = p.replica.unwrap();
         let g = r

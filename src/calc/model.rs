@@ -262,6 +262,10 @@ pub struct Model {
     pub linear: Option<LinearState>,
     /// MTP / next-n layers (DeepSeek `num_nextn_predict_layers`), the built-in drafter.
     pub mtp_layers: u32,
+    /// Whether vLLM has an MTP drafter for this config: `SpeculativeConfig.hf_config_override`
+    /// maps its model type or architecture to one (`deepseek_v3` to `deepseek_mtp` ...). For
+    /// any other, `method: mtp` stops the engine ("Unsupported speculative method").
+    pub mtp_draft: bool,
     pub dtype: ModelDtype,
     pub quant: WeightQuant,
     /// A KV scheme the quantization config declares (turns `auto` into fp8).
@@ -320,6 +324,7 @@ impl Model {
             moe: None,
             linear: None,
             mtp_layers: 0,
+            mtp_draft: false,
             dtype: ModelDtype::Bfloat16,
             quant: WeightQuant::None,
             kv_fp8_from_checkpoint: false,

@@ -995,12 +995,23 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     }
 
     // Drafter: MTP/EAGLE layers live on the last stage only.
-    if s.engine
+    let mtp = s
+        .engine
         .speculative
         .as_ref()
-        .is_some_and(|sp| sp.method.contains("mtp"))
-        && m.mtp_layers == 0
-    {
+        .filter(|sp| sp.method.contains("mtp"));
+    if let Some(sp) = mtp.filter(|_| !m.mtp_draft) {
+        return Err(CalcError::new(
+            "speculative-config",
+            format!(
+                "Unsupported speculative method: '{}' (vLLM's NotImplementedError). vLLM has an MTP drafter only for the model families whose config it maps to one (DeepSeek-V3/V3.2/V4, Qwen3-Next, Qwen3.5, GLM-4.5, MiMo, ERNIE 4.5 MoE, ...), and {} ({}) is not one of them: use eagle, eagle3, draft_model or ngram.",
+                if sp.method == "deepseek_mtp" { "mtp" } else { sp.method.as_str() },
+                m.name,
+                m.architecture,
+            ),
+        ));
+    }
+    if mtp.is_some() && m.mtp_layers == 0 {
         notes.push("The model's config declares no MTP layers (num_nextn_predict_layers): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
     }
     // DSpark's heads (target layers, Markov rank, head_dim) size its weights below.

@@ -717,6 +717,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         moe,
         linear,
         mtp_layers: f.uint("num_nextn_predict_layers")?.unwrap_or(0) as u32,
+        mtp_draft: has_mtp_draft(&f),
         dtype: dtype(&f)?,
         quant,
         kv_fp8_from_checkpoint: kv_fp8,
@@ -748,4 +749,85 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         .validate()
         .map_err(|(field, msg)| ConfigError::new(field, msg))?;
     Ok(model)
+}
+
+/// Whether vLLM 0.33.0 has an MTP drafter for this config: the model types and architectures
+/// `SpeculativeConfig.hf_config_override` rewrites to an MTP model (read from its source), the
+/// MTP types themselves, and Nemotron-H when it declares next-n layers. With any other config,
+/// `method: mtp` stops the engine ("Unsupported speculative method: 'mtp'").
+fn has_mtp_draft(f: &Fields) -> bool {
+    const TYPES: &[&str] = &[
+        "dots3_note",
+        "deepseek_v3",
+        "deepseek_v32",
+        "glm_moe_dsa",
+        "deepseek_v4",
+        "pangu_ultra_moe",
+        "kimi_k3",
+        "ernie4_5_moe",
+        "qwen3_next",
+        "qwen4_exp",
+        "qwen4_exp_text",
+        "bailing_hybrid",
+        "exaone_moe",
+        "qwen3_5",
+        "qwen3_5_moe",
+        "qwen3_5_text",
+        "qwen3_5_moe_text",
+        "intern_s2_preview",
+        "interns2_mobius",
+        "longcat_flash",
+        "step3p5",
+        "step3p7",
+        "step5",
+        "step5_vl",
+        "hy_v3",
+        "hy_v4",
+        "inkling_mm_model",
+        "inkling_model",
+        "gemma4_assistant",
+        "gemma4_unified_assistant",
+        "minimax_m3_vl",
+        "glm5_next",
+        "muse_glimmer_assistant",
+        "mtp",
+    ];
+    const ARCHITECTURES: &[&str] = &[
+        "MiMoForCausalLM",
+        "MiMoV2ForCausalLM",
+        "MiMoV2OmniForCausalLM",
+        "MiMoV2FlashForCausalLM",
+        "Glm4MoeForCausalLM",
+        "Glm4MoeLiteForCausalLM",
+        "GlmOcrForConditionalGeneration",
+        "BailingMoeV3ForCausalLM",
+        "BailingMoeV3VLForConditionalGeneration",
+        "BailingMoeV2_5ForCausalLM",
+        "Step3p5ForCausalLM",
+        "Step3p7ForConditionalGeneration",
+        "Step5ForCausalLM",
+        "Step5ForConditionalGeneration",
+    ];
+    let next_n = f
+        .get("num_nextn_predict_layers")
+        .and_then(Value::as_u64)
+        .is_some_and(|n| n > 0);
+    let mtp_type = |t: &str| {
+        TYPES.contains(&t)
+            || t.ends_with("_mtp")
+            || t.contains("exaone4_5")
+            || (matches!(t, "nemotron_h" | "nemotron_h_puzzle") && next_n)
+    };
+    // The top level, as vLLM reads it (a wrapper's text_config is not what it maps).
+    f.layers.last().is_some_and(|m| {
+        m.get("model_type")
+            .and_then(Value::as_str)
+            .is_some_and(mtp_type)
+            || m.get("architectures")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .any(|a| ARCHITECTURES.contains(&a) || (a.starts_with("NemotronH_") && next_n))
+    })
 }
