@@ -765,6 +765,35 @@ fn drafter_terms_need_a_drafter_and_mtp_needs_mtp_layers() {
         p.notes
     );
     assert!(plan_of("model=qwen3-next-80b-a3b-instruct&gpu=h200-141gb&tp=2&spec=mtp").is_ok());
+    // Three MTP modules take 1, 2, 3, 6 ... tokens, not 4 (SpeculativeConfig: "must be
+    // divisible by n_predict").
+    let d = url::decode("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=mtp");
+    let mut s = url::scenario(&d.state).unwrap();
+    s.model.mtp_layers = 3;
+    for (n, ok) in [
+        (1, true),
+        (2, true),
+        (3, true),
+        (4, false),
+        (6, true),
+        (7, false),
+    ] {
+        s.engine
+            .speculative
+            .as_mut()
+            .unwrap()
+            .num_speculative_tokens = n;
+        match plan(&s) {
+            Ok(_) => assert!(ok, "{n} tokens"),
+            Err(e) => {
+                assert!(!ok, "{n} tokens: {e}");
+                assert_eq!(e.field(), "num-speculative-tokens");
+                assert!(e.message().contains(&format!(
+                    "num_speculative_tokens:{n} must be divisible by n_predict=3"
+                )));
+            }
+        }
+    }
     let p = plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb&spec=deepseek_mtp").unwrap();
     assert!(!p.notes.iter().any(|n| n.contains("declares no MTP layers")));
 }

@@ -1011,6 +1011,19 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             ),
         ));
     }
+    // MTP modules are reused round-robin: more tokens than modules must be a multiple of them.
+    if let Some(sp) = mtp.filter(|sp| {
+        let n = sp.num_speculative_tokens;
+        m.mtp_layers > 0 && n > m.mtp_layers && n % m.mtp_layers != 0
+    }) {
+        return Err(CalcError::new(
+            "num-speculative-tokens",
+            format!(
+                "num_speculative_tokens:{} must be divisible by n_predict={} (vLLM's ValueError: the config's {} MTP layers are reused in turn, so more tokens than layers must be a multiple of them)",
+                sp.num_speculative_tokens, m.mtp_layers, m.mtp_layers
+            ),
+        ));
+    }
     if mtp.is_some() && m.mtp_layers == 0 {
         notes.push("The model's config declares no MTP layers (num_nextn_predict_layers): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
     }
