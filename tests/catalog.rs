@@ -656,46 +656,124 @@ fn a_catalog_row_with_a_wrong_field_names_it() {
 
 #[test]
 fn mtp_drafters_are_the_families_vllm_maps() {
+    use headroom::calc::model::MtpDraft;
     // vLLM 0.33.0's SpeculativeConfig.hf_config_override maps deepseek_v3, deepseek_v32,
     // deepseek_v4 and qwen3_next to MTP models; Kimi-K2 shares DeepSeek-V3's architecture under
     // model_type kimi_k2, which it does not map.
-    let with: Vec<&str> = catalog::models()
+    let with: Vec<(&str, u32)> = catalog::models()
         .iter()
-        .filter(|r| r.model.mtp_draft)
-        .map(|r| r.id.as_str())
+        .filter(|r| r.model.mtp_draft == MtpDraft::Mapped)
+        .map(|r| (r.id.as_str(), r.model.mtp_layers))
         .collect();
     assert_eq!(
         with,
         [
-            "deepseek-r1",
-            "deepseek-v3.2",
-            "deepseek-v3",
-            "deepseek-v4-flash",
-            "qwen3-next-80b-a3b-instruct"
+            ("deepseek-r1", 1),
+            ("deepseek-v3.2", 1),
+            ("deepseek-v3", 1),
+            ("deepseek-v4-flash", 1),
+            ("qwen3-next-80b-a3b-instruct", 1)
         ]
     );
+    // (what `method: mtp` finds, the MTP modules vLLM builds) for a config's distinctive keys.
     let parse = |extra: &str| {
-        catalog::parse_config_json(&format!(
+        let m = catalog::parse_config_json(&format!(
             r#"{{"hidden_size":1024,"num_attention_heads":8,"num_hidden_layers":4,"vocab_size":1000,{extra}}}"#
         ))
-        .unwrap()
-        .mtp_draft
+        .unwrap();
+        (m.mtp_draft, m.mtp_layers)
     };
-    assert!(parse(
-        r#""model_type":"glm4_moe","architectures":["Glm4MoeForCausalLM"]"#
-    ));
-    assert!(parse(
-        r#""model_type":"nemotron_h","num_nextn_predict_layers":1"#
-    ));
-    assert!(!parse(r#""model_type":"nemotron_h""#));
-    assert!(parse(
-        r#""model_type":"qwen3_5","text_config":{"model_type":"qwen3_5_text"}"#
-    ));
-    // A wrapper is read at its top level, as vLLM reads it.
-    assert!(!parse(
-        r#""model_type":"llava","text_config":{"model_type":"deepseek_v3"}"#
-    ));
-    assert!(!parse(
-        r#""model_type":"llama","architectures":["LlamaForCausalLM"]"#
-    ));
+    let mapped = |n| (MtpDraft::Mapped, n);
+    let cases: &[(&str, (MtpDraft, u32))] = &[
+        (
+            r#""model_type":"glm4_moe","architectures":["Glm4MoeForCausalLM"],"num_nextn_predict_layers":1"#,
+            mapped(1),
+        ),
+        // Architectures are matched on the first only.
+        (
+            r#""model_type":"glm4_moe","architectures":["Foo","Glm4MoeForCausalLM"]"#,
+            (MtpDraft::Unsupported, 0),
+        ),
+        // MiMo-V2: vLLM builds the first MTP layer only, whatever the config declares.
+        (
+            r#""model_type":"mimo_v2_flash","architectures":["MiMoV2FlashForCausalLM"],"num_nextn_predict_layers":3"#,
+            mapped(1),
+        ),
+        (
+            r#""model_type":"mimo","architectures":["MiMoForCausalLM"],"num_nextn_predict_layers":1"#,
+            mapped(1),
+        ),
+        (
+            r#""model_type":"nemotron_h","num_nextn_predict_layers":2"#,
+            mapped(2),
+        ),
+        (r#""model_type":"nemotron_h""#, (MtpDraft::Unsupported, 0)),
+        // Only two Nemotron-H wrappers are read through their text config.
+        (
+            r#""model_type":"x","architectures":["NemotronH_Nano_VL_V2"],"text_config":{"model_type":"nemotron_h","num_nextn_predict_layers":1}"#,
+            (MtpDraft::Unsupported, 1),
+        ),
+        (
+            r#""model_type":"x","architectures":["NemotronH_Omni_Reasoning_V3"],"text_config":{"model_type":"nemotron_h","num_nextn_predict_layers":1}"#,
+            mapped(1),
+        ),
+        // Qwen3.5 counts mtp_num_hidden_layers, at the top or in the text config.
+        (
+            r#""model_type":"qwen3_5","mtp_num_hidden_layers":2,"num_nextn_predict_layers":5"#,
+            mapped(2),
+        ),
+        (
+            r#""model_type":"qwen3_5","text_config":{"model_type":"qwen3_5_text","mtp_num_hidden_layers":3}"#,
+            mapped(3),
+        ),
+        (
+            r#""model_type":"minimax_m3_vl","text_config":{"model_type":"minimax_m3","num_mtp_modules":2}"#,
+            mapped(2),
+        ),
+        (
+            r#""model_type":"x","architectures":["MiniMaxM3SparseForConditionalGeneration"]"#,
+            mapped(1),
+        ),
+        (r#""model_type":"gemma4_assistant""#, mapped(1)),
+        (r#""model_type":"longcat_flash""#, mapped(1)),
+        (
+            r#""model_type":"inkling_model","mtp_config":{"num_nextn_predict_layers":2}"#,
+            mapped(2),
+        ),
+        (
+            r#""model_type":"inkling_model""#,
+            (
+                MtpDraft::Refused("The Inkling checkpoint does not contain MTP weights".into()),
+                0,
+            ),
+        ),
+        // Already an MTP type: its own n_predict.
+        (
+            r#""model_type":"ernie_mtp","num_nextn_predict_layers":1"#,
+            mapped(1),
+        ),
+        (r#""model_type":"mimo_mtp","n_predict":2"#, mapped(2)),
+        // Not one of MTPModelTypes, however it is spelt; a wrapper is read at its top level.
+        (r#""model_type":"foo_mtp""#, (MtpDraft::Unsupported, 0)),
+        (
+            r#""model_type":"muse_glimmer_assistant""#,
+            (MtpDraft::Unsupported, 0),
+        ),
+        (
+            r#""model_type":"llava","text_config":{"model_type":"deepseek_v3"}"#,
+            (MtpDraft::Unsupported, 0),
+        ),
+        (
+            r#""model_type":"llama","architectures":["LlamaForCausalLM"]"#,
+            (MtpDraft::Unsupported, 0),
+        ),
+    ];
+    for (extra, want) in cases {
+        assert_eq!(&parse(extra), want, "{extra}");
+    }
+    let (v41, _) = parse(r#""model_type":"deepseek_v41","num_nextn_predict_layers":1"#);
+    assert!(
+        matches!(&v41, MtpDraft::Refused(m) if m.contains("Use speculative method 'dspark'")),
+        "{v41:?}"
+    );
 }

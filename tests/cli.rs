@@ -1237,3 +1237,75 @@ fn models_list_the_catalogs_notes() {
     let text = headroom(&["models"]);
     assert!(text.stdout.contains("    notes: Seeds confirm"));
 }
+
+#[test]
+fn speculative_configs_vllm_refuses_are_refused() {
+    let refused = |model: &str, spec: &str, says: &str| {
+        let r = headroom(&[
+            "plan",
+            model,
+            "-tp",
+            "8",
+            "--gpu",
+            "h200-141gb",
+            "--speculative-config",
+            spec,
+        ]);
+        assert_eq!(r.code, 2, "{spec}: {}", r.stderr);
+        assert!(
+            r.stderr.contains("--speculative-config"),
+            "{spec}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(says), "{spec}: {}", r.stderr);
+    };
+    // No count and no draft config to take n_predict from (SpeculativeConfig._verify_args).
+    refused(
+        "deepseek-v3",
+        r#"{"method":"mtp"}"#,
+        "num_speculative_tokens must be provided",
+    );
+    refused(
+        "llama-3.1-8b-instruct",
+        r#"{"method":"ngram"}"#,
+        "num_speculative_tokens must be provided",
+    );
+    refused(
+        "qwen3-32b",
+        r#"{"model":"qwen3-4b"}"#,
+        "`num_speculative_tokens` was not provided",
+    );
+    // An EAGLE head is a checkpoint of its own.
+    refused(
+        "llama-3.1-8b-instruct",
+        r#"{"method":"eagle","num_speculative_tokens":2}"#,
+        "without speculative model",
+    );
+    refused(
+        "llama-3.1-8b-instruct",
+        r#"{"method":"ngram","num_speculative_tokens":2,"prompt_lookup_min":5,"prompt_lookup_max":2}"#,
+        "prompt_lookup_min=5 must be <= prompt_lookup_max=2",
+    );
+    // Only vLLM's MTP model types are method names; each is renamed mtp.
+    refused(
+        "deepseek-v3",
+        r#"{"method":"foo_mtp","num_speculative_tokens":1}"#,
+        "is not one of",
+    );
+    refused(
+        "llama-3.1-8b-instruct",
+        r#"{"method":"qwen3_next_mtp","num_speculative_tokens":1}"#,
+        "Unsupported speculative method: 'mtp'",
+    );
+    let (code, _) = json(&[
+        "plan",
+        "qwen3-next-80b-a3b-instruct",
+        "-tp",
+        "2",
+        "--gpu",
+        "h200-141gb",
+        "--speculative-config",
+        r#"{"method":"qwen3_next_mtp","num_speculative_tokens":2}"#,
+    ]);
+    assert_eq!(code, 0);
+}

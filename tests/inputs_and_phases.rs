@@ -921,7 +921,7 @@ fn multi_module_mtp_keeps_more_of_each_sliding_window() {
         let mut s = url::scenario(&d.state).unwrap();
         // A synthetic MTP model with Gemma 3's windows (vLLM has no Gemma 3 drafter).
         s.model.mtp_layers = mtp_layers;
-        s.model.mtp_draft = true;
+        s.model.mtp_draft = headroom::calc::model::MtpDraft::Mapped;
         let p = plan(&s).unwrap();
         let r = p.replica.unwrap();
         let g = r

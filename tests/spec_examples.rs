@@ -134,7 +134,7 @@ fn deepseek_v3() -> Model {
     });
     m.max_position_embeddings = 163_840;
     m.mtp_layers = 1;
-    m.mtp_draft = true;
+    m.mtp_draft = headroom::calc::model::MtpDraft::Mapped;
     m
 }
 

@@ -239,6 +239,20 @@ impl SparseMla {
     }
 }
 
+/// Whether vLLM has an MTP drafter for a config: `SpeculativeConfig.hf_config_override` maps
+/// some model types and architectures to an MTP model (`deepseek_v3` to `deepseek_mtp` ...),
+/// and `method: mtp` on any other stops the engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MtpDraft {
+    /// "Unsupported speculative method: 'mtp'" (vLLM's NotImplementedError).
+    Unsupported,
+    /// An MTP model of [`Model::mtp_layers`] modules.
+    Mapped,
+    /// Mapped, then refused with vLLM's own message (DeepSeek-V4.1, Inkling without MTP
+    /// weights).
+    Refused(String),
+}
+
 /// A model, as the accounting sees it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Model {
@@ -260,12 +274,12 @@ pub struct Model {
     pub mla: Option<Mla>,
     pub moe: Option<Moe>,
     pub linear: Option<LinearState>,
-    /// MTP / next-n layers (DeepSeek `num_nextn_predict_layers`), the built-in drafter.
+    /// The MTP modules vLLM builds as the drafter (its `n_predict`): DeepSeek's
+    /// `num_nextn_predict_layers`, Qwen3.5's `mtp_num_hidden_layers`, 1 for MiMo-V2 ... (0 when
+    /// the config does not say).
     pub mtp_layers: u32,
-    /// Whether vLLM has an MTP drafter for this config: `SpeculativeConfig.hf_config_override`
-    /// maps its model type or architecture to one (`deepseek_v3` to `deepseek_mtp` ...). For
-    /// any other, `method: mtp` stops the engine ("Unsupported speculative method").
-    pub mtp_draft: bool,
+    /// What `method: mtp` finds for this config ([`MtpDraft`]).
+    pub mtp_draft: MtpDraft,
     pub dtype: ModelDtype,
     pub quant: WeightQuant,
     /// A KV scheme the quantization config declares (turns `auto` into fp8).
@@ -324,7 +338,7 @@ impl Model {
             moe: None,
             linear: None,
             mtp_layers: 0,
-            mtp_draft: false,
+            mtp_draft: MtpDraft::Unsupported,
             dtype: ModelDtype::Bfloat16,
             quant: WeightQuant::None,
             kv_fp8_from_checkpoint: false,

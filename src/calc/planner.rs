@@ -9,7 +9,7 @@
 
 use super::formula::{Arg, Formula};
 use super::kv::{self, KvError, KvSettings, LayerKv, LayerSpec, MaxModelLen, WorkerKv};
-use super::model::{LayerKind, Model};
+use super::model::{LayerKind, Model, MtpDraft};
 use super::plan::*;
 use super::runtime;
 use super::scenario::{KvCacheDtype, MaxLen, Scenario};
@@ -1000,16 +1000,22 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         .speculative
         .as_ref()
         .filter(|sp| sp.method.contains("mtp"));
-    if let Some(sp) = mtp.filter(|_| !m.mtp_draft) {
-        return Err(CalcError::new(
-            "speculative-config",
-            format!(
-                "Unsupported speculative method: '{}' (vLLM's NotImplementedError). vLLM has an MTP drafter only for the model families whose config it maps to one (DeepSeek-V3/V3.2/V4, Qwen3-Next, Qwen3.5, GLM-4.5, MiMo, ERNIE 4.5 MoE, ...), and {} ({}) is not one of them: use eagle, eagle3, draft_model or ngram.",
-                if sp.method == "deepseek_mtp" { "mtp" } else { sp.method.as_str() },
-                m.name,
-                m.architecture,
-            ),
-        ));
+    if mtp.is_some() {
+        match &m.mtp_draft {
+            MtpDraft::Mapped => {}
+            // vLLM renames every MTP alias (deepseek_mtp ...) to mtp before it looks.
+            MtpDraft::Unsupported => return Err(CalcError::new(
+                "speculative-config",
+                format!(
+                    "Unsupported speculative method: 'mtp' (vLLM's NotImplementedError). vLLM has an MTP drafter only for the model families whose config it maps to one (DeepSeek-V3/V3.2/V4, Qwen3-Next, Qwen3.5, GLM-4.5, MiMo, ERNIE 4.5 MoE, ...), and {} ({}) is not one of them: use eagle, eagle3, draft_model or ngram.",
+                    m.name,
+                    if m.architecture.is_empty() { "no architecture given" } else { m.architecture.as_str() },
+                ),
+            )),
+            MtpDraft::Refused(message) => {
+                return Err(CalcError::new("speculative-config", message.clone()))
+            }
+        }
     }
     // MTP modules are reused round-robin: more tokens than modules must be a multiple of them.
     if let Some(sp) = mtp.filter(|sp| {
@@ -1025,7 +1031,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         ));
     }
     if mtp.is_some() && m.mtp_layers == 0 {
-        notes.push("The model's config declares no MTP layers (num_nextn_predict_layers): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
+        notes.push("The model's config declares no MTP layers (vLLM's n_predict: num_nextn_predict_layers, or mtp_num_hidden_layers for Qwen3.5): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
     }
     // DSpark's heads (target layers, Markov rank, head_dim) size its weights below.
     let mut dspark: Option<(u32, u64, u64)> = None;

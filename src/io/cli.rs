@@ -86,7 +86,7 @@ fn flag_for_field(field: &str) -> String {
     match field {
         "extras" => "--for".into(),
         // The page's draft-model input is the speculative config's `model` here.
-        "draft-model" => "--speculative-config".into(),
+        "draft-model" | "num-speculative-tokens" => "--speculative-config".into(),
         _ => "MODEL".into(),
     }
 }
@@ -731,20 +731,21 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
         None if obj.contains_key("model") => "draft_model".into(),
         None => return Err(err("method is missing".into())),
     };
-    if !methods.contains(&method.as_str()) && !method.ends_with("_mtp") {
+    if !methods.contains(&method.as_str())
+        && !crate::catalog::config::MTP_MODEL_TYPES.contains(&method.as_str())
+    {
         return Err(err(format!(
-            "method {method:?} is not one of {} (or another *_mtp)",
+            "method {method:?} is not one of {} (or another of vLLM's MTP model types, such as qwen3_next_mtp)",
             methods.join(", ")
         )));
     }
-    let n = match obj.get("num_speculative_tokens") {
-        None | Some(serde_json::Value::Null) => 1,
-        Some(v) => v.as_u64().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
-            err(format!(
-                "num_speculative_tokens {v} must be an integer from 1 to 64"
-            ))
-        })?,
-    };
+    let has_model = obj.get("model").is_some_and(|m| !m.is_null());
+    // SpeculativeConfig: EAGLE heads are checkpoints of their own, named by `model`.
+    if !has_model && method.starts_with("eagle") {
+        return Err(err(
+            "num_speculative_tokens was provided but without speculative model. (vLLM's ValueError: eagle and eagle3 need the head's checkpoint as \"model\")".into(),
+        ));
+    }
     // draft_model's drafter: a catalog id, its Hugging Face repo (as vLLM takes it) or a
     // config.json path. Other methods' `model` (an EAGLE head) is not read.
     let draft_model = match obj.get("model") {
@@ -756,6 +757,46 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
         }
         _ => None,
     };
+    let n = match obj.get("num_speculative_tokens") {
+        // vLLM has no default of its own: only a draft config's n_predict stands in for it.
+        // Without a `model` there is no draft config, and a draft_model checkpoint declares
+        // none; an EAGLE head's config may (speculators' format), and is not read: 1.
+        None | Some(serde_json::Value::Null) if !has_model => {
+            return Err(err(
+                "num_speculative_tokens must be provided with speculative model unless the draft model config contains an n_predict parameter. (vLLM's ValueError; give num_speculative_tokens)".into(),
+            ))
+        }
+        None | Some(serde_json::Value::Null) if method == "draft_model" => {
+            return Err(err(
+                "A speculative model was provided, but `num_speculative_tokens` was not provided (vLLM's ValueError; the draft model's config has no n_predict to default to)".into(),
+            ))
+        }
+        None | Some(serde_json::Value::Null) => 1,
+        Some(v) => v.as_u64().filter(|n| (1..=64).contains(n)).ok_or_else(|| {
+            err(format!(
+                "num_speculative_tokens {v} must be an integer from 1 to 64 (vLLM takes any positive count; Headroom plans up to 64)"
+            ))
+        })?,
+    };
+    // ngram's window: one bound given stands for both; min above max is refused.
+    if method == "ngram" {
+        let bound = |k: &str| -> Result<Option<u64>, CliError> {
+            match obj.get(k) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(v) => v
+                    .as_u64()
+                    .map(Some)
+                    .ok_or_else(|| err(format!("{k} {v} must be a non-negative integer"))),
+            }
+        };
+        if let (Some(lo), Some(hi)) = (bound("prompt_lookup_min")?, bound("prompt_lookup_max")?) {
+            if lo > hi {
+                return Err(err(format!(
+                    "prompt_lookup_min={lo} must be <= prompt_lookup_max={hi}"
+                )));
+            }
+        }
+    }
     Ok(Some(Speculative {
         draft_model,
         method,
