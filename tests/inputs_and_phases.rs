@@ -1597,10 +1597,27 @@ fn a_partition_of_the_wrong_sum_says_how_far_off_it_is() {
     let (f, m) = refused("model=llama-3.1-70b-instruct&pp=3&pp-partition=20,20,18");
     assert_eq!(f, "pp-layer-partition");
     assert!(
-        m.starts_with("sum(partitions)=58 does not match num_hidden_layers=80.")
+        m.starts_with("pp-layer-partition (VLLM_PP_LAYER_PARTITION): sum(partitions)=58 does not match num_hidden_layers=80.")
             && m.ends_with("(22 layers short)"),
         "{m}"
     );
     let (_, m) = refused("model=llama-3.1-70b-instruct&pp=3&pp-partition=30,30,21");
     assert!(m.ends_with("(1 layer too many)"), "{m}");
+}
+
+#[test]
+fn an_absurd_measurement_is_refused_at_its_own_field() {
+    for (q, field) in [
+        ("spec=eagle&drafter=18446744073709551615", "drafter-weights"),
+        ("weights=18446744073709551615", "weights"),
+        ("available-kv=18446744073709551615", "available-kv"),
+    ] {
+        let (f, m) = plan_of(q).unwrap_err();
+        assert_eq!(f, field, "{q}: {m}");
+        assert!(m.starts_with(&format!("{field} ")), "{q}: {m}");
+        assert!(m.contains("beyond any GPU"), "{q}: {m}");
+    }
+    let (f, m) = plan_of("gpu-memory=0").unwrap_err();
+    assert_eq!(f, "gpu-memory");
+    assert!(m.starts_with("gpu-memory: "), "{m}");
 }

@@ -366,7 +366,7 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
         return Err(CalcError::new(
             "gpu-memory",
             format!(
-                "a GPU of {} B cannot hold vLLM's CUDA context and a model; give its total memory (at least 1 GiB), e.g. 80GiB",
+                "gpu-memory: a GPU of {} B cannot hold vLLM's CUDA context and a model; give its total memory (at least 1 GiB), e.g. 80GiB",
                 Grouped(i128::from(s.gpu.total.0))
             ),
         ));
@@ -463,7 +463,7 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
         given.extend(opt("available-kv", m));
     }
     if let Some(sp) = &s.engine.speculative {
-        given.extend(opt("speculative-config", &sp.drafter_weights));
+        given.extend(opt("drafter-weights", &sp.drafter_weights));
     }
     given.extend(
         s.engine
@@ -819,10 +819,16 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     };
                     CalcError::new(
                         "pp-layer-partition",
-                        format!("{e} ({off} {} {way})", plural(off, "layer", "layers")),
+                        format!(
+                            "pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e} ({off} {} {way})",
+                            plural(off, "layer", "layers")
+                        ),
                     )
                 }
-                _ => CalcError::new("pp-layer-partition", e),
+                _ => CalcError::new(
+                    "pp-layer-partition",
+                    format!("pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e}"),
+                ),
             }
         })?;
     if parts.contains(&0) {
