@@ -215,6 +215,56 @@ fn term_of(field: Field) -> Option<Term> {
     })
 }
 
+/// A per-stage figure short enough for a phone's box: one amount when every stage has it,
+/// else the numbers with the unit once (`49.67, 53.30, 49.67 GiB`); a stage left short reads
+/// `none` (with how short when it is the only stage).
+fn stage_list(stages: &[i128], unit: UnitSystem) -> String {
+    match stages {
+        [] => String::new(),
+        [b] if *b < 0 => format!("none ({} short)", shortfall(-b, unit)),
+        [first, rest @ ..] if rest.iter().all(|b| b == first) && *first >= 0 => {
+            super::charts::amount(*first, unit)
+        }
+        _ => {
+            let amounts: Vec<Option<String>> = stages
+                .iter()
+                .map(|b| (*b >= 0).then(|| super::charts::amount(*b, unit)))
+                .collect();
+            let units: Vec<&str> = amounts
+                .iter()
+                .flatten()
+                .filter_map(|a| a.split_once(' ').map(|(_, u)| u))
+                .collect();
+            let one_unit = units.first().filter(|u| units.iter().all(|x| x == *u));
+            let parts: Vec<&str> = amounts
+                .iter()
+                .map(|a| match (a, one_unit) {
+                    (None, _) => "none",
+                    (Some(a), Some(_)) => a.split_once(' ').map_or(a.as_str(), |(n, _)| n),
+                    (Some(a), None) => a.as_str(),
+                })
+                .collect();
+            match one_unit {
+                Some(u) if amounts.last().is_some_and(Option::is_some) => {
+                    format!("{} {u}", parts.join(", "))
+                }
+                Some(u) => format!("{} ({u})", parts.join(", ")),
+                None => parts.join(", "),
+            }
+        }
+    }
+}
+
+/// A shortfall as the verdict would state it: in the unit, or in bytes when it rounds to 0.
+fn shortfall(bytes: i128, unit: UnitSystem) -> String {
+    let a = super::charts::amount(bytes, unit);
+    if a.starts_with("0.00 ") {
+        format!("{} B", crate::calc::units::thousands(bytes.unsigned_abs()))
+    } else {
+        a
+    }
+}
+
 /// What an empty input means, short enough for its placeholder: vLLM's default, the example's
 /// value or the estimate (empty for the checkboxes, which show the scenario's value instead).
 fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) -> String {
@@ -279,21 +329,30 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .speculative
             .as_ref()
             .map_or(String::new(), |sp| sp.num_speculative_tokens.to_string()),
-        Field::Weights
-        | Field::Drafter
-        | Field::Activation
-        | Field::NonTorch
-        | Field::CudaGraph
-        | Field::LoadPeak
-        | Field::Free => term_of(field).and_then(line).unwrap_or_default(),
-        // A budget smaller than what the model takes leaves nothing for the pool, and a
-        // placeholder of a negative amount reads like a value to type.
-        Field::AvailableKv => match rank0.and_then(|r| r.line(Term::AvailableKv)) {
-            Some(l) if l.bytes < 0 => {
-                format!("none: {} short", super::charts::amount(-l.bytes, unit))
-            }
-            _ => line(Term::AvailableKv).unwrap_or_default(),
-        },
+        Field::Activation | Field::NonTorch | Field::CudaGraph | Field::LoadPeak | Field::Free => {
+            term_of(field).and_then(line).unwrap_or_default()
+        }
+        // The drafter lives on the last stage.
+        Field::Drafter => p
+            .and_then(|p| p.ranks.iter().find(|r| r.holds_drafter))
+            .and_then(|r| r.line(Term::Drafter))
+            .map(|l| super::charts::amount(l.bytes, unit))
+            .unwrap_or_default(),
+        // One figure per pipeline stage, as the list takes them. A budget smaller than what a
+        // stage takes leaves nothing for its pool, and a negative amount would read like a
+        // value to type.
+        Field::Weights | Field::AvailableKv => p
+            .map(|p| {
+                let stages: Vec<i128> = p
+                    .ranks
+                    .iter()
+                    .filter(|r| r.tp_rank == 0)
+                    .filter_map(|r| r.line(term_of(field)?))
+                    .map(|l| l.bytes)
+                    .collect();
+                stage_list(&stages, unit)
+            })
+            .unwrap_or_default(),
         // Other processes hold nothing unless given (the badge speaks for the whole
         // pre-snapshot term, CUDA context included).
         Field::Tenants => "none".into(),
@@ -793,7 +852,13 @@ pub fn form(app: AppState) -> impl IntoView {
                 let Some(el) = by_id(&format!("{}-badge", f.flag())) else {
                     continue;
                 };
-                let prov = rank0
+                let rank = if f == Field::Drafter {
+                    p.as_ref()
+                        .and_then(|p| p.ranks.iter().find(|r| r.holds_drafter))
+                } else {
+                    rank0
+                };
+                let prov = rank
                     .and_then(|r| r.line(t))
                     .map(|l| (l.provenance.label(), l.provenance.basis().to_string()));
                 let (label, basis) = prov.unwrap_or_default();
@@ -834,5 +899,55 @@ pub fn form(app: AppState) -> impl IntoView {
             on:input=handler
             on:change=handler
         ></form>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::plan_of;
+
+    fn placeholder(pairs: &[(Field, &str)], field: Field) -> String {
+        let mut st = url::UrlState::default();
+        for (f, t) in pairs {
+            st.set(*f, t).unwrap();
+        }
+        let s = url::scenario(&st).unwrap();
+        let p = plan_of(pairs);
+        default_value(field, &s, Some(&p), UnitSystem::Binary)
+    }
+
+    #[test]
+    fn stage_placeholders_show_every_stage_and_the_drafter_rank() {
+        // S1: the last stage is short; its drafter is measured there.
+        let s1 = [(Field::Example, "s1-three-cards")];
+        assert_eq!(
+            placeholder(&s1, Field::AvailableKv),
+            "6.20, 2.56, none (GiB)"
+        );
+        assert_eq!(placeholder(&s1, Field::Drafter), "12.00 GiB");
+        assert_eq!(placeholder(&s1, Field::Weights), "49.67, 53.30, 49.67 GiB");
+        // A short later stage of a split that leaves the first with room.
+        let split = [
+            (Field::Model, "llama-3.1-70b-instruct"),
+            (Field::Tp, "2"),
+            (Field::Pp, "2"),
+            (Field::PpPartition, "10,70"),
+            (Field::Util, "0.6"),
+        ];
+        let kv = placeholder(&split, Field::AvailableKv);
+        assert!(
+            kv.ends_with(", none (GiB)") && !kv.starts_with("none"),
+            "{kv}"
+        );
+        // One stage: how short; equal stages: one amount.
+        let gib = 1i128 << 30;
+        let b = UnitSystem::Binary;
+        assert_eq!(stage_list(&[-5 * gib], b), "none (5.00 GiB short)");
+        assert_eq!(stage_list(&[2 * gib, 2 * gib], b), "2.00 GiB");
+        assert_eq!(stage_list(&[-gib, 2 * gib], b), "none, 2.00 GiB");
+        // A shortfall that rounds to 0.00 GiB is given in bytes.
+        assert_eq!(shortfall(1_048_576, b), "1,048,576 B");
+        assert_eq!(shortfall(5 << 30, b), "5.00 GiB");
     }
 }

@@ -86,15 +86,67 @@ pub fn invalid_sub(flag: &str, has_figures: bool) -> String {
     }
 }
 
+/// A message over 140 characters split after its first sentence (a ". " past the 20th
+/// character), else the whole message and nothing.
+fn first_sentence(message: &str) -> (&str, &str) {
+    if message.len() <= 140 {
+        return (message, "");
+    }
+    match message.get(20..).and_then(|tail| tail.find(". ")) {
+        Some(i) => {
+            let cut = 20 + i + 1;
+            (&message[..cut], message[cut..].trim_start())
+        }
+        None => (message, ""),
+    }
+}
+
+/// The field a click on the verdict's button goes to: the one in error, else (on narrow
+/// screens, where the form follows the figures) the first input.
+fn goto_field(app: AppState) -> Option<String> {
+    app.plan
+        .with(|p| {
+            p.as_ref()
+                .err()
+                .and_then(|e| e.field)
+                .map(|f| f.flag().to_string())
+        })
+        .or_else(|| {
+            app.checked
+                .with(|(_, errs)| errs.first().map(|(f, _)| f.flag().to_string()))
+        })
+}
+
+/// Scrolls to an input and gives it the keyboard.
+fn go_to(flag: &str) {
+    if let Some(el) = document()
+        .get_element_by_id(flag)
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        el.scroll_into_view();
+        let _ = el.focus();
+    }
+}
+
 /// The verdict as the banner shows it: its class, its headline and its second line.
 fn verdict_lines(app: AppState) -> (String, String, String) {
     let err = app.plan.with(|p| p.as_ref().err().cloned());
     match (err, app.shown.get()) {
-        (Some(e), shown) => (
-            "verdict invalid".to_string(),
-            format!("Cannot plan this: {}", e.message),
-            invalid_sub(&e.flag, shown.is_some()),
-        ),
+        (Some(e), shown) => {
+            // A long message (vLLM's words and then why) keeps its first sentence in the
+            // headline and moves the rest below, so the banner stays readable on a phone.
+            let (head, rest) = first_sentence(&e.message);
+            let sub = invalid_sub(&e.flag, shown.is_some());
+            (
+                "verdict invalid".to_string(),
+                format!("Cannot plan this: {head}"),
+                if rest.is_empty() {
+                    sub
+                } else {
+                    format!("{rest} {sub}")
+                },
+            )
+        }
         (None, Some(p)) => {
             let (ok, head, sub) = verdict_text(&p, app.unit.get());
             (
@@ -110,6 +162,7 @@ fn verdict_lines(app: AppState) -> (String, String, String) {
 /// The banner a newcomer reads first.
 pub fn verdict(app: AppState) -> impl IntoView {
     let text = Memo::new(move |_| verdict_lines(app));
+    let target = Memo::new(move |_| goto_field(app));
     let invalid = move || {
         app.checked.with(|(_, errs)| {
             (!errs.is_empty()).then(|| {
@@ -129,6 +182,14 @@ pub fn verdict(app: AppState) -> impl IntoView {
             <p class="headline" data-testid="verdict-headline">{move || text.with(|t| t.1.clone())}</p>
             <p class="sub">{move || text.with(|t| t.2.clone())}</p>
             <p class="sub warn">{invalid}</p>
+            <button
+                type="button"
+                data-testid="verdict-goto"
+                class=move || if target.with(Option::is_some) { "goto" } else { "goto narrow-screen" }
+                on:click=move |_| go_to(&target.get_untracked().unwrap_or_else(|| "model".into()))
+            >
+                {move || target.get().map_or("Change the inputs".to_string(), |f| format!("Go to {f}"))}
+            </button>
         </section>
     }
 }
@@ -354,8 +415,8 @@ pub fn rank_table_html(p: &Plan, u: UnitSystem) -> String {
     h
 }
 
-/// Arrow keys inside a chart: Right/Down to the next shape, Left/Up to the previous one,
-/// Home/End to the ends. The focused shape becomes the chart's one Tab stop (roving tabindex).
+/// Arrow keys inside a chart: in the per-rank chart, as [`stacked_step`] says; in the sweeps,
+/// Right/Down to the next point and Left/Up to the previous one; Home/End to the ends. The focused shape becomes the chart's one Tab stop (roving tabindex).
 fn roving_focus(ev: &web_sys::KeyboardEvent) {
     let key = ev.key();
     let step: isize = match key.as_str() {
@@ -382,10 +443,14 @@ fn roving_focus(ev: &web_sys::KeyboardEvent) {
             .zip(active.as_ref())
             .is_some_and(|(a, b)| a.is_same_node(Some(b)))
     });
+    let shapes: Vec<web_sys::Element> = (0..n)
+        .filter_map(|i| list.item(i as u32)?.dyn_into::<web_sys::Element>().ok())
+        .collect();
     let next = match (step, at) {
         (isize::MIN, _) => 0,
         (isize::MAX, _) => n - 1,
-        (s, Some(i)) => (i + s).clamp(0, n - 1),
+        (s, Some(i)) => stacked_step(&shapes, i as usize, key.as_str())
+            .map_or((i + s).clamp(0, n - 1), |j| j as isize),
         (_, None) => 0,
     };
     ev.prevent_default();
@@ -401,6 +466,72 @@ fn roving_focus(ev: &web_sys::KeyboardEvent) {
                 }
             }
         }
+    }
+}
+
+/// In the per-rank chart, whose shapes are stacked segments (rects) grouped by bar, the arrows
+/// move as the eye does: Up and Down to the shape above or below in the same bar, Left and
+/// Right to the neighbouring bar's shape of the same term (else the nearest in height).
+/// `None` for shapes that are not rects (the sweeps' points): the caller steps in order.
+fn stacked_step(shapes: &[web_sys::Element], at: usize, key: &str) -> Option<usize> {
+    // Bars in document order: a shape's bar is its parent group.
+    let mut bar = 0usize;
+    let mut geometry: Vec<Option<(usize, i64, String)>> = Vec::with_capacity(shapes.len());
+    for (i, el) in shapes.iter().enumerate() {
+        let parent = el.parent_element();
+        if i > 0 && parent != shapes[i - 1].parent_element() {
+            bar += 1;
+        }
+        let num = |a: &str| el.get_attribute(a)?.parse::<i64>().ok();
+        geometry.push(
+            num("y")
+                .zip(num("height"))
+                .filter(|_| el.tag_name().eq_ignore_ascii_case("rect"))
+                .map(|(y, h)| {
+                    (
+                        bar,
+                        2 * y + h,
+                        el.get_attribute("data-term").unwrap_or_default(),
+                    )
+                }),
+        );
+    }
+    let (b, y, term) = geometry.get(at)?.clone()?;
+    let shapes_in = |want: usize| {
+        geometry
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, g)| g.as_ref().filter(|g| g.0 == want).map(|g| (i, g)))
+    };
+    match key {
+        // SVG's y grows downwards: above is a smaller y.
+        "ArrowUp" | "ArrowDown" => {
+            let up = key == "ArrowUp";
+            let found = shapes_in(b)
+                .filter(|(_, g)| if up { g.1 < y } else { g.1 > y })
+                .min_by_key(|(_, g)| (g.1 - y).abs())
+                .map(|(i, _)| i);
+            Some(found.unwrap_or(at))
+        }
+        "ArrowLeft" | "ArrowRight" => {
+            let to = if key == "ArrowRight" {
+                b + 1
+            } else if b == 0 {
+                return Some(at);
+            } else {
+                b - 1
+            };
+            let same = shapes_in(to).find(|(_, g)| g.2 == term).map(|(i, _)| i);
+            Some(
+                same.or_else(|| {
+                    shapes_in(to)
+                        .min_by_key(|(_, g)| (g.1 - y).abs())
+                        .map(|(i, _)| i)
+                })
+                .unwrap_or(at),
+            )
+        }
+        _ => None,
     }
 }
 
@@ -574,7 +705,7 @@ const FIGURES: [Figure; 8] = [
         "Whole max-length requests that fit",
         |p, _| {
             p.replica.as_ref().map(|r| {
-                let n = r.full_length_requests.to_string();
+                let n = thousands(u128::from(r.full_length_requests));
                 (n, None, r.provenance.clone())
             })
         },
@@ -934,6 +1065,24 @@ mod tests {
     use super::*;
     use crate::io::url::Field;
     use crate::ui::plan_of;
+
+    #[test]
+    fn a_long_message_keeps_its_first_sentence_in_the_headline() {
+        assert_eq!(first_sentence("short. message"), ("short. message", ""));
+        let long = format!(
+            "Unsupported speculative method: 'mtp' (vLLM's NotImplementedError). {}",
+            "x".repeat(120)
+        );
+        let (head, rest) = first_sentence(&long);
+        assert_eq!(
+            head,
+            "Unsupported speculative method: 'mtp' (vLLM's NotImplementedError)."
+        );
+        assert_eq!(rest, "x".repeat(120));
+        // No sentence break: whole. A multi-byte character at the 20th byte does not panic.
+        let one = "é".repeat(100);
+        assert_eq!(first_sentence(&one), (one.as_str(), ""));
+    }
 
     #[test]
     fn the_verdict_names_the_figure_or_the_failing_phase() {
