@@ -292,10 +292,11 @@ pub fn App() -> impl IntoView {
             on:click=move |ev| on_header_click(app, link_status, &ev)
             on:change=move |ev| on_header_change(app, &ev)
         ></header>
-        <div
-            inner_html=move || app.notices.with(|n| notice_html(n))
-            on:click=move |ev: web_sys::MouseEvent| {
-                if closest(&ev, "[data-testid=dismiss-notice]").is_some() {
+        // One click handler for the notice and the verdict's button.
+        <div on:click=move |ev: web_sys::MouseEvent| {
+                if closest(&ev, "[data-testid=verdict-goto]").is_some() {
+                    panels::go_to(&panels::goto_field(app).unwrap_or_else(|| "model".into()));
+                } else if closest(&ev, "[data-testid=dismiss-notice]").is_some() {
                     app.notices.set(Vec::new());
                     // The button is gone: the keyboard goes on from the verdict, next in order.
                     if let Some(v) = document()
@@ -308,9 +309,10 @@ pub fn App() -> impl IntoView {
                         let _ = v.focus();
                     }
                 }
-            }
-        ></div>
-        {panels::verdict(app)}
+            }>
+            <div inner_html=move || app.notices.with(|n| notice_html(n))></div>
+            {panels::verdict(app)}
+        </div>
         <p class="print-only">
             "Scenario (the page's link): "
             // The whole address: paper cannot be followed back by a query string alone.

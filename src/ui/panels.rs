@@ -103,7 +103,7 @@ fn first_sentence(message: &str) -> (&str, &str) {
 
 /// The field a click on the verdict's button goes to: the one in error, else (on narrow
 /// screens, where the form follows the figures) the first input.
-fn goto_field(app: AppState) -> Option<String> {
+pub fn goto_field(app: AppState) -> Option<String> {
     app.plan
         .with(|p| {
             p.as_ref()
@@ -118,7 +118,7 @@ fn goto_field(app: AppState) -> Option<String> {
 }
 
 /// Scrolls to an input and gives it the keyboard.
-fn go_to(flag: &str) {
+pub fn go_to(flag: &str) {
     if let Some(el) = document()
         .get_element_by_id(flag)
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
@@ -186,7 +186,6 @@ pub fn verdict(app: AppState) -> impl IntoView {
                 type="button"
                 data-testid="verdict-goto"
                 class=move || if target.with(Option::is_some) { "goto" } else { "goto narrow-screen" }
-                on:click=move |_| go_to(&target.get_untracked().unwrap_or_else(|| "model".into()))
             >
                 {move || target.get().map_or("Change the inputs".to_string(), |f| format!("Go to {f}"))}
             </button>
