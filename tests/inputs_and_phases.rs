@@ -1175,6 +1175,39 @@ fn an_examples_measurements_give_way_to_the_users_changes() {
 }
 
 #[test]
+fn an_examples_per_rank_readings_give_way_to_another_sharding() {
+    use headroom::calc::plan::Provenance;
+    let weights = |p: &Plan, rank: usize| p.ranks[rank].line(Term::Weights).unwrap().clone();
+    let measured =
+        |p: &Plan, rank: usize| matches!(weights(p, rank).provenance, Provenance::Measured(_));
+    // S3's 17.5 GB a rank is a quarter of its 70 GB checkpoint: at TP 1 a rank holds all of
+    // it (estimated from the checkpoint), which leaves no room for a request.
+    let p = plan_of("example=s3-synthetic-tp4").unwrap();
+    assert!(measured(&p, 0));
+    assert!(p.first_failure().is_none());
+    let p = plan_of("example=s3-synthetic-tp4&tp=1&gpus=1").unwrap();
+    assert!(!measured(&p, 0));
+    assert_eq!(weights(&p, 0).bytes, 70_000_000_000);
+    assert!(
+        p.first_failure().is_some(),
+        "70 GB on one 80 GB card at 0.92 does not start"
+    );
+    // What the user types stays.
+    let p = plan_of("example=s3-synthetic-tp4&tp=1&gpus=1&weights=20GB").unwrap();
+    assert!(measured(&p, 0));
+    // S1's stage weights were read at its 14, 15, 14 split: another split estimates them,
+    // the same split typed out keeps them, and the drafter's reading goes with the split.
+    // (The article states the heaviest stage's weights: rank 1's.)
+    assert!(measured(&plan_of("example=s1-three-cards").unwrap(), 1));
+    let p = plan_of("example=s1-three-cards&pp-partition=15,16,12").unwrap();
+    assert!((0..3).all(|r| !measured(&p, r)));
+    let drafter = p.ranks[2].line(Term::Drafter).unwrap();
+    assert!(!matches!(drafter.provenance, Provenance::Measured(_)));
+    let p = plan_of("example=s1-three-cards&pp-partition=14,15,14").unwrap();
+    assert!(measured(&p, 1));
+}
+
+#[test]
 fn an_auto_fit_that_holds_no_token_fails_at_the_capacity_check() {
     // vLLM's auto-fit takes the capacity check's place: with or without `auto`, a 3 MiB pin
     // (one 2 MiB block besides the null block) fails there, and the sentence says why.
@@ -1598,11 +1631,11 @@ fn a_partition_of_the_wrong_sum_says_how_far_off_it_is() {
     assert_eq!(f, "pp-layer-partition");
     assert!(
         m.starts_with("pp-layer-partition (VLLM_PP_LAYER_PARTITION): sum(partitions)=58 does not match num_hidden_layers=80.")
-            && m.ends_with("(22 layers short)"),
+            && m.ends_with("That is 22 layers short."),
         "{m}"
     );
     let (_, m) = refused("model=llama-3.1-70b-instruct&pp=3&pp-partition=30,30,21");
-    assert!(m.ends_with("(1 layer too many)"), "{m}");
+    assert!(m.ends_with("That is 1 layer too many."), "{m}");
 }
 
 #[test]

@@ -183,6 +183,8 @@ pub fn s3_synthetic_tp4() -> Scenario {
     model.hidden_size = 8192;
     model.n_heads = 64;
     model.intermediate_size = 28672;
+    // The article's checkpoint: estimates (another TP, another split) scale to it.
+    model.checkpoint_bytes = Some(70 * GB);
     let gpu = Gpu {
         id: "synthetic-80gb".into(),
         name: "80 GB device (decimal)".into(),
@@ -286,6 +288,9 @@ pub fn example(id: &str) -> Option<Example> {
 ///   terms, the unified gate's overhead) and its speculative method;
 /// - another GPU: its free memory, available KV and unified-memory gate (the gate also on a
 ///   GPU without unified memory); a replaced total below a reading drops that reading;
+/// - another sharding (tensor-parallel size, pipeline size, layer split or expert
+///   parallelism): every per-rank reading (weights, drafter, available KV, the runtime terms,
+///   the gate's overhead), each rank now holding another share;
 /// - another pipeline size: its per-stage lists.
 ///
 /// `typed(flag)` says whether the user gave that flag themself; what they typed stays. A gate
@@ -298,10 +303,25 @@ pub fn give_way(
 ) -> Result<(), (&'static str, String)> {
     let other_gpu = s.gpu.id != example.gpu.id;
     let other_model = s.model != example.model;
+    // Another sharding: each rank holds another share of the weights, the drafter, the
+    // activations and the communicators, so every per-rank reading is stale. The split is
+    // compared as vLLM applies it (a typed default split is the same split).
+    let split = |sc: &Scenario| {
+        crate::calc::pp_partition(
+            sc.model.n_layers,
+            sc.parallel.pp,
+            sc.parallel.pp_layer_partition.as_deref(),
+        )
+        .ok()
+    };
+    let other_layout = s.parallel.tp != example.parallel.tp
+        || s.parallel.pp != example.parallel.pp
+        || s.parallel.expert_parallel != example.parallel.expert_parallel
+        || split(s) != split(example);
     let total = s.gpu.total.0;
     let pp = s.parallel.pp as usize;
     let r = &mut s.runtime;
-    if other_model {
+    if other_model || other_layout {
         if !typed("weights") {
             r.weights = None;
             r.weights_per_stage = None;
@@ -317,7 +337,7 @@ pub fn give_way(
             }
         }
     }
-    if (other_model || other_gpu) && !typed("available-kv") {
+    if (other_model || other_gpu || other_layout) && !typed("available-kv") {
         r.available_kv = None;
         r.available_kv_per_stage = None;
     }
@@ -333,6 +353,16 @@ pub fn give_way(
     ] {
         if !typed(flag) && list.as_ref().is_some_and(|l| l.len() != pp) {
             *list = None;
+        }
+    }
+    if other_layout && !other_model && !typed("drafter-weights") {
+        if let Some(sp) = s.engine.speculative.as_mut() {
+            sp.drafter_weights = None;
+        }
+    }
+    if other_layout && !typed("overhead") {
+        if let Some(u) = s.unified.as_mut() {
+            u.overhead = None;
         }
     }
     if other_model {
