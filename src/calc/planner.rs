@@ -820,7 +820,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     CalcError::new(
                         "pp-layer-partition",
                         format!(
-                            "pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e} ({off} {} {way})",
+                            "pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e} That is {off} {} {way}.",
                             plural(off, "layer", "layers")
                         ),
                     )
@@ -1087,7 +1087,13 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             }
         },
         Some(sp) if sp.method.contains("mtp") => m.mtp_layers.max(1),
-        Some(sp) if sp.method.starts_with("eagle") => 1,
+        Some(sp) if sp.method.starts_with("eagle") => {
+            notes.push(format!(
+                "{}: vLLM loads the head's own checkpoint, named by the speculative config's model (without one it stops: \"num_speculative_tokens was provided but without speculative model\"); Headroom plans a head of one decoder layer of the target's shape on the last stage, unless drafter-weights gives its size.",
+                sp.method
+            ));
+            1
+        }
         _ => 0,
     };
     // A separate draft model, when its shape is known.

@@ -222,6 +222,7 @@ fn stage_list(stages: &[i128], unit: UnitSystem) -> String {
     match stages {
         [] => String::new(),
         [b] if *b < 0 => format!("none ({} short)", shortfall(-b, unit)),
+        _ if stages.iter().all(|b| *b < 0) => "none (every stage short)".into(),
         [first, rest @ ..] if rest.iter().all(|b| b == first) && *first >= 0 => {
             super::charts::amount(*first, unit)
         }
@@ -295,7 +296,9 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
         Field::KvBytes => s
             .engine
             .kv_cache_memory_bytes
-            .map_or("not set".into(), |b| b.to_string()),
+            .map_or("not set".into(), |b| {
+                crate::calc::units::thousands(u128::from(b))
+            }),
         Field::MaxModelLen => match (s.engine.max_model_len, p.and_then(|p| p.replica.as_ref())) {
             (_, Some(r)) => r.max_model_len.to_string(),
             (MaxLen::Value(v), None) => v.to_string(),
@@ -549,7 +552,7 @@ fn stages_html(list: &[String], effective: &[u32]) -> String {
     );
     for (i, n) in list.iter().enumerate() {
         h.push_str(&format!(
-            r#"<label class="stage" for="pp-stage-{i}">stage {i}<input type="number" min="1" id="pp-stage-{i}" data-testid="pp-stage-{i}" data-stage="{i}" value="{}"></label>"#,
+            r#"<label class="stage" for="pp-stage-{i}">stage {i}<input type="number" min="0" id="pp-stage-{i}" data-testid="pp-stage-{i}" data-stage="{i}" value="{}"></label>"#,
             xml_escape(n)
         ));
     }
@@ -946,6 +949,7 @@ mod tests {
         assert_eq!(stage_list(&[-5 * gib], b), "none (5.00 GiB short)");
         assert_eq!(stage_list(&[2 * gib, 2 * gib], b), "2.00 GiB");
         assert_eq!(stage_list(&[-gib, 2 * gib], b), "none, 2.00 GiB");
+        assert_eq!(stage_list(&[-gib, -gib], b), "none (every stage short)");
         // A shortfall that rounds to 0.00 GiB is given in bytes.
         assert_eq!(shortfall(1_048_576, b), "1,048,576 B");
         assert_eq!(shortfall(5 << 30, b), "5.00 GiB");

@@ -31,10 +31,17 @@ pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
         } else {
             format!("What does not: {}.", c.not_knobs.join(", "))
         };
+        let message = c.message.render(unit);
+        let (head, rest) = first_sentence(&message);
+        let rest = if rest.is_empty() {
+            String::new()
+        } else {
+            format!("{rest} ")
+        };
         return (
             false,
-            format!("Fails at {}: {}", c.phase.label(), c.message.render(unit)),
-            format!("{who}{knobs}{not}"),
+            format!("Fails at {}: {head}", c.phase.label()),
+            format!("{rest}{who}{knobs}{not}"),
         );
     }
     let Some(r) = plan.replica.as_ref() else {
@@ -92,7 +99,9 @@ fn first_sentence(message: &str) -> (&str, &str) {
     if message.len() <= 140 {
         return (message, "");
     }
-    match message.get(20..).and_then(|tail| tail.find(". ")) {
+    let tail = message.get(20..).unwrap_or("");
+    // A sentence, else a clause: vLLM's words often run on after a semicolon.
+    match tail.find(". ").or_else(|| tail.find("; ")) {
         Some(i) => {
             let cut = 20 + i + 1;
             (&message[..cut], message[cut..].trim_start())
@@ -119,11 +128,14 @@ pub fn goto_field(app: AppState) -> Option<String> {
 
 /// Scrolls to an input and gives it the keyboard.
 pub fn go_to(flag: &str) {
+    // The field's box, label included, comes to the top; then the input takes the keyboard.
+    if let Some(field) = document().get_element_by_id(&format!("{flag}-field")) {
+        field.scroll_into_view();
+    }
     if let Some(el) = document()
         .get_element_by_id(flag)
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     {
-        el.scroll_into_view();
         let _ = el.focus();
     }
 }
@@ -165,8 +177,14 @@ pub fn verdict(app: AppState) -> impl IntoView {
     let target = Memo::new(move |_| goto_field(app));
     let invalid = move || {
         app.checked.with(|(_, errs)| {
-            (!errs.is_empty()).then(|| {
-                let names: Vec<&str> = errs.iter().map(|(f, _)| f.flag()).collect();
+            // The fields that say what is planned stop the plan instead (AppState::new).
+            let names: Vec<&str> = errs
+                .iter()
+                .map(|(f, _)| *f)
+                .filter(|f| !super::state::DEFINING.contains(f))
+                .map(|f| f.flag())
+                .collect();
+            (!names.is_empty()).then(|| {
                 format!(
                     "These figures use the default for {}: {} typed {} invalid (see the {}).",
                     names.join(", "),
@@ -178,10 +196,13 @@ pub fn verdict(app: AppState) -> impl IntoView {
         })
     };
     view! {
-        <section class=move || text.with(|t| t.0.clone()) data-testid="verdict" role="status" aria-live="polite">
-            <p class="headline" data-testid="verdict-headline">{move || text.with(|t| t.1.clone())}</p>
-            <p class="sub">{move || text.with(|t| t.2.clone())}</p>
-            <p class="sub warn">{invalid}</p>
+        <section class=move || text.with(|t| t.0.clone()) data-testid="verdict">
+            // The live region is the text; the button below is not read with every change.
+            <div role="status" aria-live="polite">
+                <p class="headline" data-testid="verdict-headline">{move || text.with(|t| t.1.clone())}</p>
+                <p class="sub">{move || text.with(|t| t.2.clone())}</p>
+                <p class="sub warn">{invalid}</p>
+            </div>
             <button
                 type="button"
                 data-testid="verdict-goto"
@@ -1078,7 +1099,19 @@ mod tests {
             "Unsupported speculative method: 'mtp' (vLLM's NotImplementedError)."
         );
         assert_eq!(rest, "x".repeat(120));
-        // No sentence break: whole. A multi-byte character at the 20th byte does not panic.
+        // Else after the first clause.
+        let clause = format!(
+            "mem-available belongs to unified memory; {}",
+            "y".repeat(120)
+        );
+        assert_eq!(
+            first_sentence(&clause),
+            (
+                "mem-available belongs to unified memory;",
+                "y".repeat(120).as_str()
+            )
+        );
+        // No break: whole. A multi-byte character at the 20th byte does not panic.
         let one = "é".repeat(100);
         assert_eq!(first_sentence(&one), (one.as_str(), ""));
     }

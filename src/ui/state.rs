@@ -55,6 +55,10 @@ pub struct PoolPoint {
     pub provenance: Provenance,
 }
 
+/// The inputs that say what is planned: while one is in error the plan stops (and the panels
+/// keep the last valid figures) instead of planning the default in its place.
+pub const DEFINING: [Field; 4] = [Field::Example, Field::Model, Field::Config, Field::Gpu];
+
 /// The inputs and everything derived from them. `Copy`: every handle is a signal or memo.
 #[derive(Clone, Copy)]
 pub struct AppState {
@@ -94,7 +98,17 @@ impl AppState {
             (state, errors)
         });
         let scenario = Memo::new(move |_| {
-            checked.with(|(state, _)| {
+            checked.with(|(state, errs)| {
+                // A field that says what is planned (the model, its config, the GPU, the
+                // example) is not replaced by the default while it is in error: another
+                // model's figures under a green verdict would read as this one's.
+                if let Some((f, m)) = errs.iter().find(|(f, _)| DEFINING.contains(f)) {
+                    return Err(Problem {
+                        field: Some(*f),
+                        flag: f.flag().to_string(),
+                        message: m.clone(),
+                    });
+                }
                 url::scenario(state).map_err(|e| Problem {
                     field: Some(e.field),
                     flag: e.field.flag().to_string(),

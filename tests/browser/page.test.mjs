@@ -287,10 +287,12 @@ test('a pasted config.json is a custom model that lives in the URL', async () =>
   await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
   assert.equal(await text(page, 'kv-cache-tokens'), custom);
   assert.equal(await page.inputValue('[data-testid="config"]'), config);
-  // A config the parser refuses is flagged at its field; the page plans the catalog model.
+  // A config the parser refuses is flagged at its field, and stops the plan: the figures
+  // stay the pasted model's, not the catalog default's under a green verdict.
   await page.fill('[data-testid="config"]', '{"num_hidden_layers": "many"}');
   await page.locator('#config-err').filter({ hasText: /\S/ }).waitFor();
-  assert.equal(await text(page, 'kv-cache-tokens'), tokens);
+  assert.match(await text(page, 'verdict-headline'), /^Cannot plan this/);
+  assert.equal(await text(page, 'kv-cache-tokens'), custom);
   assertClean(problems);
   await context.close();
 });
@@ -735,6 +737,29 @@ test('the verdict leads to the input in error, and on a phone to the inputs', as
   assert.equal(await goto.innerText(), 'Change the inputs');
   await goto.click();
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'model');
+  assertClean(problems);
+  await context.close();
+});
+
+test('a pasted config in error stops the plan instead of planning the default model', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=qwen3-8b');
+  const before = await text(page, 'kv-cache-tokens');
+  const config = JSON.stringify({
+    model_type: 'qwen2', architectures: ['Qwen2ForCausalLM'], hidden_size: 3584, intermediate_size: 18944,
+    num_attention_heads: 28, num_hidden_layers: 28, num_key_value_heads: 4, vocab_size: 152064,
+    max_position_embeddings: 32768, torch_dtype: 'bfloat16',
+  });
+  await setInput(page, 'config', config);
+  await page.waitForFunction((b) => document.querySelector('[data-testid="kv-cache-tokens"]').innerText !== b, before);
+  const pasted = await text(page, 'kv-cache-tokens');
+  // Three KV heads do not divide 28: the config is refused, and the figures stay the pasted
+  // model's (the last valid inputs), not the catalog default's.
+  await setInput(page, 'config', config.replace('"num_key_value_heads":4', '"num_key_value_heads":3'));
+  await page.waitForFunction(() => document.querySelector('[data-testid="verdict-headline"]').innerText.startsWith('Cannot plan this'));
+  assert.equal(await text(page, 'kv-cache-tokens'), pasted);
+  assert.match(await text(page, 'verdict'), /last valid inputs/);
+  assert.doesNotMatch(await text(page, 'verdict'), /use the default for config/);
+  assert.equal(await page.locator('[data-testid="verdict-goto"]').innerText(), 'Go to config');
   assertClean(problems);
   await context.close();
 });
