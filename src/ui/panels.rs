@@ -585,7 +585,7 @@ pub fn checks_html(p: &Plan, unit: UnitSystem) -> String {
 /// second line), the model, the GPU, TP x PP and the scenario's link. `scenario` is `None` when
 /// the inputs do not make one.
 pub fn ledger_context(head: &str, sub: &str, scenario: Option<&Scenario>, link: &str) -> String {
-    let mut md = format!("**{head}**\n\n");
+    let mut md = format!("# Headroom ledger\n\n**{head}**\n\n");
     if !sub.is_empty() {
         md.push_str(&format!("{sub}\n\n"));
     }
@@ -598,9 +598,10 @@ pub fn ledger_context(head: &str, sub: &str, scenario: Option<&Scenario>, link: 
     md + &format!("- Scenario: <{link}>\n\n")
 }
 
-/// The ledger of one bar's rank(s) as Markdown.
+/// The ledger's tables as Markdown, one per bar's rank(s) (after [`ledger_context`], which
+/// starts with the title).
 pub fn ledger_markdown(plan: &Plan, unit: UnitSystem) -> String {
-    let mut md = String::from("# Headroom ledger\n\n");
+    let mut md = String::new();
     for bar in charts::groups(plan, true) {
         let r = bar.plan;
         md.push_str(&format!(
@@ -1159,7 +1160,7 @@ mod tests {
         assert!(html.contains("46.10 GB"));
         assert!(!html.contains("<script"));
         let md = ledger_markdown(&p, UnitSystem::Decimal);
-        assert!(md.starts_with("# Headroom ledger"));
+        assert!(md.starts_with("## ranks 0–3"), "{md}");
         assert!(md.contains("| KV pool (allocated) | 46.10 GB | 46,099,333,120 |"));
         let table = rank_table_html(&p, UnitSystem::Decimal);
         assert_eq!(table.matches("<tr>").count(), 4 + 1);
@@ -1173,7 +1174,10 @@ mod tests {
         st.set(Field::Example, "s3-synthetic-tp4").unwrap();
         let s = crate::io::url::scenario(&st).unwrap();
         let md = ledger_context("Starts", "", Some(&s), "https://h.example/?v=1&tp=4");
-        assert!(md.starts_with("**Starts**\n\n- Model: "), "{md}");
+        assert!(
+            md.starts_with("# Headroom ledger\n\n**Starts**\n\n- Model: "),
+            "{md}"
+        );
         assert!(md.contains(&format!("- GPU: {}\n", s.gpu.name)), "{md}");
         assert!(md.contains("- TP x PP: 4 x 1\n"), "{md}");
         assert!(
@@ -1184,7 +1188,7 @@ mod tests {
         let md = ledger_context("Cannot plan this", "No figures.", None, "?v=1");
         assert_eq!(
             md,
-            "**Cannot plan this**\n\nNo figures.\n\n- Scenario: <?v=1>\n\n"
+            "# Headroom ledger\n\n**Cannot plan this**\n\nNo figures.\n\n- Scenario: <?v=1>\n\n"
         );
     }
 

@@ -251,9 +251,9 @@ test('the ledger can be copied as Markdown and the link copied', async () => {
   assert.ok(md, 'the clipboard holds the ledger');
   // It says what it is the ledger of: the verdict, the model, the GPU, TP x PP and the link.
   const headline = await text(page, 'verdict-headline');
-  assert.ok(md.startsWith(`**${headline}**\n\n`), md.slice(0, 200));
+  assert.ok(md.startsWith(`# Headroom ledger\n\n**${headline}**\n\n`), md.slice(0, 200));
   assert.match(md, /\n- Model: Llama 3\.1 8B Instruct\n- GPU: NVIDIA H100 SXM 80GB\n- TP x PP: 2 x 1\n/);
-  assert.ok(md.includes(`\n- Scenario: <${new URL('/?v=1&tp=2', BASE_URL).href}>\n\n# Headroom ledger\n`), md.slice(0, 400));
+  assert.ok(md.includes(`\n- Scenario: <${new URL('/?v=1&tp=2', BASE_URL).href}>\n\n## ranks 0–1 `), md.slice(0, 400));
   assert.match(md, /\| Weights \(Model loading took\) \|/);
   await page.click('[data-testid="copy-link"]');
   const link = await page.evaluate(() => navigator.clipboard.readText().catch(() => ''));
