@@ -752,9 +752,16 @@ pub fn sweep_note(text: &str) -> String {
     format!(r#"<p class="sweep-note">{}</p>"#, xml_escape(text))
 }
 
-/// A utilization as the sweep writes it: `0.50`.
+/// A utilization as typed, with at least two decimals (0.50, 0.54, 0.925), so a sweep's
+/// labels line up without rounding the user's own fraction.
 pub fn fraction(u: f64) -> String {
-    format!("{u:.2}")
+    let mut t = format!("{u}");
+    let decimals = t.split_once('.').map_or(0, |(_, d)| d.len());
+    if decimals == 0 {
+        t.push('.');
+    }
+    t.push_str(&"0".repeat(2usize.saturating_sub(decimals)));
+    t
 }
 
 /// The limiting rank's KV pool against gpu-memory-utilization, the current fraction marked.
@@ -773,10 +780,10 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
                 (
                     p.utilization,
                     p.kv_pool as f64 / div,
-                    format!("{:.2}", p.utilization),
+                    fraction(p.utilization),
                     format!(
                         "gpu-memory-utilization {}: {} {} ({} B){}{} {}",
-                        p.utilization,
+                        fraction(p.utilization),
                         if p.sized { "KV pool" } else { "KV memory" },
                         amount(i128::from(p.kv_pool), unit),
                         thousands(u128::from(p.kv_pool)),
@@ -802,6 +809,15 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn fractions_show_two_decimals_at_least() {
+        assert_eq!(fraction(0.5), "0.50");
+        assert_eq!(fraction(0.54), "0.54");
+        assert_eq!(fraction(0.925), "0.925");
+        assert_eq!(fraction(1.0), "1.00");
+    }
+
     use super::*;
     use crate::io::url::{self, Field, UrlState};
     use crate::ui::plan_of;

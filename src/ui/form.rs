@@ -820,6 +820,14 @@ pub fn form(app: AppState) -> impl IntoView {
                     .class_list()
                     .toggle_with_force("invalid", message.is_some());
             }
+            // The partition editor's stage boxes are the same input, one box per stage.
+            if f == Field::PpPartition {
+                if let Some(div) = by_id("pp-stages") {
+                    let _ = div
+                        .class_list()
+                        .toggle_with_force("invalid", message.is_some());
+                }
+            }
         });
     }
     // Defaults: placeholders, and the label of each list's empty choice.

@@ -132,8 +132,30 @@ pub fn go_to(flag: &str) {
     if let Some(field) = document().get_element_by_id(&format!("{flag}-field")) {
         field.scroll_into_view();
     }
-    if let Some(el) = document()
-        .get_element_by_id(flag)
+    // A split typed in the stage boxes: the first box that is empty or not a count, else the
+    // first box.
+    let stage = (flag == "pp-layer-partition")
+        .then(|| document().query_selector_all("#pp-stages input").ok())
+        .flatten()
+        .and_then(|boxes| {
+            let all: Vec<web_sys::Element> = (0..boxes.length())
+                .filter_map(|i| boxes.item(i)?.dyn_into::<web_sys::Element>().ok())
+                .collect();
+            let value = |el: &web_sys::Element| {
+                js_sys::Reflect::get(el, &JsValue::from_str("value"))
+                    .ok()
+                    .and_then(|v| v.as_string())
+                    .unwrap_or_default()
+            };
+            let bad = all.iter().find(|el| {
+                let v = value(el);
+                let v = v.trim();
+                v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit())
+            });
+            bad.or(all.first()).cloned()
+        });
+    if let Some(el) = stage
+        .or_else(|| document().get_element_by_id(flag))
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     {
         let _ = el.focus();

@@ -538,6 +538,10 @@ test('the partition editor keeps the focus and follows the list', async () => {
   assert.equal(await page.inputValue('[data-testid="pp-stage-0"]'), '30');
   assert.equal(await page.inputValue('[data-testid="pp-stage-1"]'), '0');
   assert.match(await text(page, 'pp-partition-effective'), /^Split in the figures: 27, 27, 26$/);
+  // The boxes are marked with the field, and the verdict's button leads to a box.
+  assert.equal(await page.evaluate(() => document.getElementById('pp-stages').classList.contains('invalid')), true);
+  await page.click('[data-testid="verdict-goto"]');
+  assert.equal(await page.evaluate(() => document.activeElement?.dataset.stage), '0');
   // A stage follows typing, with no Enter and no blur: the list, the field's message and the
   // figures' split change while the focus stays in the box.
   await page.fill('[data-testid="pp-stage-1"]', '28');
@@ -711,7 +715,7 @@ test('the utilization sweep rings the fraction typed, one task after the figures
   const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-8b-instruct');
   await page.waitForSelector('#pool-svg [data-current="true"]', { state: 'attached' });
   await setInput(page, 'gpu-memory-utilization', '0.6');
-  await page.waitForFunction(() => /^gpu-memory-utilization 0\.6: /.test(document.querySelector('#pool-svg [data-current="true"] title')?.textContent ?? ''));
+  await page.waitForFunction(() => /^gpu-memory-utilization 0\.60: /.test(document.querySelector('#pool-svg [data-current="true"] title')?.textContent ?? ''));
   await setInput(page, 'gpu-memory-utilization', '0.85');
   await page.waitForFunction(() => /^gpu-memory-utilization 0\.85: /.test(document.querySelector('#pool-svg [data-current="true"] title')?.textContent ?? ''));
   assertClean(problems);
