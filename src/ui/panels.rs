@@ -821,7 +821,7 @@ fn results_html() -> String {
             r#"<div class="figure"><dt>{label} <span class="badge" id="fig-{id}-prov"></span></dt><dd data-testid="{id}" id="fig-{id}"></dd></div>"#
         ));
     }
-    h.push_str(r#"</dl><div id="gate"></div></section><section class="panel" aria-labelledby="chart-h"><h2 id="chart-h">Per-rank budget</h2><p class="narrow-only">Wider than this screen: scroll the chart sideways (it opens at the rank that decides).</p><figure class="chart" data-testid="rank-chart" aria-label="Per-rank budget chart"><div class="svg" id="rank-svg"></div><figcaption><ul class="legend">"#);
+    h.push_str(r#"</dl><p class="figure-note" id="no-pool" data-testid="no-pool"></p><div id="gate"></div></section><section class="panel" aria-labelledby="chart-h"><h2 id="chart-h">Per-rank budget</h2><p class="narrow-only">Wider than this screen: scroll the chart sideways (it opens at the rank that decides).</p><figure class="chart" data-testid="rank-chart" aria-label="Per-rank budget chart"><div class="svg" id="rank-svg"></div><figcaption><ul class="legend">"#);
     for (color, name) in charts::legend() {
         // The measured overhead is listed only where a bar draws it (CSS, public/style.css).
         let class = if name.starts_with("overhead") {
@@ -911,6 +911,20 @@ pub fn results(app: AppState) -> impl IntoView {
             }
         });
     }
+    // Why the pool's figures are dashes: vLLM allocates no pool when the start fails first.
+    bind_text(
+        "no-pool",
+        html_memo(move || {
+            with_plan(app, |p, _| {
+                let f = p.first_failure().filter(|_| p.replica.is_none())?;
+                Some(format!(
+                    "No KV pool: the start fails at {} before vLLM allocates one, so the pool's figures are dashes (the ledger shows the memory it had).",
+                    f.phase.label()
+                ))
+            })
+            .unwrap_or_default()
+        }),
+    );
     bind_html(
         "gate",
         html_memo(move || {

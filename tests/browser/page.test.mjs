@@ -767,3 +767,15 @@ test('a pasted config in error stops the plan instead of planning the default mo
   assertClean(problems);
   await context.close();
 });
+
+test('a start that fails before the pool says why the pool figures are dashes', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct&tp=2');
+  assert.match(await text(page, 'verdict-headline'), /^Fails at the capacity check/);
+  assert.equal(await text(page, 'kv-pool'), '—');
+  assert.match(await text(page, 'no-pool'), /^No KV pool: the start fails at the capacity check before vLLM allocates one/);
+  await setInput(page, 'tensor-parallel-size', '4');
+  await page.waitForFunction(() => document.querySelector('[data-testid="verdict-headline"]').innerText.startsWith('Starts'));
+  assert.equal(await page.locator('[data-testid="no-pool"]').isVisible(), false);
+  assertClean(problems);
+  await context.close();
+});
