@@ -1654,3 +1654,56 @@ fn an_absurd_measurement_is_refused_at_its_own_field() {
     assert_eq!(f, "gpu-memory");
     assert!(m.starts_with("gpu-memory: "), "{m}");
 }
+
+#[test]
+fn tp_must_split_the_kv_heads_and_the_padded_vocabulary() {
+    // Qwen3-14B: 40 attention heads, 8 KV heads, 151,936 vocabulary rows.
+    for (tp, says) in [
+        (5, "AssertionError: 8 is not divisible by 5"),
+        (10, "AssertionError: 10 is not divisible by 8"),
+    ] {
+        let (f, m) = plan_of(&format!("model=qwen3-14b&tp={tp}&gpus={tp}")).unwrap_err();
+        assert_eq!(f, "tensor-parallel-size");
+        assert!(m.contains(says), "{tp}: {m}");
+    }
+    // 8 splits them; 16 replicates each KV head on two ranks (and 40 heads need 8 or 40 ...).
+    assert!(plan_of("model=qwen3-14b&tp=8&gpus=8").is_ok());
+    // MLA has no KV heads to split.
+    assert!(plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb").is_ok());
+}
+
+#[test]
+fn a_pinned_pool_leaves_room_for_the_warm_up_or_fails_at_allocation() {
+    // The warm-up after the pool (FlashInfer's autotune at max-num-batched-tokens, SM 9.0+)
+    // needs the activation peak again: a pin that leaves less fails at allocation.
+    let alloc = |q: &str| {
+        let p = plan_of(q).unwrap();
+        p.checks
+            .iter()
+            .find(|c| c.phase == Phase::Allocation)
+            .cloned()
+            .unwrap()
+    };
+    let tight = alloc("model=qwen3-8b&kv-bytes=61G");
+    assert!(!tight.ok, "{}", &*tight.message);
+    assert!(
+        tight.message.contains("warm-up's activation peak"),
+        "{}",
+        &*tight.message
+    );
+    assert!(tight
+        .knobs
+        .iter()
+        .any(|k| k.starts_with("max-num-batched-tokens")));
+    let c = alloc("model=qwen3-8b&kv-bytes=61G&max-num-batched-tokens=2048");
+    assert!(c.ok, "a smaller warm-up batch fits: {}", &*c.message);
+    // A pool sized by the budget always leaves the peak's share.
+    assert!(alloc("model=qwen3-8b").ok);
+    // No FlashInfer autotune before SM 9.0: the A100 keeps no warm-up peak.
+    let a100 = alloc("model=qwen3-8b&gpu=a100-sxm4-80gb&kv-bytes=61G");
+    assert!(
+        a100.ok && !a100.message.contains("warm-up"),
+        "{}",
+        &*a100.message
+    );
+}

@@ -342,6 +342,32 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             ),
         ));
     }
+    // Building the model: QKVParallelLinear splits the KV heads over TP, or replicates them
+    // when TP is larger (divide(kv_heads, tp) or divide(tp, kv_heads)), and the vocab-parallel
+    // embedding splits the padded vocabulary (divide(padded, tp)); vLLM's ensure_divisibility
+    // asserts. MLA's latent and DeepSeek-V4's caches have no KV heads to split.
+    let tp = u64::from(p.tp);
+    let kv = s.model.n_kv_heads;
+    if s.model.mla.is_none() && s.model.compressed.is_none() && kv > 0 {
+        let (a, b) = if tp >= kv { (tp, kv) } else { (kv, tp) };
+        if a % b != 0 {
+            return Err(CalcError::new(
+                "tensor-parallel-size",
+                format!(
+                    "tensor-parallel-size {tp} neither divides the {kv} KV heads nor is a multiple of them: vLLM stops while building the model (QKVParallelLinear: AssertionError: {a} is not divisible by {b})"
+                ),
+            ));
+        }
+    }
+    let padded = s.model.padded_vocab();
+    if padded % tp != 0 {
+        return Err(CalcError::new(
+            "tensor-parallel-size",
+            format!(
+                "tensor-parallel-size {tp} does not divide the padded vocabulary of {padded}: vLLM stops while building the model (VocabParallelEmbedding: AssertionError: {padded} is not divisible by {tp})"
+            ),
+        ));
+    }
     if p.pp > s.model.n_layers {
         return Err(CalcError::new(
             "pipeline-parallel-size",
@@ -2233,20 +2259,53 @@ fn kv_knobs(phase: Phase) -> Vec<&'static str> {
 
 /// The last phase: the pool and then the CUDA graphs are allocated for real, so physical free
 /// memory, not the budget, decides. Checked on the rank with the least left once started.
-fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<Check> {
-    let worst = ranks.iter().min_by_key(|r| r.free_after_start)?;
+fn allocation_check(
+    s: &Scenario,
+    ranks: &[RankPlan],
+    log_lines: &mut Vec<String>,
+) -> Option<Check> {
+    // Between the pool and the graphs, vLLM warms up (gpu_worker.compile_or_warm_up_model):
+    // on SM 9.0 and later FlashInfer's autotune runs a batch of max-num-batched-tokens
+    // (kernel_warmup.py), so the activation peak comes back on top of the pool, and the
+    // allocator keeps it while the graphs are captured. Within the budget that room is always
+    // there (the pool leaves the peak's share of it); a pinned pool or a block-count override
+    // can take it. Read from 0.33.0, applied from 0.20; not on ROCm (no FlashInfer), nor where
+    // a measured overhead stands for the activations.
+    let warm_up = s.version.at_least(0, 20)
+        && s.gpu.compute_capability.0 >= 9
+        && s.gpu.compute_capability != (9, 4)
+        && !s.unified.as_ref().is_some_and(|u| u.overhead.is_some());
+    let act_of = |r: &RankPlan| {
+        if warm_up {
+            r.line(Term::Activation).map_or(0, |l| l.bytes.max(0))
+        } else {
+            0
+        }
+    };
+    let worst = ranks
+        .iter()
+        .min_by_key(|r| r.free_after_start - act_of(r))?;
     let get = |t: Term| worst.line(t).map_or(0, |l| l.bytes);
-    let free = worst.free_after_start;
+    let act = act_of(worst);
+    let free = worst.free_after_start - act;
     let (ok, message) = if free >= 0 {
         (
             true,
             format!(
-                "rank {}: {} stays free once the pool and graphs are allocated (the least of any rank)",
+                "rank {}: {} stays free once the pool and graphs are allocated (the least of any rank){}",
                 worst.rank,
-                amount(free)
+                amount(free + act),
+                if act > 0 {
+                    format!(
+                        ", {} beyond the activation peak the warm-up needs again",
+                        amount(free)
+                    )
+                } else {
+                    String::new()
+                }
             ),
         )
-    } else if free + get(Term::CudaGraphs) < 0 {
+    } else if free + act + get(Term::CudaGraphs) < 0 {
         log_lines.push(format!(
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.",
             gib_text(i128::from(worst.kv_pool.0))
@@ -2257,6 +2316,17 @@ fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<C
                 "rank {}: the KV pool of {} does not fit in what loading left free; {} more would be needed",
                 worst.rank,
                 amount(i128::from(worst.kv_pool.0)),
+                amount(-(free + act + get(Term::CudaGraphs)))
+            ),
+        )
+    } else if free + get(Term::CudaGraphs) < 0 {
+        log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        (
+            false,
+            format!(
+                "rank {}: the pool fits, but the warm-up after it (a batch of max-num-batched-tokens, FlashInfer's autotune) needs the activation peak ({}) again and runs out of memory; {} more would be needed",
+                worst.rank,
+                amount(act),
                 amount(-(free + get(Term::CudaGraphs)))
             ),
         )
@@ -2265,8 +2335,16 @@ fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<C
         (
             false,
             format!(
-                "rank {}: the pool fits, but capturing CUDA graphs ({}) then runs out of memory; {} more would be needed",
+                "rank {}: the pool fits{}, but capturing CUDA graphs ({}) then runs out of memory; {} more would be needed",
                 worst.rank,
+                if act > 0 {
+                    format!(
+                        " and so does the warm-up's activation peak ({}), which the allocator keeps",
+                        amount(act)
+                    )
+                } else {
+                    String::new()
+                },
                 amount(get(Term::CudaGraphs)),
                 amount(-free)
             ),
@@ -2278,7 +2356,13 @@ fn allocation_check(ranks: &[RankPlan], log_lines: &mut Vec<String>) -> Option<C
         rank: Some(worst.rank),
         message: message.into(),
         vllm_error: (!ok).then(|| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
-        knobs: kv_knobs(Phase::Allocation),
+        knobs: {
+            let mut k = kv_knobs(Phase::Allocation);
+            if act > 0 {
+                k.push("max-num-batched-tokens (the warm-up's batch)");
+            }
+            k
+        },
         not_knobs: vec![
             "max-model-len (it does not size the pool)",
             "max-num-seqs (demand, not a reservation)",
@@ -3283,7 +3367,7 @@ fn finish(
     notes: Vec<String>,
 ) -> Plan {
     if replica.is_some() {
-        checks.extend(allocation_check(&ranks, &mut log_lines));
+        checks.extend(allocation_check(s, &ranks, &mut log_lines));
     }
     // After the graphs are captured, a started engine suggests a pin.
     let started = replica.is_some() && checks.iter().all(|c| c.ok);
