@@ -1707,3 +1707,33 @@ fn a_pinned_pool_leaves_room_for_the_warm_up_or_fails_at_allocation() {
         &*a100.message
     );
 }
+
+#[test]
+fn some_families_build_their_tables_on_every_stage() {
+    // vLLM 0.33.0's Mixtral, Qwen3-MoE, Qwen3-Next, gpt-oss and Gemma 2/3 classes build the
+    // embedding and the LM head on every pipeline stage; Llama, Qwen2/3 and DeepSeek only
+    // where they are used.
+    let tables = |q: &str, rank: usize| {
+        let p = plan_of(q).unwrap();
+        let r = &p.ranks[rank];
+        let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+        (
+            get(Term::WeightsEmbedding),
+            get(Term::WeightsHead),
+            r.holds_embedding,
+            r.holds_head,
+        )
+    };
+    // A middle stage (rank 1 of 3).
+    let (embed, head, e, h) = tables(
+        "model=mixtral-8x7b-instruct-v0.1&pp=3&gpus=3&gpu=h200-141gb",
+        1,
+    );
+    assert!(embed > 0 && head > embed / 2 && e && h, "{embed} {head}");
+    // Tied (Gemma 3): the head is the stage's own embedding, plus the final norm.
+    let (embed, head, _, _) = tables("model=gemma-3-27b-it&pp=3&gpus=3", 1);
+    assert_eq!(embed, 2_818_572_288);
+    assert!(head > 0 && head < 100_000, "final norm only: {head}");
+    let (embed, head, e, h) = tables("model=llama-3.1-8b-instruct&pp=3&gpus=3", 1);
+    assert_eq!((embed, head, e, h), (0, 0, false, false));
+}

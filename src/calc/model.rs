@@ -516,6 +516,23 @@ impl Model {
         Ok(())
     }
 
+    /// Whether vLLM builds this model's embedding and LM head on every pipeline stage: these
+    /// classes create them without asking the stage (vLLM 0.33.0's mixtral.py, qwen3_moe.py,
+    /// qwen3_next.py, gpt_oss.py, gemma2.py, gemma3.py), where Llama, Qwen2/3 and DeepSeek put
+    /// a `PPMissingLayer` on the stages that do not use them.
+    pub fn tables_on_every_stage(&self) -> bool {
+        matches!(
+            self.architecture.as_str(),
+            "MixtralForCausalLM"
+                | "Qwen3MoeForCausalLM"
+                | "Qwen3NextForCausalLM"
+                | "GptOssForCausalLM"
+                | "Gemma2ForCausalLM"
+                | "Gemma3ForCausalLM"
+                | "Gemma3ForConditionalGeneration"
+        )
+    }
+
     /// Padded vocab: vLLM pads embedding rows to a multiple of 64 (`DEFAULT_VOCAB_PADDING_SIZE`).
     pub fn padded_vocab(&self) -> u64 {
         self.vocab_size.div_ceil(64) * 64

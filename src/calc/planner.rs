@@ -1386,7 +1386,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     ledger.push(line(
                         Term::WeightsEmbedding,
                         i128::from(scaled(est.embedding)),
-                        if first {
+                        if first || m.tables_on_every_stage() {
                             Formula::template(
                                 "padded vocab {} / TP {} rows x hidden {} x {} B",
                                 &[
@@ -1410,8 +1410,8 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     ledger.push(line(
                         Term::WeightsHead,
                         i128::from(scaled(est.head)),
-                        if last {
-                            if m.tie_word_embeddings && first {
+                        if last || m.tables_on_every_stage() {
+                            if m.tie_word_embeddings && (first || m.tables_on_every_stage()) {
                                 Formula::from("tied to the embedding: final norm only")
                             } else {
                                 Formula::template(
@@ -1770,8 +1770,8 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 tp_rank,
                 pp_rank: stage,
                 layers,
-                holds_embedding: first,
-                holds_head: last,
+                holds_embedding: first || m.tables_on_every_stage(),
+                holds_head: last || m.tables_on_every_stage(),
                 holds_drafter: last && drafter.0 > 0,
                 ledger,
                 weights: Bytes(w_total),

@@ -138,11 +138,17 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
     let h = model.hidden_size;
     let rows = model.padded_vocab() / p.tp;
     let embed = plain_bytes(rows * h, model);
-    let embedding = if p.first_stage { embed } else { 0 };
-    let head = if p.last_stage {
-        // With tied embeddings and one stage the LM head is the embedding tensor; with PP > 1
-        // the last stage materialises its own copy (LlamaForCausalLM.__init__).
-        let lm = if model.tie_word_embeddings && p.first_stage {
+    // Some classes build both tables on every stage (Model::tables_on_every_stage).
+    let everywhere = model.tables_on_every_stage();
+    let embedding = if p.first_stage || everywhere {
+        embed
+    } else {
+        0
+    };
+    let head = if p.last_stage || everywhere {
+        // With tied embeddings the LM head is this stage's embedding tensor; with PP > 1 a
+        // last stage without one materialises its own copy (LlamaForCausalLM.__init__).
+        let lm = if model.tie_word_embeddings && (p.first_stage || everywhere) {
             0
         } else {
             embed
