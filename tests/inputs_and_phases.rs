@@ -1737,3 +1737,27 @@ fn some_families_build_their_tables_on_every_stage() {
     let (embed, head, e, h) = tables("model=llama-3.1-8b-instruct&pp=3&gpus=3", 1);
     assert_eq!((embed, head, e, h), (0, 0, false, false));
 }
+
+#[test]
+fn sequence_parallel_moe_keeps_the_shared_experts_whole() {
+    // EP with TP 8 and DP 2: DeepseekV2MLP's shared expert is built with disable_tp. The routed
+    // experts are split over TP x DP = 16 ranks with or without EP, so the two differ by the
+    // shared experts alone: 58 MoE layers x 7/8 of an FP8 shared expert with its scales
+    // (44,050,944 B whole, 5,506,368 B an eighth).
+    let layers = |q: &str| {
+        let p = plan_of(q).unwrap();
+        let note = p
+            .notes
+            .iter()
+            .any(|n| n.contains("use_sequence_parallel_moe"));
+        (p.ranks[0].line(Term::WeightsLayers).unwrap().bytes, note)
+    };
+    let base = "model=deepseek-v3&gpu=h200-141gb&tp=8&dp=2&gpus=16";
+    let (ep, ep_note) = layers(&format!("{base}&ep=true"));
+    let (no_ep, no_note) = layers(base);
+    assert!(ep_note && !no_note);
+    assert_eq!(ep - no_ep, 58 * (44_050_944 - 5_506_368));
+    // Without DP the MoE is not sequence-parallel: EP only moves whole experts.
+    let (_, note) = layers("model=deepseek-v3&gpu=h200-141gb&tp=8&ep=true");
+    assert!(!note);
+}

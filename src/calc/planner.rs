@@ -734,6 +734,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             half.as_str()
         ));
     }
+    let shared_experts = s.model.moe.as_ref().is_some_and(|moe| {
+        moe.n_shared_experts > 0 || moe.shared_intermediate_size.is_some_and(|i| i > 0)
+    });
+    if shared_experts && s.parallel.expert_parallel && s.parallel.tp > 1 && s.parallel.dp > 1 {
+        notes.push("Expert parallelism with tensor-parallel-size > 1 and data-parallel-size > 1 makes vLLM's MoE sequence-parallel (use_sequence_parallel_moe, under the default allgather_reducescatter all2all backend): the shared experts are built whole on every rank, not split by TP, and the weights count them so.".into());
+    }
     if s.model.vision_encoder && s.model.checkpoint_bytes.is_none() {
         notes.push("The config has a vision_config: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into());
     }

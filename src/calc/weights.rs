@@ -124,7 +124,11 @@ fn layer_bytes(model: &Model, layer: usize, p: &Placement) -> u64 {
             let shared_inter = moe
                 .shared_intermediate_size
                 .unwrap_or(moe.n_shared_experts * moe.moe_intermediate_size);
-            let shared = 3 * h * shared_inter / tp;
+            // Sequence-parallel MoE (EP with TP > 1 and DP > 1, under the default
+            // allgather_reducescatter all2all backend): the shared experts are built with
+            // disable_tp, whole on every rank (DeepseekV2MLP, Qwen3NextMLP in vLLM 0.33.0).
+            let sequence_parallel = p.expert_parallel && tp > 1 && p.dp > 1;
+            let shared = 3 * h * shared_inter / if sequence_parallel { 1 } else { tp };
             let router = plain_bytes(h * moe.n_experts, model);
             linear_bytes(experts, model, true) + linear_bytes(shared, model, false) + router
         }
