@@ -1558,6 +1558,12 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 i128::from(cg),
                 if !graphs_on {
                     Formula::from("--enforce-eager: no CUDA graphs")
+                } else if s.engine.kv_cache_memory_bytes.is_some_and(|b| b > 0) {
+                    // The pinned path returns before the graph estimate (gpu_worker.py).
+                    Formula::template(
+                        "{} capture sizes; captured after the pinned pool, which no estimate of them sizes",
+                        &[Arg::Plain(sizes.len() as i128)],
+                    )
                 } else if v.graphs_inside_budget() {
                     Formula::template(
                         "{} capture sizes; vLLM subtracts its own estimate of them inside the budget (v0.20+)",
@@ -3225,8 +3231,11 @@ fn engine_prefix(s: &Scenario) -> String {
     .to_string()
 }
 
-/// vLLM 0.33.0's `profile_cudagraph_memory` log: the graph estimate it subtracts inside the
-/// budget, `%.2f` GiB. Read from 0.33.0's source only, like the lines after it.
+/// vLLM 0.33.0's log of the graph capture it runs while profiling, to estimate the graphs it
+/// subtracts inside the budget: Model Runner V2 (0.33.0's default) logs its `capture_model`'s
+/// "Graph capturing finished in %.0f secs, took %.2f GiB" (V1's "Estimated CUDA graph memory"
+/// line is not printed). The seconds are not known (N); the GiB are Headroom's graph figure.
+/// Read from 0.33.0's source only, like the lines after it.
 fn graph_estimate_log(
     s: &Scenario,
     r: &RankPlan,
@@ -3242,7 +3251,7 @@ fn graph_estimate_log(
     }
     let gib = &last.as_ref()?.1;
     Some(format!(
-        "{} Estimated CUDA graph memory: {gib} GiB total",
+        "{} Graph capturing finished in N secs, took {gib} GiB",
         worker_prefix(s, r)
     ))
 }
