@@ -1761,3 +1761,28 @@ fn sequence_parallel_moe_keeps_the_shared_experts_whole() {
     let (_, note) = layers("model=deepseek-v3&gpu=h200-141gb&tp=8&ep=true");
     assert!(!note);
 }
+
+#[test]
+fn a_quantization_skip_list_is_named_in_a_note() {
+    let with = |q: serde_json::Value| {
+        pasted(|c| {
+            c["quantization_config"] = q.clone();
+        })
+        .unwrap()
+    };
+    let note = |p: &Plan| p.notes.iter().find(|n| n.contains("unquantized;")).cloned();
+    let p = with(serde_json::json!({
+        "quant_method": "compressed-tensors", "format": "float-quantized",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
+        "ignore": ["lm_head", "re:.*mlp.*"]
+    }));
+    let n = note(&p).expect("a note");
+    assert!(n.contains("re:.*mlp.*") && !n.contains("lm_head"), "{n}");
+    // The LM head alone is what the estimate does anyway.
+    let p = with(serde_json::json!({
+        "quant_method": "compressed-tensors", "format": "float-quantized",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
+        "ignore": ["lm_head"]
+    }));
+    assert_eq!(note(&p), None);
+}

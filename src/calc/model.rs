@@ -280,6 +280,10 @@ pub struct Model {
     pub mtp_layers: u32,
     /// What `method: mtp` finds for this config ([`MtpDraft`]).
     pub mtp_draft: MtpDraft,
+    /// Modules the quantization config keeps unquantized (compressed-tensors' `ignore`,
+    /// `modules_to_not_convert`, ModelOpt's `exclude_modules`), the LM head aside: the
+    /// estimate does not read them, and says so.
+    pub quant_skips: Vec<String>,
     pub dtype: ModelDtype,
     pub quant: WeightQuant,
     /// A KV scheme the quantization config declares (turns `auto` into fp8).
@@ -339,6 +343,7 @@ impl Model {
             linear: None,
             mtp_layers: 0,
             mtp_draft: MtpDraft::Unsupported,
+            quant_skips: Vec::new(),
             dtype: ModelDtype::Bfloat16,
             quant: WeightQuant::None,
             kv_fp8_from_checkpoint: false,

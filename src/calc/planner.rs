@@ -740,6 +740,29 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     if shared_experts && s.parallel.expert_parallel && s.parallel.tp > 1 && s.parallel.dp > 1 {
         notes.push("Expert parallelism with tensor-parallel-size > 1 and data-parallel-size > 1 makes vLLM's MoE sequence-parallel (use_sequence_parallel_moe, under the default allgather_reducescatter all2all backend): the shared experts are built whole on every rank, not split by TP, and the weights count them so.".into());
     }
+    // A catalog row's estimate is scaled to its checkpoint's size, which counts them.
+    if !s.model.quant_skips.is_empty()
+        && s.model.checkpoint_bytes.is_none()
+        && s.runtime.weights.is_none()
+        && s.runtime.weights_per_stage.is_none()
+    {
+        let shown: Vec<&str> = s
+            .model
+            .quant_skips
+            .iter()
+            .take(4)
+            .map(String::as_str)
+            .collect();
+        notes.push(format!(
+            "The quantization config keeps {}{} unquantized; vLLM loads those at full width, while Headroom's estimate sizes every decoder linear at the quantized width, so it is low by their difference. Give the measured weights (vLLM's \"Model loading took\") for the exact figure.",
+            shown.join(", "),
+            if s.model.quant_skips.len() > 4 {
+                format!(" and {} more", s.model.quant_skips.len() - 4)
+            } else {
+                String::new()
+            }
+        ));
+    }
     if s.model.vision_encoder && s.model.checkpoint_bytes.is_none() {
         notes.push("The config has a vision_config: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into());
     }

@@ -728,6 +728,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         linear,
         mtp_layers,
         mtp_draft,
+        quant_skips: quant_skips(&f),
         dtype: dtype(&f)?,
         quant,
         kv_fp8_from_checkpoint: kv_fp8,
@@ -1025,4 +1026,31 @@ fn mtp_draft(f: &Fields) -> (MtpDraft, Option<u64>) {
         Some(message) => (MtpDraft::Refused(message), n),
         None => (MtpDraft::Mapped, n),
     }
+}
+
+/// The modules a quantization config keeps unquantized, as it lists them (regexes included),
+/// less the LM head, which the estimate keeps unquantized anyway.
+fn quant_skips(f: &Fields) -> Vec<String> {
+    let Some(q) = f.get("quantization_config").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    let nested = q.get("quantization").and_then(Value::as_object);
+    ["ignore", "modules_to_not_convert", "exclude_modules"]
+        .iter()
+        .flat_map(|k| {
+            q.get(k)
+                .or_else(|| nested.and_then(|n| n.get(k)))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+        })
+        .filter_map(Value::as_str)
+        .filter(|m| {
+            !m.trim_start_matches("re:")
+                .trim_end_matches('$')
+                .ends_with("lm_head")
+        })
+        .take(64)
+        .map(|m| m.chars().take(80).collect())
+        .collect()
 }
