@@ -1786,3 +1786,27 @@ fn a_quantization_skip_list_is_named_in_a_note() {
     }));
     assert_eq!(note(&p), None);
 }
+
+#[test]
+fn int_group_sizes_as_vllm_reads_them() {
+    let weights = |q: serde_json::Value| {
+        let p = pasted(|c| c["quantization_config"] = q.clone()).unwrap();
+        p.ranks[0].line(Term::Weights).unwrap().bytes
+    };
+    let awq = |extra: serde_json::Value| {
+        let mut q = serde_json::json!({"quant_method": "awq", "bits": 4, "group_size": 128, "zero_point": true});
+        for (k, v) in extra.as_object().unwrap() {
+            q[k] = v.clone();
+        }
+        weights(q)
+    };
+    // AutoAWQConfig reads q_group_size before group_size: groups of 64 hold more scales.
+    assert!(awq(serde_json::json!({"q_group_size": 64})) > awq(serde_json::json!({})));
+    // GPTQ's -1 is one scale per row: fewer scales than groups of 128, not 128.
+    let gptq = |g: i64| {
+        weights(
+            serde_json::json!({"quant_method": "gptq", "bits": 4, "group_size": g, "sym": true, "desc_act": false}),
+        )
+    };
+    assert!(gptq(-1) < gptq(128));
+}

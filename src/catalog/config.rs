@@ -234,7 +234,18 @@ fn quant(f: &Fields) -> Result<(WeightQuant, bool, String), ConfigError> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_ascii_uppercase();
-    let group = q.get("group_size").and_then(Value::as_u64).unwrap_or(128);
+    // AWQ reads q_group_size first (AutoAWQConfig.from_config); a group_size of -1 is one
+    // scale per output row over the whole input (GPTQ's per-channel), counted here as a group
+    // too large for its scales to matter.
+    let group_key = match method.as_str() {
+        "awq" | "awq_marlin" => q.get("q_group_size").or_else(|| q.get("group_size")),
+        _ => q.get("group_size"),
+    };
+    let group = match group_key {
+        Some(v) if v.as_f64() == Some(-1.0) => 1 << 20,
+        Some(v) => v.as_u64().unwrap_or(128),
+        None => 128,
+    };
     // vLLM's GPTQ and AWQ configs read the width with get_from_keys, which raises without it
     // (AWQ also takes `w_bit`).
     let width = match method.as_str() {
