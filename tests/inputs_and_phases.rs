@@ -1810,3 +1810,15 @@ fn int_group_sizes_as_vllm_reads_them() {
     };
     assert!(gptq(-1) < gptq(128));
 }
+
+#[test]
+fn the_block_override_is_logged_once_per_worker() {
+    // get_kv_cache_configs logs it for every worker's spec: TP 2 x PP 2 is four lines.
+    let p = plan_of("model=qwen3-8b&tp=2&pp=2&gpus=4&num-gpu-blocks-override=3000").unwrap();
+    let n = p
+        .log_lines
+        .iter()
+        .filter(|l| l.contains("Overriding num_gpu_blocks="))
+        .count();
+    assert_eq!(n, 4);
+}

@@ -2167,18 +2167,17 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
             });
             if let Some(n) = s.engine.num_gpu_blocks_override {
+                // get_kv_cache_configs logs it once per worker, every TP rank included.
                 for (w, r) in kvp.workers.iter().zip(&ranks) {
-                    if r.tp_rank == 0 {
-                        let own = if w.bytes_per_block == 0 {
-                            0
-                        } else {
-                            (r.available_kv / i128::from(w.bytes_per_block)).max(0)
-                        };
-                        log_lines.push(format!(
-                            "{} Overriding num_gpu_blocks={own} with num_gpu_blocks_override={n}",
-                            engine_prefix(s)
-                        ));
-                    }
+                    let own = if w.bytes_per_block == 0 {
+                        0
+                    } else {
+                        (r.available_kv / i128::from(w.bytes_per_block)).max(0)
+                    };
+                    log_lines.push(format!(
+                        "{} Overriding num_gpu_blocks={own} with num_gpu_blocks_override={n}",
+                        engine_prefix(s)
+                    ));
                 }
             }
             if let Some((from, to)) = kvp.auto_fit {
