@@ -1822,3 +1822,18 @@ fn the_block_override_is_logged_once_per_worker() {
         .count();
     assert_eq!(n, 4);
 }
+
+#[test]
+fn a_pinned_pool_still_runs_the_profile_pass() {
+    // 67.71 GiB of weights, 0.5 GiB other and a 15.36 GiB activation peak at 131,072 batched
+    // tokens do not fit in 78.19 GiB free: the profile pass runs out before any pool exists.
+    let q = "model=qwen2.5-72b-instruct&tp=2&gpus=2&kv-bytes=3G&max-model-len=8192&max-num-batched-tokens=131072&max-num-seqs=256";
+    let p = plan_of(q).unwrap();
+    let f = p.first_failure().unwrap();
+    assert_eq!(f.phase, Phase::KvSizing);
+    assert!(f.message.contains("profile pass"), "{}", &*f.message);
+    assert!(p.replica.is_none());
+    // A batch the rank can hold passes the profile.
+    let p = plan_of(&q.replace("131072", "8192")).unwrap();
+    assert!(p.checks.iter().all(|c| c.phase != Phase::KvSizing || c.ok));
+}

@@ -1939,6 +1939,51 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             "{first} Setting kv cache block size to {block_size} for {backend} backend(s)."
         ));
     }
+    // A pinned pool skips the sizing, not the profile run (gpu_worker.determine_available_memory
+    // runs profile_run first): a batch of max-num-batched-tokens on top of what loading left.
+    // Within the budget the same shortfall leaves no KV memory, which the sizing reports.
+    if s.engine.kv_cache_memory_bytes.is_some_and(|b| b > 0)
+        && !s.unified.as_ref().is_some_and(|u| u.overhead.is_some())
+    {
+        let room = |r: &RankPlan| {
+            let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
+            get(Term::FreeAtStart)
+                - get(Term::Weights)
+                - get(Term::Drafter)
+                - get(Term::OtherConsumption)
+        };
+        let act = |r: &RankPlan| r.line(Term::Activation).map_or(0, |l| l.bytes);
+        if let Some(r) = ranks.iter().find(|r| room(r) < act(r)) {
+            checks.push(Check {
+                phase: Phase::KvSizing,
+                ok: false,
+                rank: Some(r.rank),
+                message: format!(
+                    "rank {}: vLLM still runs its profile pass with a pinned pool, and the pass's activation peak ({}) does not fit in what loading left ({}); {} more would be needed",
+                    r.rank,
+                    amount(act(r)),
+                    amount(room(r)),
+                    amount(act(r) - room(r))
+                )
+                .into(),
+                vllm_error: Some("torch.OutOfMemoryError: CUDA out of memory.".into()),
+                knobs: vec![
+                    "max-num-batched-tokens (the profile's batch)",
+                    "tensor-parallel-size",
+                    "pipeline-parallel-size",
+                    "quantization",
+                ],
+                not_knobs: vec![
+                    "kv-cache-memory-bytes (the pool comes after the profile)",
+                    "gpu-memory-utilization (a pin ignores it)",
+                ],
+            });
+            log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+            return Ok(finish(
+                s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
+            ));
+        }
+    }
     let mut graph_line = None;
     let mut graph_estimate = None;
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
