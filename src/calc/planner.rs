@@ -1415,7 +1415,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     ledger.push(line(
                         Term::WeightsEmbedding,
                         i128::from(scaled(est.embedding)),
-                        if first || m.tables_on_every_stage() {
+                        if place.holds_embedding(m) {
                             Formula::template(
                                 "padded vocab {} / TP {} rows x hidden {} x {} B",
                                 &[
@@ -1439,8 +1439,8 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                     ledger.push(line(
                         Term::WeightsHead,
                         i128::from(scaled(est.head)),
-                        if last || m.tables_on_every_stage() {
-                            if m.tie_word_embeddings && (first || m.tables_on_every_stage()) {
+                        if place.holds_head(m) {
+                            if place.head_is_embedding(m) {
                                 Formula::from("tied to the embedding: final norm only")
                             } else {
                                 Formula::template(
@@ -1805,8 +1805,8 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 tp_rank,
                 pp_rank: stage,
                 layers,
-                holds_embedding: first || m.tables_on_every_stage(),
-                holds_head: last || m.tables_on_every_stage(),
+                holds_embedding: place.holds_embedding(m),
+                holds_head: place.holds_head(m),
                 holds_drafter: last && drafter.0 > 0,
                 ledger,
                 weights: Bytes(w_total),

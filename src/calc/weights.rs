@@ -44,6 +44,24 @@ pub struct Placement {
     pub drafter_layers: u32,
 }
 
+impl Placement {
+    /// Whether this rank builds the embedding: the first stage's, or every stage's for the
+    /// classes that build it unconditionally ([`Model::tables_on_every_stage`]).
+    pub fn holds_embedding(&self, model: &Model) -> bool {
+        self.first_stage || model.tables_on_every_stage()
+    }
+
+    /// Whether this rank builds the final norm and LM head (the same rule, last stage).
+    pub fn holds_head(&self, model: &Model) -> bool {
+        self.last_stage || model.tables_on_every_stage()
+    }
+
+    /// Whether its LM head is its own embedding tensor (tied, and the embedding is here).
+    pub fn head_is_embedding(&self, model: &Model) -> bool {
+        model.tie_word_embeddings && self.holds_embedding(model)
+    }
+}
+
 /// Bytes for `params` weights of a quantized linear.
 fn linear_bytes(params: u64, model: &Model, is_expert: bool) -> u64 {
     let (num, den) = model
@@ -142,21 +160,11 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
     let h = model.hidden_size;
     let rows = model.padded_vocab() / p.tp;
     let embed = plain_bytes(rows * h, model);
-    // Some classes build both tables on every stage (Model::tables_on_every_stage).
-    let everywhere = model.tables_on_every_stage();
-    let embedding = if p.first_stage || everywhere {
-        embed
-    } else {
-        0
-    };
-    let head = if p.last_stage || everywhere {
+    let embedding = if p.holds_embedding(model) { embed } else { 0 };
+    let head = if p.holds_head(model) {
         // With tied embeddings the LM head is this stage's embedding tensor; with PP > 1 a
         // last stage without one materialises its own copy (LlamaForCausalLM.__init__).
-        let lm = if model.tie_word_embeddings && (p.first_stage || everywhere) {
-            0
-        } else {
-            embed
-        };
+        let lm = if p.head_is_embedding(model) { 0 } else { embed };
         lm + plain_bytes(h, model)
     } else {
         0
