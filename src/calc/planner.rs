@@ -904,7 +904,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         .any(|l| matches!(l, LayerKind::GatedDeltaNet | LayerKind::Mamba2));
     if let Some(b) = s.engine.block_size.filter(|b| b % 16 != 0) {
         if v.at_least(0, 18)
-            && s.gpu.compute_capability != (9, 4)
+            && !s.gpu.is_rocm()
             && m.sparse_mla.is_none()
             && m.compressed.is_none()
             && !hybrid
@@ -1007,7 +1007,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         // The backends' supports_compute_capability: FlashMLA's SM 9.x and 10.x, FlashInfer's
         // 10.x and 12.x. An unknown capability (0) is not checked; ROCm (9.4) has backends of
         // its own (models/deepseek_v4/amd), noted below.
-        let rocm = cc == (9, 4);
+        let rocm = s.gpu.is_rocm();
         if cc.0 != 0 && !rocm {
             let fits = if attn.backend == "FLASHMLA_SPARSE_DSV4" {
                 matches!(cc.0, 9 | 10)
@@ -2352,7 +2352,7 @@ fn allocation_check(
     // a measured overhead stands for the activations.
     let warm_up = s.version.at_least(0, 20)
         && s.gpu.compute_capability.0 >= 9
-        && s.gpu.compute_capability != (9, 4)
+        && !s.gpu.is_rocm()
         && !s.unified.as_ref().is_some_and(|u| u.overhead.is_some());
     let act_of = |r: &RankPlan| {
         if warm_up {

@@ -174,8 +174,8 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
                 ),
             };
         }
-        // ROCm reports gfx942 (MI300X) as 9.4: its default MLA backend is TRITON_MLA.
-        if s.gpu.compute_capability == (9, 4) {
+        // On ROCm the default MLA backend is TRITON_MLA.
+        if s.gpu.is_rocm() {
             return (16, "TRITON_MLA on ROCm (without AITER): block 16".into());
         }
         return match cc {

@@ -20,6 +20,14 @@ pub struct Gpu {
     pub compute_capability: (u32, u32),
 }
 
+impl Gpu {
+    /// An AMD GPU: ROCm reports gfx942 (MI300X) as compute capability 9.4, which no NVIDIA
+    /// part has. Its backends (TRITON_MLA, no FlashInfer) and block rules are ROCm's.
+    pub fn is_rocm(&self) -> bool {
+        self.compute_capability == (9, 4)
+    }
+}
+
 /// `--kv-cache-dtype`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum KvCacheDtype {
