@@ -90,7 +90,8 @@ pub fn amount(bytes: i128, unit: UnitSystem) -> String {
     }
 }
 
-fn unit_div(unit: UnitSystem) -> (f64, &'static str) {
+/// The display unit's size in bytes and its name: GiB or GB.
+pub(crate) fn unit_div(unit: UnitSystem) -> (f64, &'static str) {
     match unit {
         UnitSystem::Binary => (GIB as f64, "GiB"),
         UnitSystem::Decimal => (GB as f64, "GB"),
@@ -809,6 +810,9 @@ pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) ->
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use crate::io::url::{self, Field, UrlState};
+    use crate::ui::plan_of;
 
     #[test]
     fn fractions_show_two_decimals_at_least() {
@@ -817,10 +821,6 @@ mod tests {
         assert_eq!(fraction(0.925), "0.925");
         assert_eq!(fraction(1.0), "1.00");
     }
-
-    use super::*;
-    use crate::io::url::{self, Field, UrlState};
-    use crate::ui::plan_of;
 
     #[test]
     fn one_bar_group_per_rank_with_explained_segments() {

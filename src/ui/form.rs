@@ -223,36 +223,38 @@ fn stage_list(stages: &[i128], unit: UnitSystem) -> String {
         [] => String::new(),
         [b] if *b < 0 => format!("none ({} short)", shortfall(-b, unit)),
         _ if stages.iter().all(|b| *b < 0) => "none (every stage short)".into(),
-        [first, rest @ ..] if rest.iter().all(|b| b == first) && *first >= 0 => {
+        [first, rest @ ..] if rest.iter().all(|b| b == first) => {
             super::charts::amount(*first, unit)
         }
         _ => {
-            let amounts: Vec<Option<String>> = stages
+            let (div, name) = super::charts::unit_div(unit);
+            let parts: Vec<String> = stages
                 .iter()
-                .map(|b| (*b >= 0).then(|| super::charts::amount(*b, unit)))
-                .collect();
-            let units: Vec<&str> = amounts
-                .iter()
-                .flatten()
-                .filter_map(|a| a.split_once(' ').map(|(_, u)| u))
-                .collect();
-            let one_unit = units.first().filter(|u| units.iter().all(|x| x == *u));
-            let parts: Vec<&str> = amounts
-                .iter()
-                .map(|a| match (a, one_unit) {
-                    (None, _) => "none",
-                    (Some(a), Some(_)) => a.split_once(' ').map_or(a.as_str(), |(n, _)| n),
-                    (Some(a), None) => a.as_str(),
+                .map(|b| {
+                    if *b < 0 {
+                        "none".into()
+                    } else {
+                        crate::calc::units::grouped_fixed(*b as f64 / div, 2)
+                    }
                 })
                 .collect();
-            match one_unit {
-                Some(u) if amounts.last().is_some_and(Option::is_some) => {
-                    format!("{} {u}", parts.join(", "))
-                }
-                Some(u) => format!("{} ({u})", parts.join(", ")),
-                None => parts.join(", "),
+            // After a short last stage the unit reads as a note: "2.56, none (GiB)".
+            if stages.last().is_some_and(|b| *b < 0) {
+                format!("{} ({name})", parts.join(", "))
+            } else {
+                format!("{} {name}", parts.join(", "))
             }
         }
+    }
+}
+
+/// The rank whose ledger a measured input's placeholder and badge read: the drafter's (the
+/// last stage) for drafter-weights, else rank 0.
+fn rank_for(field: Field, p: &Plan) -> Option<&crate::calc::plan::RankPlan> {
+    if field == Field::Drafter {
+        p.ranks.iter().find(|r| r.holds_drafter)
+    } else {
+        p.ranks.first()
     }
 }
 
@@ -337,7 +339,7 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
         }
         // The drafter lives on the last stage.
         Field::Drafter => p
-            .and_then(|p| p.ranks.iter().find(|r| r.holds_drafter))
+            .and_then(|p| rank_for(field, p))
             .and_then(|r| r.line(Term::Drafter))
             .map(|l| super::charts::amount(l.bytes, unit))
             .unwrap_or_default(),
@@ -857,19 +859,14 @@ pub fn form(app: AppState) -> impl IntoView {
     // Provenance badges of the measured terms, and the catalog sources under the pickers.
     effect(move || {
         app.later.with(|p| {
-            let rank0 = p.as_ref().and_then(|p| p.ranks.first());
             for f in Field::ALL {
                 let Some(t) = term_of(f) else { continue };
                 let Some(el) = by_id(&format!("{}-badge", f.flag())) else {
                     continue;
                 };
-                let rank = if f == Field::Drafter {
-                    p.as_ref()
-                        .and_then(|p| p.ranks.iter().find(|r| r.holds_drafter))
-                } else {
-                    rank0
-                };
-                let prov = rank
+                let prov = p
+                    .as_deref()
+                    .and_then(|p| rank_for(f, p))
                     .and_then(|r| r.line(t))
                     .map(|l| (l.provenance.label(), l.provenance.basis().to_string()));
                 let (label, basis) = prov.unwrap_or_default();
