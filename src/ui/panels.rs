@@ -31,18 +31,8 @@ pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
         } else {
             format!("What does not: {}.", c.not_knobs.join(", "))
         };
-        let message = c.message.render(unit);
-        let (head, rest) = first_sentence(&message);
-        let rest = if rest.is_empty() {
-            String::new()
-        } else {
-            format!("{rest} ")
-        };
-        return (
-            false,
-            format!("Fails at {}: {head}", c.phase.label()),
-            format!("{rest}{who}{knobs}{not}"),
-        );
+        let (head, sub) = headline(&c.message.render(unit), &format!("{who}{knobs}{not}"));
+        return (false, format!("Fails at {}: {head}", c.phase.label()), sub);
     }
     let Some(r) = plan.replica.as_ref() else {
         return (true, "Starts".into(), String::new());
@@ -91,6 +81,18 @@ pub fn invalid_sub(flag: &str, has_figures: bool) -> String {
     } else {
         format!("No figures until the inputs are valid; fix {flag}.")
     }
+}
+
+/// A headline of a long message's first sentence, and the second line: the rest of it, then
+/// `after`.
+fn headline(message: &str, after: &str) -> (String, String) {
+    let (head, rest) = first_sentence(message);
+    let sub = match (rest.is_empty(), after.is_empty()) {
+        (true, _) => after.to_string(),
+        (false, true) => rest.to_string(),
+        (false, false) => format!("{rest} {after}"),
+    };
+    (head.to_string(), sub)
 }
 
 /// A message over 140 characters split after its first sentence (a ". " past the 20th
@@ -147,11 +149,10 @@ pub fn go_to(flag: &str) {
                     .and_then(|v| v.as_string())
                     .unwrap_or_default()
             };
-            let bad = all.iter().find(|el| {
-                let v = value(el);
-                let v = v.trim();
-                v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit())
-            });
+            // A box's text is a one-stage list: the list's own reader says whether it is a count.
+            let bad = all
+                .iter()
+                .find(|el| crate::io::url::parse_partition(&value(el)).is_err());
             bad.or(all.first()).cloned()
         });
     if let Some(el) = stage
@@ -169,16 +170,11 @@ fn verdict_lines(app: AppState) -> (String, String, String) {
         (Some(e), shown) => {
             // A long message (vLLM's words and then why) keeps its first sentence in the
             // headline and moves the rest below, so the banner stays readable on a phone.
-            let (head, rest) = first_sentence(&e.message);
-            let sub = invalid_sub(&e.flag, shown.is_some());
+            let (head, sub) = headline(&e.message, &invalid_sub(&e.flag, shown.is_some()));
             (
                 "verdict invalid".to_string(),
                 format!("Cannot plan this: {head}"),
-                if rest.is_empty() {
-                    sub
-                } else {
-                    format!("{rest} {sub}")
-                },
+                sub,
             )
         }
         (None, Some(p)) => {
@@ -458,7 +454,8 @@ pub fn rank_table_html(p: &Plan, u: UnitSystem) -> String {
 }
 
 /// Arrow keys inside a chart: in the per-rank chart, as [`stacked_step`] says; in the sweeps,
-/// Right/Down to the next point and Left/Up to the previous one; Home/End to the ends. The focused shape becomes the chart's one Tab stop (roving tabindex).
+/// Right/Down to the next point and Left/Up to the previous one; Home/End to the ends. The
+/// focused shape becomes the chart's one Tab stop (roving tabindex).
 fn roving_focus(ev: &web_sys::KeyboardEvent) {
     let key = ev.key();
     let step: isize = match key.as_str() {
