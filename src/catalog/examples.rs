@@ -355,36 +355,27 @@ pub fn give_way(
             *list = None;
         }
     }
-    if other_layout && !other_model && !typed("drafter-weights") {
+    // The drafter's and the gate's readings are per rank too.
+    if (other_model || other_layout) && !typed("drafter-weights") {
         if let Some(sp) = s.engine.speculative.as_mut() {
             sp.drafter_weights = None;
         }
     }
-    if other_layout && !typed("overhead") {
+    if (other_model || other_layout) && !typed("overhead") {
         if let Some(u) = s.unified.as_mut() {
             u.overhead = None;
         }
     }
-    if other_model {
-        let spec_typed = [
-            "speculative-config",
-            "num-speculative-tokens",
-            "drafter-weights",
-        ]
-        .iter()
-        .any(|f| typed(f));
-        if !spec_typed {
-            s.engine.speculative = None;
-        } else if let Some(sp) = s.engine.speculative.as_mut() {
-            if !typed("drafter-weights") {
-                sp.drafter_weights = None;
-            }
-        }
-        if let Some(u) = s.unified.as_mut() {
-            if !typed("overhead") {
-                u.overhead = None;
-            }
-        }
+    // Another model has no use for the example's drafter unless the user chose one.
+    let spec_typed = [
+        "speculative-config",
+        "num-speculative-tokens",
+        "drafter-weights",
+    ]
+    .iter()
+    .any(|f| typed(f));
+    if other_model && !spec_typed {
+        s.engine.speculative = None;
     }
     let gate_applies = s.gpu.unified_memory
         && !other_gpu
