@@ -1942,9 +1942,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     // A pinned pool skips the sizing, not the profile run (gpu_worker.determine_available_memory
     // runs profile_run first): a batch of max-num-batched-tokens on top of what loading left.
     // Within the budget the same shortfall leaves no KV memory, which the sizing reports.
-    if s.engine.kv_cache_memory_bytes.is_some_and(|b| b > 0)
-        && !s.unified.as_ref().is_some_and(|u| u.overhead.is_some())
-    {
+    if s.engine.kv_cache_memory_bytes.is_some_and(|b| b > 0) && measured_overhead(s).is_none() {
         let room = |r: &RankPlan| {
             let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
             get(Term::FreeAtStart)
@@ -2353,7 +2351,7 @@ fn allocation_check(
     let warm_up = s.version.at_least(0, 20)
         && s.gpu.compute_capability.0 >= 9
         && !s.gpu.is_rocm()
-        && !s.unified.as_ref().is_some_and(|u| u.overhead.is_some());
+        && measured_overhead(s).is_none();
     let act_of = |r: &RankPlan| {
         if warm_up {
             r.line(Term::Activation).map_or(0, |l| l.bytes.max(0))
@@ -2552,7 +2550,7 @@ fn push_after_start(
     r.free_after_start = free_after;
     // The measured overhead stands in for the estimated activation, other use and graphs once
     // started; it gets its own line so the ledger adds up to what is free.
-    if let Some(o) = s.unified.as_ref().and_then(|u| u.overhead.as_ref()) {
+    if let Some(o) = measured_overhead(s) {
         r.ledger.push(line(
             Term::MeasuredOverhead,
             i128::from(o.bytes.0),
@@ -2577,12 +2575,18 @@ fn line_prov(r: &RankPlan, term: Term) -> Provenance {
         .unwrap_or(Provenance::Exact)
 }
 
+/// The unified-memory gate's measured overhead, which stands for the activations, the other
+/// use and the graphs once started.
+fn measured_overhead(s: &Scenario) -> Option<&super::scenario::Measured> {
+    s.unified.as_ref().and_then(|u| u.overhead.as_ref())
+}
+
 /// What a rank holds once started besides weights, drafter and the pool. On a unified-memory
 /// box with a measured overhead (seed 002: graphs, kernel workspaces and activations at the
 /// prefill budget, a remainder of what the box lost), that figure; otherwise the persistent
 /// other consumption and CUDA graphs (the activation peak is transient).
 fn held_besides(s: &Scenario, r: &RankPlan) -> (i128, Provenance, &'static str) {
-    if let Some(o) = s.unified.as_ref().and_then(|u| u.overhead.as_ref()) {
+    if let Some(o) = measured_overhead(s) {
         return (
             i128::from(o.bytes.0),
             Provenance::Measured(o.source.clone().into()),
