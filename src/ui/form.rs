@@ -258,6 +258,29 @@ fn rank_for(field: Field, p: &Plan) -> Option<&crate::calc::plan::RankPlan> {
     }
 }
 
+/// The provenance a measured input's badge shows. A per-stage input (weights, available-kv)
+/// speaks for every stage: where the stages' figures differ in kind (one stage measured, the
+/// others estimated), the badge is the least certain of them, so an estimate never wears a
+/// measured badge.
+fn badge_provenance(field: Field, term: Term, p: &Plan) -> Option<crate::calc::plan::Provenance> {
+    use crate::calc::plan::Provenance;
+    let own = rank_for(field, p)?.line(term)?.provenance.clone();
+    if !matches!(field, Field::Weights | Field::AvailableKv) {
+        return Some(own);
+    }
+    let stages: Vec<&Provenance> = p
+        .ranks
+        .iter()
+        .filter(|r| r.tp_rank == 0)
+        .filter_map(|r| r.line(term).map(|l| &l.provenance))
+        .collect();
+    if stages.iter().all(|pr| pr.label() == own.label()) {
+        Some(own)
+    } else {
+        Some(Provenance::combine(&stages))
+    }
+}
+
 /// A shortfall as the verdict would state it: in the unit, or in bytes when it rounds to 0.
 fn shortfall(bytes: i128, unit: UnitSystem) -> String {
     let a = super::charts::amount(bytes, unit);
@@ -866,9 +889,8 @@ pub fn form(app: AppState) -> impl IntoView {
                 };
                 let prov = p
                     .as_deref()
-                    .and_then(|p| rank_for(f, p))
-                    .and_then(|r| r.line(t))
-                    .map(|l| (l.provenance.label(), l.provenance.basis().to_string()));
+                    .and_then(|p| badge_provenance(f, t, p))
+                    .map(|pr| (pr.label(), pr.basis().to_string()));
                 let (label, basis) = prov.unwrap_or_default();
                 el.set_class_name(&format!("badge {label}"));
                 el.set_text_content(Some(label));
@@ -934,6 +956,25 @@ mod tests {
             "6.20, 2.56, none (GiB)"
         );
         assert_eq!(placeholder(&s1, Field::Drafter), "12.00 GiB");
+        // Its weights: stage 1 measured, the others estimated; the badge is the estimate.
+        let p = plan_of(&s1);
+        let w = |r: usize| p.ranks[r].line(Term::Weights).unwrap().provenance.label();
+        assert_eq!((w(0), w(1)), ("estimate", "measured"));
+        let badge = |f| badge_provenance(f, term_of(f).unwrap(), &p).unwrap();
+        assert_eq!(badge(Field::Weights).label(), "estimate");
+        assert_eq!(badge(Field::Drafter).label(), "measured");
+        // A first stage measured and later ones estimated: still the estimate.
+        let p = plan_of(&[
+            (Field::Model, "llama-3.1-70b-instruct"),
+            (Field::Pp, "3"),
+            (Field::Weights, "45GiB,-,-"),
+        ]);
+        assert_eq!(
+            p.ranks[0].line(Term::Weights).unwrap().provenance.label(),
+            "measured"
+        );
+        let w = badge_provenance(Field::Weights, Term::Weights, &p).unwrap();
+        assert_eq!(w.label(), "estimate");
         assert_eq!(placeholder(&s1, Field::Weights), "49.67, 53.30, 49.67 GiB");
         // A short later stage of a split that leaves the first with room.
         let split = [
