@@ -1837,3 +1837,27 @@ fn a_pinned_pool_still_runs_the_profile_pass() {
     let p = plan_of(&q.replace("131072", "8192")).unwrap();
     assert!(p.checks.iter().all(|c| c.phase != Phase::KvSizing || c.ok));
 }
+
+#[test]
+fn a_speculative_count_not_given_is_planned_as_one_and_said_so() {
+    let assumed = |p: &Plan| {
+        p.notes
+            .iter()
+            .any(|n| n.contains("num_speculative_tokens was not given"))
+    };
+    let base = "model=deepseek-v3&tp=8&gpu=h200-141gb&spec=deepseek_mtp";
+    let p = plan_of(base).unwrap();
+    assert!(assumed(&p), "{:?}", p.notes);
+    let given = plan_of(&format!("{base}&spec-tokens=1")).unwrap();
+    assert!(!assumed(&given));
+    // Same figures: the note is the only difference.
+    assert_eq!(p.replica, given.replica);
+    // An example's drafter brings its own count, also under another method.
+    for q in [
+        "example=s1-three-cards",
+        "example=s1-three-cards&spec=ngram",
+    ] {
+        let p = plan_of(q).unwrap();
+        assert!(!assumed(&p), "{q}: {:?}", p.notes);
+    }
+}

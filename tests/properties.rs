@@ -683,6 +683,7 @@ fn mixed_provenance_scenario(rng: &mut Rng) -> Scenario {
     }
     if s.model.mtp_layers > 0 && rng.chance(30) {
         s.engine.speculative = Some(Speculative {
+            count_assumed: false,
             draft_model: None,
             method: "deepseek_mtp".into(),
             num_speculative_tokens: 1,
@@ -1002,6 +1003,7 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     e.enforce_eager = rng.chance(30);
     e.num_gpu_blocks_override = rng.chance(15).then(|| wild_u64(rng));
     e.speculative = rng.chance(25).then(|| Speculative {
+        count_assumed: false,
         draft_model: None,
         method: rng
             .pick(&[
@@ -1278,6 +1280,7 @@ fn named_extremes_are_errors_with_a_field() {
             "speculative-config",
             Box::new(|s| {
                 s.engine.speculative = Some(Speculative {
+                    count_assumed: false,
                     draft_model: None,
                     method: "eagle".into(),
                     num_speculative_tokens: 0,

@@ -186,6 +186,7 @@ fn example_b_fp8_kv_uses_flashmla_block_64() {
 fn example_b_mtp_adds_a_layer_on_the_last_stage() {
     let mut s = example_b(KvCacheDtype::Auto);
     s.engine.speculative = Some(headroom::calc::scenario::Speculative {
+        count_assumed: false,
         draft_model: None,
         method: "deepseek_mtp".into(),
         num_speculative_tokens: 1,

@@ -1091,6 +1091,13 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             ),
         ));
     }
+    if s.engine
+        .speculative
+        .as_ref()
+        .is_some_and(|sp| sp.count_assumed)
+    {
+        notes.push("num_speculative_tokens was not given, so Headroom plans 1 speculative token. vLLM has no default of its own: it takes a drafter config's n_predict where there is one, and otherwise stops with \"num_speculative_tokens must be provided with speculative model unless the draft model config contains an n_predict parameter.\" Give the count (spec-tokens on the page, num_speculative_tokens in the speculative config).".into());
+    }
     if mtp.is_some() && m.mtp_layers == 0 {
         notes.push("The model's config declares no MTP layers (vLLM's n_predict: num_nextn_predict_layers, or mtp_num_hidden_layers for Qwen3.5): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
     }

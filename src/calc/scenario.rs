@@ -121,6 +121,9 @@ pub struct Speculative {
     /// `draft_model`'s drafter (the speculative config's `model`), when Headroom knows its
     /// shape: its weights are estimated and its attention layers join the last stage's KV.
     pub draft_model: Option<Box<Model>>,
+    /// The count was not given and Headroom planned 1: vLLM needs `num_speculative_tokens` in
+    /// the speculative config (or a drafter config's `n_predict`), so the plan says so.
+    pub count_assumed: bool,
 }
 
 /// A value the user gave, and where it came from.

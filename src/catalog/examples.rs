@@ -74,6 +74,7 @@ pub fn s1_three_cards() -> Scenario {
     // being given one: `auto` lets the pool decide, as there.
     s.engine.max_model_len = MaxLen::Auto;
     s.engine.speculative = Some(Speculative {
+        count_assumed: false,
         draft_model: None,
         method: "deepseek_mtp".into(),
         num_speculative_tokens: 1,
@@ -162,6 +163,7 @@ pub fn s2_unified_gate() -> Scenario {
 /// article's weights: the gate reads only those, and the pool is the article's measured ratio.
 pub fn s2_drafter() -> Speculative {
     Speculative {
+        count_assumed: false,
         draft_model: None,
         method: "deepseek_mtp".into(),
         num_speculative_tokens: 1,

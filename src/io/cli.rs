@@ -802,6 +802,10 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
         method,
         num_speculative_tokens: n as u32,
         drafter_weights: None,
+        // Only an EAGLE head's count may be left out (its config is not read).
+        count_assumed: !obj
+            .get("num_speculative_tokens")
+            .is_some_and(|v| !v.is_null()),
     }))
 }
 
@@ -1946,6 +1950,13 @@ mod tests {
             .unwrap();
         assert_eq!(s.method, "deepseek_mtp");
         assert_eq!(s.num_speculative_tokens, 2);
+        assert!(!s.count_assumed);
+        // An EAGLE head's count may come from its config, which is not read: 1, noted.
+        let s =
+            parse_speculative(r#"{"method":"eagle","model":"yuhuili/EAGLE-LLaMA3-Instruct-8B"}"#)
+                .unwrap()
+                .unwrap();
+        assert_eq!((s.num_speculative_tokens, s.count_assumed), (1, true));
         assert!(parse_speculative("{").is_err());
         assert!(parse_speculative(r#"{"method":"magic"}"#).is_err());
         assert!(parse_speculative(r#"{"method":"eagle","num_speculative_tokens":0}"#).is_err());

@@ -1122,6 +1122,9 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                         num_speculative_tokens: old
                             .as_ref()
                             .map_or(1, |o| o.num_speculative_tokens),
+                        // An example's drafter brings its count; otherwise 1 stands in
+                        // until spec-tokens gives one (the plan notes it).
+                        count_assumed: old.as_ref().map_or(true, |o| o.count_assumed),
                         // An example's drafter measurement belongs to its method: another
                         // method's drafter is estimated (or given with drafter-weights).
                         drafter_weights: old
@@ -1188,6 +1191,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             .as_mut()
             .ok_or_else(|| no_drafter(Field::SpecTokens))?;
         spec.num_speculative_tokens = n;
+        spec.count_assumed = false;
     }
     if let Some(text) = state.get(Field::Drafter) {
         let m = measured(Field::Drafter, text)?;

@@ -40,6 +40,7 @@ fn cases() -> Vec<(&'static str, &'static str, Scenario)> {
     let mut mla = scenario("deepseek-v3", "h200-141gb", 8, 1);
     mla.engine.max_model_len = MaxLen::Value(163_840);
     mla.engine.speculative = Some(Speculative {
+        count_assumed: false,
         draft_model: None,
         method: "deepseek_mtp".into(),
         num_speculative_tokens: 1,
