@@ -896,7 +896,7 @@ fn attention_backend_picks_deepseek_v4s_layout() {
         (
             format!("{base}&attention-backend=FLASH_ATTN"),
             "attention-backend",
-            "Headroom plans auto",
+            "DeepSeek-V4's attention runs on its own sparse backends",
         ),
     ] {
         let (f, m) = refused(&q);
@@ -1860,4 +1860,52 @@ fn a_speculative_count_not_given_is_planned_as_one_and_said_so() {
         let p = plan_of(q).unwrap();
         assert!(!assumed(&p), "{q}: {:?}", p.notes);
     }
+}
+
+#[test]
+fn a_selected_attention_backend_is_checked_and_sets_the_block() {
+    // CUTLASS_MLA on Blackwell: kernel block 128, said the way vLLM says it.
+    let p = plan_of("model=deepseek-v3&tp=8&gpu=b200-192gb&attention-backend=CUTLASS_MLA").unwrap();
+    let r = p.replica.as_ref().unwrap();
+    assert_eq!(r.block_size, 128);
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| l.ends_with("Using AttentionBackendEnum.CUTLASS_MLA backend.")));
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| l.ends_with("Setting kv cache block size to 128 for CUTLASS_MLA backend(s).")));
+    // A dense backend on a dense model changes no figure.
+    let auto = plan_of("model=llama-3.1-8b-instruct").unwrap();
+    let fi = plan_of("model=llama-3.1-8b-instruct&attention-backend=flashinfer").unwrap();
+    assert_eq!(auto.replica, fi.replica);
+    // vLLM's refusals, reasons in validate_configuration's order.
+    let (f, m) = refused("model=llama-3.1-8b-instruct&attention-backend=FLASHMLA");
+    assert_eq!(f, "attention-backend");
+    assert!(m.starts_with("Selected backend AttentionBackendEnum.FLASHMLA is not valid for this configuration. Reason: ['head_size not supported', 'non-MLA not supported']"), "{m}");
+    let (_, m) = refused("model=deepseek-v3&tp=8&gpu=b200-192gb&attention-backend=FLASHMLA");
+    assert!(
+        m.contains("Reason: ['FlashMLA Dense is only supported on Hopper devices.']"),
+        "{m}"
+    );
+    let (_, m) = refused("model=gpt-oss-20b&gpu=a100-sxm4-80gb&attention-backend=FLASH_ATTN");
+    assert!(m.contains("Reason: ['attention sinks not supported', 'sink not supported on compute capability < 9.0']"), "{m}");
+    let (_, m) = refused(
+        "model=llama-3.1-8b-instruct&gpu=a100-sxm4-80gb&attention-backend=FLASH_ATTN&kv-dtype=fp8",
+    );
+    assert!(
+        m.contains("Reason: ['kv_cache_dtype not supported', 'FP8 KV cache requires FA3 on SM90"),
+        "{m}"
+    );
+    let (_, m) = refused("model=deepseek-v3.2&tp=8&gpu=h200-141gb&attention-backend=FLASHMLA");
+    assert!(m.contains("Reason: ['sparse not supported']"), "{m}");
+    // Not planned: dense names for V4, any selection on ROCm.
+    let (f, _) =
+        refused("model=deepseek-v4-flash&tp=4&gpu=h200-141gb&attention-backend=FLASH_ATTN");
+    assert_eq!(f, "attention-backend");
+    let (_, m) =
+        refused("model=llama-3.1-8b-instruct&gpu=mi300x-192gb&attention-backend=TRITON_ATTN");
+    assert!(m.contains("ROCm"), "{m}");
+    assert!(plan_of("model=gpt-oss-20b&gpu=a100-sxm4-80gb&attention-backend=TRITON_ATTN").is_ok());
 }

@@ -5,6 +5,7 @@
 //! load, profiling and the KV budget, the KV layout and the capacity check, with older releases'
 //! rules where they differ.
 
+pub mod backend;
 pub mod decimal;
 pub mod formula;
 pub mod kv;

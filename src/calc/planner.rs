@@ -7,6 +7,7 @@
 //!    `--kv-cache-memory-bytes`;
 //! 4. the KV layout, the capacity check and `num_blocks` (the minimum over ranks), in `kv`.
 
+use super::backend;
 use super::formula::{Arg, Formula};
 use super::kv::{self, KvError, KvSettings, LayerKv, LayerSpec, MaxModelLen, WorkerKv};
 use super::model::{LayerKind, Model, MtpDraft};
@@ -643,18 +644,35 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             "num-gpu-blocks-override must be at least 1",
         ));
     }
-    if let Some(b) = s
-        .engine
-        .attention_backend
-        .filter(|_| s.model.compressed.is_none())
-    {
-        return Err(CalcError::new(
-            "attention-backend",
-            format!(
-                "attention-backend {b}: Headroom plans a chosen backend for DeepSeek-V4 only; for {} it plans vLLM's own choice (leave it auto)",
-                s.model.name
-            ),
-        ));
+    // A selected backend: the dense and MLA ones for ordinary attention (vLLM checks them and
+    // stops when one cannot serve the model), V4's sparse ones for DeepSeek-V4 (below).
+    if let Some(name) = s.engine.attention_backend {
+        match (backend::find(name), s.model.compressed.is_some()) {
+            (Some(_), _) if s.gpu.is_rocm() => {
+                return Err(CalcError::new(
+                    "attention-backend",
+                    format!("attention-backend {name}: Headroom plans a selected backend on CUDA GPUs; ROCm's own backends (ROCM_ATTN, ROCM_AITER_FA, ROCM_AITER_MLA ...) have not been read, so leave it auto on this GPU"),
+                ))
+            }
+            (Some(b), false) => backend::validate(s, b)?,
+            (Some(_), true) => {
+                return Err(CalcError::new(
+                    "attention-backend",
+                    format!("attention-backend {name}: DeepSeek-V4's attention runs on its own sparse backends (FLASHMLA_SPARSE_DSV4, FLASHINFER_MLA_SPARSE_DSV4); Headroom has not read what vLLM does with {name} for V4's layers, so choose one of those or auto"),
+                ))
+            }
+            (None, false) => {
+                return Err(CalcError::new(
+                    "attention-backend",
+                    format!(
+                        "attention-backend {name}: the sparse backends are planned for DeepSeek-V4 only; for {} choose one of {} or auto (vLLM's choice)",
+                        s.model.name,
+                        backend::BACKENDS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                    ),
+                ))
+            }
+            (None, true) => {}
+        }
     }
     if s.engine.kv_cache_dtype == KvCacheDtype::Fp8Inc {
         return Err(CalcError::new(
@@ -1895,6 +1913,23 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         log_lines.push(format!(
             "{first} Using DeepSeek's fp8_ds_mla KV cache format."
         ));
+    }
+    // Every worker builds its attention layers with the selected backend (cuda.py's
+    // `logger.info("Using %s backend.", selected_backend)`, the enum member printed whole).
+    if let Some(b) = backend::selected(s) {
+        log_lines.push(format!(
+            "{first} Using AttentionBackendEnum.{} backend.",
+            b.name
+        ));
+        notes.push(format!("--attention-backend {}: checked as vLLM 0.33.0 checks a selected backend (head size, KV cache dtype, kernel blocks, MLA, attention sinks, compute capability and its own kernel rules), assuming its kernels are built in (FlashAttention 3 on SM 9.x and 4 on SM 10.x, FlashMLA, FlashInfer's TRT-LLM kernels).", b.name));
+    }
+    if backend::selected(s).is_some_and(|b| b.name == "FLASHINFER")
+        && ![16, 32, 64].contains(&block_size)
+        && m.layers
+            .iter()
+            .any(|l| matches!(l, LayerKind::Sliding { .. }))
+    {
+        notes.push(format!("FLASHINFER's kernels take blocks of 16, 32 or 64: for its sliding-window layers vLLM picks the largest of those within --block-size {block_size} (_largest_kernel_block_within) and pads the pages; Headroom plans those layers at {block_size}, so their pages are not vLLM's."));
     }
     let backend_line = !hybrid_raised && block_size != 16 && s.engine.block_size.is_none();
     if backend_line {

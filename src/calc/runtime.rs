@@ -152,6 +152,16 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
             format!("DEEPSEEK_SPARSE_SWA/{attn}/DEEPSEEK_V4_INDEXER/CompressorBackend: DeepSeek-V4's attention and indexer kernels take 256-token blocks (its sliding-window and compressor caches keep 64, 4 and 8)"),
         );
     }
+    // A backend the user selected (its checks are in `backend::validate`).
+    if let Some(b) = super::backend::selected(s).filter(|_| s.version.at_least(0, 18)) {
+        return (
+            b.kernel.preferred(),
+            format!(
+                "{}, selected with --attention-backend: its preferred kernel block",
+                b.name
+            ),
+        );
+    }
     if s.model.mla.is_some() {
         let fp8 = s.engine.kv_cache_dtype.is_fp8() || s.model.kv_fp8_from_checkpoint;
         if !s.version.at_least(0, 18) {

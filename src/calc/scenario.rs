@@ -197,9 +197,19 @@ pub struct Engine {
     pub attention_backend: Option<&'static str>,
 }
 
-/// The `--attention-backend` names Headroom plans: DeepSeek-V4's sparse backends, and the two
-/// FlashInfer names vLLM refuses for V4 with a message of its own.
-pub const ATTENTION_BACKENDS: [&str; 5] = [
+/// The `--attention-backend` names Headroom plans: the dense and MLA backends of ordinary
+/// decoder attention (`calc::backend`), DeepSeek-V4's sparse backends, and the two FlashInfer
+/// names vLLM refuses for V4 with a message of its own.
+pub const ATTENTION_BACKENDS: [&str; 14] = [
+    "FLASH_ATTN",
+    "TRITON_ATTN",
+    "FLASHINFER",
+    "FLEX_ATTENTION",
+    "FLASH_ATTN_MLA",
+    "FLASHMLA",
+    "FLASHINFER_MLA",
+    "CUTLASS_MLA",
+    "TRITON_MLA",
     "FLASHMLA_SPARSE_DSV4",
     "FLASHINFER_MLA_SPARSE_DSV4",
     "FLASHMLA_SPARSE",
@@ -217,7 +227,7 @@ pub fn parse_attention_backend(text: &str) -> Result<Option<&'static str>, Strin
             .map(|n| Some(*n))
             .ok_or_else(|| {
                 format!(
-                    "attention-backend {t:?}: Headroom plans auto (vLLM's choice) or one of DeepSeek-V4's sparse backends, {}",
+                    "attention-backend {t:?}: Headroom plans auto (vLLM's choice) or one of {}",
                     ATTENTION_BACKENDS.join(", ")
                 )
             }),

@@ -176,7 +176,7 @@ pub const FLAGS: &[Flag] = &[
     flag("num-gpu-blocks-override", Some("N"), Section::Engine, "Use exactly N KV blocks."),
     flag("speculative-config", Some("JSON"), Section::Engine, "E.g. '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'; for draft_model, \"model\" names the drafter (catalog id, Hugging Face repo or config.json path)."),
     flag("disable-hybrid-kv-cache-manager", None, Section::Engine, "Sliding-window and chunked layers keep full-length KV."),
-    flag("attention-backend", Some("NAME"), Section::Engine, "DeepSeek-V4's sparse backend: FLASHMLA_SPARSE_DSV4 or FLASHINFER_MLA_SPARSE_DSV4 (on SM 10.x: plain bf16 or fp8 rows, so a bf16 KV cache). Default: vLLM's choice; other models keep vLLM's choice."),
+    flag("attention-backend", Some("NAME"), Section::Engine, "A backend for ordinary attention (FLASH_ATTN, TRITON_ATTN, FLASHINFER, FLEX_ATTENTION, FLASH_ATTN_MLA, FLASHMLA, FLASHINFER_MLA, CUTLASS_MLA, TRITON_MLA; checked as vLLM checks a selected one), or DeepSeek-V4's sparse backend: FLASHMLA_SPARSE_DSV4 or FLASHINFER_MLA_SPARSE_DSV4 (on SM 10.x: plain bf16 or fp8 rows, so a bf16 KV cache). Default: vLLM's choice."),
     flag("no-async-scheduling", None, Section::Engine, "One batch in flight per pipeline stage instead of one more (vLLM also turns async scheduling off with the Ray executor); sliding-window layers then need fewer blocks."),
     flag("free-memory", Some("BYTES"), Section::Measured, "Free memory at vLLM's init snapshot (torch.cuda.mem_get_info free)."),
     flag("weights", Some("BYTES[,..]"), Section::Measured, "Weights per rank (\"Model loading took X GiB\"); a comma list gives one value per PP stage, - keeps a stage's estimate."),

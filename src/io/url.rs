@@ -89,7 +89,7 @@ pub enum Field {
     NoHybrid,
     /// `--no-async-scheduling`.
     NoAsync,
-    /// `--attention-backend` (DeepSeek-V4's sparse backends), or `auto`.
+    /// `--attention-backend`: a dense or MLA backend, one of DeepSeek-V4's sparse backends, or `auto`.
     AttnBackend,
     /// The vLLM release whose rules apply.
     Vllm,
@@ -142,7 +142,7 @@ enum Rule {
     /// `--max-model-len`: a count or `auto` / `-1`.
     MaxLen,
     KvDtype,
-    /// `--attention-backend`: `auto` or one of DeepSeek-V4's sparse backends.
+    /// `--attention-backend`: `auto`, a dense or MLA backend, or one of DeepSeek-V4's sparse backends.
     AttnBackend,
     Version,
     Unit,
@@ -1345,7 +1345,14 @@ mod tests {
             Rule::MaxLen => r.pick(&["auto", "131072", "-1", "8k", "4096"]).to_string(),
             Rule::KvDtype => r.pick(&["auto", "fp8", "bfloat16", "fp8_e5m2"]).to_string(),
             Rule::AttnBackend => r
-                .pick(&["auto", "FLASHINFER_MLA_SPARSE_DSV4", "FLASHMLA_SPARSE_DSV4"])
+                .pick(&[
+                    "auto",
+                    "FLASHINFER_MLA_SPARSE_DSV4",
+                    "FLASHMLA_SPARSE_DSV4",
+                    "FLASHINFER",
+                    "CUTLASS_MLA",
+                    "flash_attn",
+                ])
                 .to_string(),
             Rule::Version => r.pick(&["0.33", "0.19.1", "0.14", "v0.20.0"]).to_string(),
             Rule::Unit => r.pick(&["gib", "gb"]).to_string(),

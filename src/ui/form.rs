@@ -116,7 +116,7 @@ const SECTIONS: [(&str, &[Input]); 6] = [
             input(Field::KvDtype, "KV cache dtype", Kind::Choice(&KV_DTYPES)),
             input(
                 Field::AttnBackend,
-                "Attention backend (DeepSeek-V4)",
+                "Attention backend",
                 Kind::Choice(&ATTENTION_BACKENDS),
             ),
             input(Field::BlockSize, "Block size", Kind::Text),
