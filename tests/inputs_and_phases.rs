@@ -1909,3 +1909,104 @@ fn a_selected_attention_backend_is_checked_and_sets_the_block() {
     assert!(m.contains("ROCm"), "{m}");
     assert!(plan_of("model=gpt-oss-20b&gpu=a100-sxm4-80gb&attention-backend=TRITON_ATTN").is_ok());
 }
+
+/// The audit of 2026-12-01: each case's figure from vLLM's source for that release.
+#[test]
+fn older_releases_schedule_and_size_as_their_source_says() {
+    let tokens = |q: &str| plan_of(q).unwrap().replica.unwrap().kv_cache_tokens;
+    // 0.26 to 0.32 turn async scheduling off for ngram: a batch per stage is in flight, as
+    // with --no-async-scheduling, and vLLM warns.
+    let ngram = "model=gpt-oss-120b&vllm=0.32&spec=ngram&spec-tokens=3";
+    assert_eq!(tokens(ngram), tokens(&format!("{ngram}&no-async=true")));
+    assert_eq!(tokens(ngram), 246_514);
+    assert!(plan_of(ngram).unwrap().log_lines.iter().any(|l| {
+        l.ends_with(
+        "Async scheduling not supported with ngram-based speculative decoding and will be disabled."
+    )
+    }));
+    // 0.33's Model Runner V2 keeps it.
+    let now = "model=gpt-oss-120b&spec=ngram&spec-tokens=3";
+    assert_ne!(tokens(now), tokens(&format!("{now}&no-async=true")));
+    // The 160 GiB batch tier arrived in 0.28.
+    let d = |v: &str| {
+        plan_of(&format!("model=gpt-oss-120b&gpu=b200-192gb&vllm={v}"))
+            .unwrap()
+            .demand
+            .unwrap()
+            .max_num_batched_tokens
+    };
+    assert_eq!((d("0.27"), d("0.28")), (8_192, 16_384));
+    // 0.26 to 0.28 run dense models on Model Runner V2: pp + 1 batches in flight, as from 0.29.
+    assert_eq!(
+        tokens("model=gemma-3-27b-it&pp=2&vllm=0.28"),
+        tokens("model=gemma-3-27b-it&pp=2&vllm=0.29")
+    );
+    // Before 0.18 the platform forced an MLA block: CUTLASS_MLA's 128 on Blackwell in 0.14,
+    // FlashMLA's 64 on Hopper over a given 16; nothing on Ampere.
+    let block = |q: &str| plan_of(q).unwrap().replica.unwrap().block_size;
+    let v3 = "model=deepseek-v3&tp=8";
+    assert_eq!(block(&format!("{v3}&gpu=b200-192gb&vllm=0.14")), 128);
+    assert_eq!(
+        block(&format!("{v3}&gpu=b200-192gb&vllm=0.17&block-size=16")),
+        64
+    );
+    assert_eq!(
+        block(&format!("{v3}&gpu=h200-141gb&vllm=0.14&block-size=16")),
+        64
+    );
+    let p = plan_of(&format!("{v3}&gpu=h200-141gb&vllm=0.17&block-size=32")).unwrap();
+    assert_eq!(p.replica.as_ref().unwrap().block_size, 64);
+    assert!(p
+        .log_lines
+        .iter()
+        .any(|l| l.ends_with("Forcing kv cache block size to 64 for FlashMLA backend.")));
+    assert!(!p
+        .log_lines
+        .iter()
+        .any(|l| l.contains("Setting kv cache block size")));
+}
+
+#[test]
+fn dense_mla_refuses_the_caches_no_backend_takes() {
+    for dtype in ["fp8_ds_mla", "fp8_e5m2"] {
+        let (f, m) = refused(&format!(
+            "model=deepseek-v3&tp=8&gpu=h200-141gb&kv-dtype={dtype}"
+        ));
+        assert_eq!(f, "kv-cache-dtype", "{m}");
+        assert!(m.contains("No valid attention backend found"), "{m}");
+    }
+    assert!(plan_of("model=deepseek-v3&tp=8&gpu=h200-141gb&kv-dtype=fp8").is_ok());
+}
+
+#[test]
+fn override_and_auto_fit_lines_follow_vllms_order() {
+    // The override is logged on every worker before the capacity check that then fails.
+    let p = plan_of("model=llama-3.1-8b-instruct&num-gpu-blocks-override=8192").unwrap();
+    let at = |needle: &str| p.log_lines.iter().position(|l| l.contains(needle));
+    let o = at("Overriding num_gpu_blocks=28228 with num_gpu_blocks_override=8192")
+        .expect("override line");
+    assert!(o < at("ValueError: To serve at least one request").expect("error line"));
+    // Auto-fit quotes the first worker's memory unless another's length is strictly shorter.
+    let p = plan_of("model=llama-3.1-8b-instruct&pp=2&max-model-len=auto&available-kv=40e9,30e9")
+        .unwrap();
+    assert!(
+        p.log_lines
+            .iter()
+            .any(|l| l.ends_with("fits in available KV cache memory (37.25 GiB GPU)")),
+        "{:?}",
+        p.log_lines
+    );
+}
+
+#[test]
+fn a_rope_factor_that_is_not_a_positive_number_is_refused() {
+    for f in ["-2", "0", "1e308"] {
+        let cfg = format!(
+            r#"{{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"num_hidden_layers":32,"intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":4096,"rope_scaling":{{"type":"linear","factor":{f}}}}}"#
+        );
+        let q = format!("config={}", url::base64url_encode(cfg.as_bytes()));
+        let (field, m) = refused(&q);
+        assert_eq!(field, "config", "{f}: {m}");
+        assert!(m.contains("rope_scaling"), "{f}: {m}");
+    }
+}

@@ -197,6 +197,9 @@ pub struct KvPlan {
     pub max_model_len: u64,
     /// Set when `--max-model-len auto` changed the length: (from, to).
     pub auto_fit: Option<(u64, u64)>,
+    /// The worker whose memory vLLM's auto-fit line quotes: the first worker, unless a later
+    /// one's estimate is strictly lower (`limiting_worker_mem`).
+    pub auto_fit_worker: usize,
     pub blocks_per_request: u64,
     /// The minimum over workers (or the override).
     pub num_blocks: u64,
@@ -513,6 +516,20 @@ fn packed_groups(all: &[Resolved], page_of: &[u64]) -> Vec<(Resolved, Vec<u32>)>
 /// `EngineCore._initialize_kv_caches` → `get_kv_cache_configs` → `update_kv_cache_capacity`.
 ///
 /// `workers` are the engine's ranks (TP x PP), each with its own layers and budget.
+/// Each worker's bytes per block, which depend on the layout alone (not on the length, the
+/// memory or an override): read from a plan at one token with an override large enough that no
+/// check can fail. Empty when the layout itself is invalid.
+pub fn bytes_per_block(workers: &[WorkerKv], settings: &KvSettings) -> Vec<u64> {
+    let probe = KvSettings {
+        max_model_len: MaxModelLen::Value(1),
+        num_gpu_blocks_override: Some(1 << 40),
+        ..settings.clone()
+    };
+    plan_kv(workers, &probe)
+        .map(|p| p.workers.iter().map(|w| w.bytes_per_block).collect())
+        .unwrap_or_default()
+}
+
 pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, KvError> {
     if workers.is_empty() {
         return Err(KvError::Invalid("the engine has no workers".into()));
@@ -723,6 +740,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     // Auto-fit (v0.14+): the minimum over workers of the longest length that fits.
     let mut max_model_len = max_model_len_initial;
     let mut auto_fit = None;
+    let mut auto_fit_worker = 0;
     if let Some(upper) = auto_upper {
         let mut fit = upper;
         for (w, bpb) in worker_bpb.iter().enumerate() {
@@ -736,7 +754,10 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
                     bytes_per_block: *bpb,
                 });
             }
-            fit = fit.min(e);
+            if e < fit {
+                fit = e;
+                auto_fit_worker = w;
+            }
         }
         auto_fit = Some((upper, fit));
         max_model_len = fit;
@@ -858,6 +879,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         workers: workers_out,
         max_model_len,
         auto_fit,
+        auto_fit_worker,
         blocks_per_request,
         num_blocks,
         limiting_worker,

@@ -689,6 +689,28 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
             "kv-cache-dtype fp8_ds_mla applies only to DeepSeek's MLA and V4 models",
         ));
     }
+    // Dense MLA (DeepSeek-V2/V3/R1, Kimi-K2): no backend vLLM can pick takes these caches
+    // (FLASH_ATTN_MLA keeps 16-bit ones; FLASHMLA, FLASHINFER_MLA, CUTLASS_MLA and TRITON_MLA
+    // add fp8 and fp8_e4m3); only the sparse backends read fp8_ds_mla. A selected backend gets
+    // vLLM's own message from `backend::validate`.
+    if s.model.mla.is_some()
+        && s.model.sparse_mla.is_none()
+        && s.model.compressed.is_none()
+        && s.engine.attention_backend.is_none()
+        && matches!(
+            s.engine.kv_cache_dtype,
+            KvCacheDtype::Fp8DsMla | KvCacheDtype::Fp8E5m2
+        )
+    {
+        return Err(CalcError::new(
+            "kv-cache-dtype",
+            format!(
+                "kv-cache-dtype {}: none of the dense MLA backends {} can run takes it (FLASH_ATTN_MLA lists auto, float16 and bfloat16; FLASHMLA, FLASHINFER_MLA, CUTLASS_MLA and TRITON_MLA add fp8 and fp8_e4m3; fp8_ds_mla is the sparse backends' format, for DeepSeek-V3.2 and V4), so the engine stops with \"No valid attention backend found\"; use fp8 or fp8_e4m3",
+                s.engine.kv_cache_dtype.as_str(),
+                s.model.name
+            ),
+        ));
+    }
     if s.model
         .layers
         .iter()
@@ -854,7 +876,13 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             format!("max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({mns})."),
         ));
     }
-    let in_flight = runtime::in_flight_tokens(v, pp, mnbt, !s.engine.no_async_scheduling);
+    let in_flight = runtime::in_flight_tokens(
+        v,
+        pp,
+        mnbt,
+        runtime::async_scheduling(s),
+        runtime::runner_v2(s),
+    );
     let num_spec = s
         .engine
         .speculative
@@ -913,6 +941,12 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         Some(b) => (b, format!("--block-size {b}")),
         None => runtime::default_block_size(s),
     };
+    // Before 0.18 the platform forces an MLA model's block for its backend, a given one too.
+    let forced_block = runtime::forced_mla_block(s, block_size);
+    if let Some((b, line)) = forced_block {
+        block_basis = format!("{block_basis}, forced to {b} by vLLM {v} (\"{line}\")");
+        block_size = b;
+    }
     // Every CUDA attention backend declares kernel blocks of a multiple of 16 (v0.18+, when
     // backends choose and check block sizes); DeepSeek-V3.2 and V4 check stricter sizes below,
     // and hybrid models have their block raised to an aligned size.
@@ -1886,6 +1920,12 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             m.architecture
         ));
     }
+    // 0.26 to 0.32 turn async scheduling off for these drafters (VllmConfig.__post_init__).
+    if !s.engine.no_async_scheduling && !runtime::async_scheduling(s) {
+        if let Some(sp) = &s.engine.speculative {
+            log_lines.push(format!("(APIServer pid=P) Async scheduling not supported with {}-based speculative decoding and will be disabled.", sp.method));
+        }
+    }
     if let Some((_, _, msg)) = &init_fail {
         log_lines.push(format!("ValueError: {msg}"));
         return Ok(finish(
@@ -1931,7 +1971,16 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     {
         notes.push(format!("FLASHINFER's kernels take blocks of 16, 32 or 64: for its sliding-window layers vLLM picks the largest of those within --block-size {block_size} (_largest_kernel_block_within) and pads the pages; Headroom plans those layers at {block_size}, so their pages are not vLLM's."));
     }
-    let backend_line = !hybrid_raised && block_size != 16 && s.engine.block_size.is_none();
+    if let Some((_, line)) = forced_block {
+        log_lines.push(format!("(APIServer pid=P) {line}"));
+        notes.push(format!("Block size {block_size} tokens: {block_basis}."));
+    }
+    // update_block_size_for_backend and its line arrived in 0.18.
+    let backend_line = !hybrid_raised
+        && block_size != 16
+        && s.engine.block_size.is_none()
+        && forced_block.is_none()
+        && v.at_least(0, 18);
     if backend_line {
         notes.push(format!("Block size {block_size} tokens: {block_basis}."));
     }
@@ -2227,6 +2276,20 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 },
                 not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
             });
+            // get_kv_cache_configs logs the override on every worker before it checks any.
+            if let Some(n) = s.engine.num_gpu_blocks_override {
+                let bpb = kv::bytes_per_block(&workers, &settings);
+                for (i, r) in ranks.iter().enumerate() {
+                    let b = bpb.get(i / per_stage).copied().unwrap_or(0);
+                    if b > 0 {
+                        log_lines.push(format!(
+                            "{} Overriding num_gpu_blocks={} with num_gpu_blocks_override={n}",
+                            engine_prefix(s),
+                            r.available_kv.div_euclid(i128::from(b))
+                        ));
+                    }
+                }
+            }
             log_lines.push(format!("ValueError: {}", e.vllm_message(v)));
             Ok(finish(
                 s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
@@ -2254,11 +2317,11 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
             if let Some(n) = s.engine.num_gpu_blocks_override {
                 // get_kv_cache_configs logs it once per worker, every TP rank included.
                 for (w, r) in kvp.workers.iter().zip(&ranks) {
-                    let own = if w.bytes_per_block == 0 {
-                        0
-                    } else {
-                        (r.available_kv / i128::from(w.bytes_per_block)).max(0)
-                    };
+                    // Python's floor division: a rank without memory prints a negative count.
+                    if w.bytes_per_block == 0 {
+                        continue;
+                    }
+                    let own = r.available_kv.div_euclid(i128::from(w.bytes_per_block));
                     log_lines.push(format!(
                         "{} Overriding num_gpu_blocks={own} with num_gpu_blocks_override={n}",
                         engine_prefix(s)
@@ -2266,7 +2329,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
                 }
             }
             if let Some((from, to)) = kvp.auto_fit {
-                let lim = &kvp.workers[kvp.limiting_worker];
+                let lim = &kvp.workers[kvp.auto_fit_worker];
                 if to >= from {
                     log_lines.push(format!("{} Auto-fit max_model_len: full model context length {from} fits in available KV cache memory ({} GiB GPU)", engine_prefix(s), GibText(lim.check_memory)));
                 } else {
@@ -2816,7 +2879,8 @@ fn measured_kv_plan(
     // --max-model-len auto: the longest length the smallest pool holds, capped at the model's.
     let max_len = if auto {
         let fit = tokens.min(max_len);
-        let lim = &ranks[lim_idx];
+        // vLLM quotes the first worker's memory unless another's length is strictly shorter.
+        let lim = &ranks[if fit < max_len { lim_idx } else { 0 }];
         if fit < max_len {
             log_lines.push(format!(
                 "{} Auto-fit max_model_len: reduced from {max_len} to {fit} to fit in available KV cache memory ({} GiB GPU)",

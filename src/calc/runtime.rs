@@ -2,7 +2,7 @@
 //! sizes, in-flight tokens) and the runtime terms only a GPU can measure, estimated with their
 //! stated basis when the user gave no measurement.
 
-use super::model::Model;
+use super::model::{LayerKind, Model};
 use super::plan::Provenance;
 use super::scenario::{KvCacheDtype, MaxLen, Measured, Scenario};
 use super::units::{GIB, MIB};
@@ -14,8 +14,13 @@ use super::version::VllmVersion;
 pub fn batch_defaults(s: &Scenario, max_model_len: u64) -> (u64, u64, &'static str) {
     let total = s.gpu.total.0;
     let id = s.gpu.id.to_ascii_lowercase();
-    let (mnbt, mns, basis) = if total >= 160 * GIB {
-        (16_384, 1_024, "vLLM's default for GPUs of 160 GiB or more")
+    // The 160 GiB tier (B200, B300, MI300X) arrived in 0.28.
+    let (mnbt, mns, basis) = if total >= 160 * GIB && s.version.at_least(0, 28) {
+        (
+            16_384,
+            1_024,
+            "vLLM's default for GPUs of 160 GiB or more (0.28+)",
+        )
     } else if total >= 70 * GIB && !id.contains("a100") && !s.gpu.unified_memory {
         (
             8_192,
@@ -53,14 +58,20 @@ pub fn batch_defaults_len(s: &Scenario) -> u64 {
 
 /// `max_concurrent_batches x max_num_batched_tokens`: how many tokens can be in flight, which
 /// bounds a sliding-window layer's blocks (v0.26+; before, `max_num_batched_tokens` alone).
-/// Without async scheduling a batch per pipeline stage is in flight (`config/vllm.py`).
-pub fn in_flight_tokens(version: VllmVersion, pp: u32, mnbt: u64, async_scheduling: bool) -> u64 {
+/// With async scheduling Model Runner V2 keeps `pp + 1` batches in flight and V1 two at PP 1;
+/// without it, a batch per pipeline stage (`VllmConfig.max_concurrent_batches`).
+pub fn in_flight_tokens(
+    version: VllmVersion,
+    pp: u32,
+    mnbt: u64,
+    async_scheduling: bool,
+    runner_v2: bool,
+) -> u64 {
     let batches = if !version.at_least(0, 26) {
         1
     } else if !async_scheduling {
         u64::from(pp)
-    } else if version.at_least(0, 29) {
-        // Model Runner V2 with async scheduling: pp + 1.
+    } else if runner_v2 {
         u64::from(pp) + 1
     } else if pp == 1 {
         2
@@ -68,6 +79,80 @@ pub fn in_flight_tokens(version: VllmVersion, pp: u32, mnbt: u64, async_scheduli
         u64::from(pp)
     };
     batches * mnbt
+}
+
+/// The speculative method as `SpeculativeConfig` leaves it: every MTP model type is `mtp`.
+fn spec_method(s: &Scenario) -> Option<&str> {
+    s.engine.speculative.as_ref().map(|sp| {
+        if sp.method.contains("mtp") {
+            "mtp"
+        } else {
+            sp.method.as_str()
+        }
+    })
+}
+
+/// Whether async scheduling is on: unless `--no-async-scheduling`, vLLM 0.26 to 0.32 turn it
+/// off by default for speculative methods outside EAGLE/MTP, ngram_gpu and DSpark
+/// (`draft_model` kept from 0.28), with a warning; 0.33's Model Runner V2 keeps it.
+pub fn async_scheduling(s: &Scenario) -> bool {
+    if s.engine.no_async_scheduling {
+        return false;
+    }
+    let v = s.version;
+    match spec_method(s) {
+        Some("ngram") => !v.at_least(0, 26) || v.at_least(0, 33),
+        Some("draft_model") => !v.at_least(0, 26) || v.at_least(0, 28),
+        _ => true,
+    }
+}
+
+/// Whether vLLM runs Model Runner V2 (`VllmConfig.use_v2_model_runner`, without
+/// `VLLM_USE_V2_MODEL_RUNNER`). From 0.29 it is the default unless a feature it lacks is on
+/// (ngram to 0.31, draft_model in 0.29 and 0.30, EAGLE3 with PP in 0.29); in 0.26 to 0.28 only
+/// for dense, non-hybrid models and a few MoE architectures, with the same speculative
+/// exceptions (draft_model included). 0.33 is taken as V2 throughout.
+pub fn runner_v2(s: &Scenario) -> bool {
+    let v = s.version;
+    if !v.at_least(0, 26) {
+        return false;
+    }
+    if v.at_least(0, 33) {
+        return true;
+    }
+    let method = spec_method(s);
+    if v.at_least(0, 29) {
+        return match method {
+            Some("ngram") => v.at_least(0, 32),
+            Some("draft_model") => v.at_least(0, 31),
+            Some("eagle3") if s.parallel.pp > 1 => v.at_least(0, 30),
+            _ => true,
+        };
+    }
+    // 0.26 to 0.28: _is_default_v2_model_runner_model, then the unsupported features.
+    let m = &s.model;
+    let mut defaults = vec![
+        "DeepseekV2ForCausalLM",
+        "GraniteMoeForCausalLM",
+        "InklingForCausalLM",
+        "InklingForConditionalGeneration",
+        "LongcatFlashNgramForCausalLM",
+        "Qwen2MoeForCausalLM",
+    ];
+    if v.at_least(0, 27) {
+        defaults.push("KimiK3ForConditionalGeneration");
+    }
+    if v.at_least(0, 28) {
+        defaults.push("DeepseekV4ForCausalLM");
+    }
+    let default_arch = defaults.contains(&m.architecture.as_str());
+    let hybrid = m
+        .layers
+        .iter()
+        .any(|l| matches!(l, LayerKind::GatedDeltaNet | LayerKind::Mamba2));
+    let default_model =
+        !(hybrid && !(default_arch && v.at_least(0, 27))) && (default_arch || m.moe.is_none());
+    default_model && !matches!(method, Some("ngram" | "draft_model"))
 }
 
 /// DeepSeek-V3.2's sparse MLA backend as vLLM 0.33.0 picks it (platforms/cuda.py's priorities),
@@ -138,6 +223,46 @@ pub fn v4_default_backend(s: &Scenario) -> &'static str {
     }
 }
 
+/// Before 0.18, `CudaPlatform.check_and_update_config` forced a dense MLA model's block size
+/// (the user's too) for the backend it picked: CUTLASS_MLA on Blackwell (from 0.16 FLASHINFER_MLA
+/// when qk_nope_head_dim is 128), FlashMLA where its dense kernels run (Hopper). The forced size
+/// and vLLM's log line, or `None` when the block stands.
+pub fn forced_mla_block(s: &Scenario, block: u64) -> Option<(u64, &'static str)> {
+    let m = &s.model;
+    let mla = m.mla.as_ref()?;
+    if s.version.at_least(0, 18)
+        || m.sparse_mla.is_some()
+        || m.compressed.is_some()
+        || s.gpu.is_rocm()
+    {
+        return None;
+    }
+    let cc = s.gpu.compute_capability.0;
+    let backend = match s.engine.attention_backend {
+        Some(b) => b,
+        None if cc == 10 && s.version.at_least(0, 16) && mla.qk_nope_head_dim == 128 => {
+            "FLASHINFER_MLA"
+        }
+        None if cc == 10 => "CUTLASS_MLA",
+        None => "FLASHMLA",
+    };
+    match backend {
+        "FLASHMLA" if cc == 9 && block % 64 != 0 => Some((
+            64,
+            "Forcing kv cache block size to 64 for FlashMLA backend.",
+        )),
+        "CUTLASS_MLA" if block % 128 != 0 => Some((
+            128,
+            "Forcing kv cache block size to 128 for CUTLASS_MLA backend.",
+        )),
+        "FLASHINFER_MLA" if block != 32 && block % 64 != 0 => Some((
+            64,
+            "Forcing kv cache block size to 64 for FlashInferMLA backend.",
+        )),
+        _ => None,
+    }
+}
+
 /// The attention backend's block size when `--block-size` is not given
 /// (`Platform.update_block_size_for_backend`, v0.18+; hard-coded choices before).
 pub fn default_block_size(s: &Scenario) -> (u64, String) {
@@ -164,11 +289,17 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
     }
     if s.model.mla.is_some() {
         let fp8 = s.engine.kv_cache_dtype.is_fp8() || s.model.kv_fp8_from_checkpoint;
+        // Before 0.18 the block stays 16 unless the platform forces it (`forced_mla_block`).
         if !s.version.at_least(0, 18) {
-            return (
-                64,
-                "FlashMLA, block 64 (vLLM before 0.18 forced it for MLA)".into(),
-            );
+            return if s.model.sparse_mla.is_some() {
+                (
+                    64,
+                    "FlashMLASparse: vLLM before 0.18 forced 64-token blocks for DeepSeek-V3.2"
+                        .into(),
+                )
+            } else {
+                (16, "vLLM's default block size (16)".into())
+            };
         }
         // DeepSeek-V3.2: the indexer's backend takes 64-token blocks only, and the sparse MLA
         // backends all accept 64 (vLLM 0.33.0, platforms/cuda.py's priorities).

@@ -470,11 +470,31 @@ fn derived_max_len(
         }
     }
     let mut len = len;
-    if let Some(x) = factor
-        .flatten()
-        .filter(|x| x.is_finite() && *x > 0.0 && *x != 1.0)
-    {
-        let scaled = (len as f64 * x).min(1e12);
+    // vLLM multiplies the length by the factor as it is: a factor that is not a positive
+    // number, or one that makes the length absurd, is refused here rather than planned.
+    if let Some(x) = factor.flatten() {
+        if !x.is_finite() || x <= 0.0 {
+            return Err(ConfigError::new(
+                "rope_scaling",
+                format!(
+                    "rope_scaling factor {} must be a positive number (vLLM multiplies max_position_embeddings by it)",
+                    crate::calc::units::py_float_str(x)
+                ),
+            ));
+        }
+        if len as f64 * x > 1e9 {
+            return Err(ConfigError::new(
+                "rope_scaling",
+                format!(
+                    "rope_scaling factor {} makes the derived context length {len} x {} over 1,000,000,000 tokens; check the config",
+                    crate::calc::units::py_float_str(x),
+                    crate::calc::units::py_float_str(x)
+                ),
+            ));
+        }
+    }
+    if let Some(x) = factor.flatten().filter(|x| *x != 1.0) {
+        let scaled = len as f64 * x;
         len = scaled as u64;
         how = format!(
             "{how} x RoPE factor {}",
