@@ -3564,7 +3564,33 @@ fn finish(
     // After the graphs are captured, a started engine suggests a pin.
     let started = replica.is_some() && checks.iter().all(|c| c.ok);
     let mut suggested = false;
+    let mut notes = notes;
     if started {
+        // compile_or_warm_up_model captures the graphs for real, logs it, and compares the
+        // pool with the profiling estimate (gpu_worker.py); the actual figures need a GPU.
+        let mut capture = None;
+        let mut compared = false;
+        for r in ranks.iter().filter(|r| r.tp_rank == 0) {
+            if s.engine.kv_cache_memory_bytes.is_some() {
+                break;
+            }
+            if let Some(line) = graph_estimate_log(s, r, &mut capture) {
+                log_lines.push(line);
+                let est = capture.as_ref().map_or(String::new(), |(g, _)| {
+                    let rounded = py_fixed(*g as f64 / GIB as f64, 2);
+                    crate::calc::decimal::parse_f64(&rounded)
+                        .map_or(rounded, crate::calc::units::py_float_str)
+                });
+                log_lines.push(format!(
+                    "{} CUDA graph pool memory: A GiB (actual), {est} GiB (estimated), difference: D GiB (P%).",
+                    worker_prefix(s, r)
+                ));
+                compared = true;
+            }
+        }
+        if compared {
+            notes.push("After the pool is allocated vLLM captures the CUDA graphs again and compares the pool with its profiling estimate (\"CUDA graph pool memory: A GiB (actual), ...\"): A, D and P stand for the measured pool, the difference and its percentage, which need a GPU; the second \"Graph capturing finished\" repeats Headroom's estimate.".into());
+        }
         let mut last = None;
         for r in ranks.iter().filter(|r| r.tp_rank == 0) {
             if let Some(line) = suggestion_log(s, r, util, &mut last) {
