@@ -1196,13 +1196,14 @@ fn an_examples_per_rank_readings_give_way_to_another_sharding() {
     let p = plan_of("example=s3-synthetic-tp4&tp=1&gpus=1&weights=20GB").unwrap();
     assert!(measured(&p, 0));
     // S1's stage weights were read at its 14, 15, 14 split: another split estimates them,
-    // the same split typed out keeps them, and the drafter's reading goes with the split.
+    // the same split typed out keeps them. The drafter sits whole on the last stage, so its
+    // reading stays under any split (it gives way to another TP or EP).
     // (The article states the heaviest stage's weights: rank 1's.)
     assert!(measured(&plan_of("example=s1-three-cards").unwrap(), 1));
     let p = plan_of("example=s1-three-cards&pp-partition=15,16,12").unwrap();
     assert!((0..3).all(|r| !measured(&p, r)));
     let drafter = p.ranks[2].line(Term::Drafter).unwrap();
-    assert!(!matches!(drafter.provenance, Provenance::Measured(_)));
+    assert!(matches!(drafter.provenance, Provenance::Measured(_)));
     let p = plan_of("example=s1-three-cards&pp-partition=14,15,14").unwrap();
     assert!(measured(&p, 1));
 }
@@ -2009,4 +2010,46 @@ fn a_rope_factor_that_is_not_a_positive_number_is_refused() {
         assert_eq!(field, "config", "{f}: {m}");
         assert!(m.contains("rope_scaling"), "{f}: {m}");
     }
+}
+
+#[test]
+fn s1s_drafter_reading_stays_when_only_the_layer_split_changes() {
+    use headroom::calc::Phase;
+    // README: "split 15,15,13 fails the capacity check needing vLLM's 1.24 GiB per request".
+    let p = plan_of("example=s1-three-cards&util=0.95&max-model-len=163840&pp-partition=15,15,13")
+        .unwrap();
+    let last = p.ranks.last().unwrap();
+    assert_eq!(last.line(Term::Drafter).unwrap().bytes, 12 << 30);
+    let fail = p.checks.iter().find(|c| !c.ok).expect("a failing check");
+    assert_eq!(fail.phase, Phase::Capacity, "{}", fail.message);
+    assert!(fail.message.contains("1.24 GiB"), "{}", fail.message);
+    // mtp is deepseek_mtp's own name in vLLM: the reading stays.
+    let p = plan_of("example=s1-three-cards&spec=mtp").unwrap();
+    assert_eq!(
+        p.ranks.last().unwrap().line(Term::Drafter).unwrap().bytes,
+        12 << 30
+    );
+    // Another TP shards the drafter otherwise: the reading gives way to an estimate.
+    let p = plan_of("example=s1-three-cards&tp=2&gpus=6").unwrap();
+    assert_ne!(
+        p.ranks.last().unwrap().line(Term::Drafter).unwrap().bytes,
+        12 << 30
+    );
+}
+
+#[test]
+fn field_messages_name_their_field_and_example_ids_ignore_case() {
+    assert!(plan_of("example=S1-THREE-CARDS").is_ok());
+    let (f, m) = refused("gpu-memory=18446744073709551615");
+    assert_eq!(f, "gpu-memory");
+    assert!(m.starts_with("gpu-memory: "), "{m}");
+    let (f, m) = refused("weights=1,0");
+    assert_eq!(f, "weights");
+    assert!(
+        m.starts_with("weights: 2 values for 1 pipeline stage"),
+        "{m}"
+    );
+    let (f, m) = refused("available-kv=1e6GiB");
+    assert_eq!(f, "available-kv");
+    assert!(m.contains("is more than the GPU's total"), "{m}");
 }

@@ -401,7 +401,10 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
     if s.gpu.total.0 > 1 << 50 {
         return Err(CalcError::new(
             "gpu-memory",
-            "a GPU with more than 1 PiB is not a real GPU",
+            format!(
+                "gpu-memory: {} B is more than 1 PiB, which is not a real GPU; give the total the driver reports, e.g. 85029027840",
+                Grouped(i128::from(s.gpu.total.0))
+            ),
         ));
     }
     // Checkpoint formats vLLM 0.33.0 does not load (its quantization registry and AutoGPTQ's
@@ -463,7 +466,7 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
                 return Err(CalcError::new(
                     field,
                     format!(
-                        "{} values for {} pipeline {}; give one value, or one per stage",
+                        "{field}: {} values for {} pipeline {}; give one value, or one per stage",
                         list.len(),
                         s.parallel.pp,
                         plural(u64::from(s.parallel.pp), "stage", "stages")
@@ -545,13 +548,22 @@ fn validate(s: &Scenario) -> Result<(), CalcError> {
     // Memory free on a device cannot exceed the device: a measurement above the total (typed,
     // or an example's kept after its GPU total was replaced) would plan memory that is not there.
     let total = s.gpu.total.0;
-    let free_like = [
+    // What is left of a GPU (free memory, MemAvailable, the KV cache memory vLLM reports)
+    // cannot be more than the GPU holds.
+    let mut free_like = vec![
         ("free-memory", r.free_memory.as_ref()),
         (
             "mem-available",
             s.unified.as_ref().map(|u| &u.mem_available),
         ),
+        ("available-kv", r.available_kv.as_ref()),
     ];
+    free_like.extend(
+        r.available_kv_per_stage
+            .iter()
+            .flatten()
+            .map(|m| ("available-kv", m.as_ref())),
+    );
     if r.other_tenants.0 > total {
         return Err(CalcError::new(
             "other-tenants",

@@ -291,8 +291,9 @@ pub fn example(id: &str) -> Option<Example> {
 /// - another GPU: its free memory, available KV and unified-memory gate (the gate also on a
 ///   GPU without unified memory); a replaced total below a reading drops that reading;
 /// - another sharding (tensor-parallel size, pipeline size, layer split or expert
-///   parallelism): every per-rank reading (weights, drafter, available KV, the runtime terms,
-///   the gate's overhead), each rank now holding another share;
+///   parallelism): every per-rank reading (weights, available KV, the runtime terms, the
+///   gate's overhead), each rank now holding another share; the drafter's only with another
+///   tensor-parallel size or expert parallelism, as it sits whole on the last stage;
 /// - another pipeline size: its per-stage lists.
 ///
 /// `typed(flag)` says whether the user gave that flag themself; what they typed stays. A gate
@@ -357,8 +358,11 @@ pub fn give_way(
             *list = None;
         }
     }
-    // The drafter's and the gate's readings are per rank too.
-    if (other_model || other_layout) && !typed("drafter-weights") {
+    // The drafter's and the gate's readings are per rank too. The drafter sits whole on the
+    // last stage: its share per rank follows TP and EP, not PP or the layer split.
+    let other_drafter_sharding = s.parallel.tp != example.parallel.tp
+        || s.parallel.expert_parallel != example.parallel.expert_parallel;
+    if (other_model || other_drafter_sharding) && !typed("drafter-weights") {
         if let Some(sp) = s.engine.speculative.as_mut() {
             sp.drafter_weights = None;
         }

@@ -986,7 +986,9 @@ pub fn examples() -> &'static [catalog::examples::ExampleInfo] {
 fn example_scenario(id: &str) -> Option<&'static Scenario> {
     static BUILT: [OnceLock<Scenario>; catalog::examples::INFO.len()] =
         [const { OnceLock::new() }; catalog::examples::INFO.len()];
-    let i = catalog::examples::INFO.iter().position(|e| e.id == id)?;
+    let i = catalog::examples::INFO
+        .iter()
+        .position(|e| e.id.eq_ignore_ascii_case(id.trim()))?;
     Some(BUILT[i].get_or_init(catalog::examples::INFO[i].build))
 }
 
@@ -1127,8 +1129,12 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                         count_assumed: old.as_ref().map_or(true, |o| o.count_assumed),
                         // An example's drafter measurement belongs to its method: another
                         // method's drafter is estimated (or given with drafter-weights).
+                        // (every MTP name builds the same drafter: vLLM reads them as mtp).
                         drafter_weights: old
-                            .filter(|o| o.method == method)
+                            .filter(|o| {
+                                o.method == method
+                                    || (o.method.contains("mtp") && method.contains("mtp"))
+                            })
                             .and_then(|o| o.drafter_weights),
                         method,
                     });
