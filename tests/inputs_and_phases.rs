@@ -2053,3 +2053,30 @@ fn field_messages_name_their_field_and_example_ids_ignore_case() {
     assert_eq!(f, "available-kv");
     assert!(m.contains("is more than the GPU's total"), "{m}");
 }
+
+#[test]
+fn a_long_config_travels_in_the_fragment_and_reads_back() {
+    // A config.json of 60 KB: valid JSON with a long field the parser does not read.
+    let cfg = format!(
+        r#"{{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"num_hidden_layers":32,"intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":131072,"junk":"{}"}}"#,
+        "x".repeat(60_000)
+    );
+    let mut st = url::UrlState::default();
+    st.set(Field::Config, &cfg).unwrap();
+    st.set(Field::Tp, "2").unwrap();
+    let link = url::link(&st);
+    let (query, fragment) = link.split_once('#').expect("a fragment");
+    assert!(query.len() <= url::MAX_QUERY_LEN, "{}", query.len());
+    assert!(query.contains("tp=2") && !query.contains("config="));
+    assert!(fragment.starts_with("config="));
+    let d = url::decode(&link);
+    assert!(d.ignored.is_empty(), "{:?}", d.ignored);
+    assert_eq!(d.state, st);
+    // A short one stays in the query, as before; an anchor fragment is not a parameter.
+    let mut small = url::UrlState::default();
+    small.set(Field::Tp, "2").unwrap();
+    assert_eq!(url::link(&small), "?v=1&tp=2");
+    let d = url::decode("?v=1&tp=2#ledger");
+    assert!(d.ignored.is_empty());
+    assert_eq!(d.state, small);
+}

@@ -540,15 +540,43 @@ pub fn encode(state: &UrlState) -> String {
     out
 }
 
-/// Reads a query string (with or without the leading `?`, or a whole URL). Never fails: every
-/// parameter it cannot use is listed in `ignored` with the reason.
+/// The longest query a link keeps: servers refuse longer request lines (nginx's default
+/// buffer is 8 KiB, Python's http.server 64 KiB), so past it a pasted config travels in the
+/// fragment, which the browser never sends.
+pub const MAX_QUERY_LEN: usize = 2_000;
+
+/// A state as the page's link ends: `?query`, with `#config=...` instead of `&config=...`
+/// when the query would be longer than [`MAX_QUERY_LEN`]. [`decode`] reads both.
+pub fn link(state: &UrlState) -> String {
+    let query = encode(state);
+    match state.get(Field::Config) {
+        Some(config) if query.len() > MAX_QUERY_LEN => {
+            let mut rest = state.clone();
+            rest.texts.remove(&Field::Config);
+            format!(
+                "?{}#{}={}",
+                encode(&rest),
+                Field::Config.key(),
+                base64url_encode(config.as_bytes())
+            )
+        }
+        _ => format!("?{query}"),
+    }
+}
+
+/// Reads a query string (with or without the leading `?`, or a whole URL), and the parameters
+/// of its fragment (`#config=...`, see [`link`]; a fragment without `=` is an anchor and is
+/// not read). Never fails: every parameter it cannot use is listed in `ignored` with the
+/// reason.
 pub fn decode(query: &str) -> Decoded {
     let mut d = Decoded::default();
     let mut q = query.trim();
     if let Some(i) = q.find('?') {
         q = &q[i + 1..];
     }
+    let mut fragment = "";
     if let Some(i) = q.find('#') {
+        fragment = &q[i + 1..];
         q = &q[..i];
     }
     let mut seen: Vec<Field> = Vec::new();
@@ -564,7 +592,8 @@ pub fn decode(query: &str) -> Decoded {
             dropped += 1;
         }
     };
-    for part in q.split('&') {
+    let fragment_parts = fragment.split('&').filter(|p| p.contains('='));
+    for part in q.split('&').chain(fragment_parts) {
         if part.is_empty() {
             continue;
         }
