@@ -10,8 +10,10 @@
 //! wasm's size).
 
 pub mod charts;
+pub mod dom;
 mod form;
 pub mod panels;
+pub mod rx;
 pub mod state;
 
 use leptos::prelude::*;
