@@ -21,7 +21,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::io::url::{self, Field, UrlState};
 
 use dom::{document, element, listen, set_timeout, window};
-use rx::{Memo, RwSignal};
+use rx::RwSignal;
 use state::AppState;
 
 /// An effect (see [`rx`]) behind one boxed closure type: every effect of the page shares one
@@ -312,7 +312,7 @@ fn app(body: &web_sys::Element) {
     let notice = element("div", &[]);
     dom::bind_inner_html(
         &notice,
-        Memo::new(move |_| app.notices.with(|n| notice_html(n))),
+        panels::html_memo(move || app.notices.with(|n| notice_html(n))),
     );
     dom::append(&top, &notice);
     dom::append(&top, &panels::verdict(app));
