@@ -5,11 +5,13 @@
 //! the document title. Nothing here computes a figure; the plan and the sweeps come from
 //! `calc::plan`.
 
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::Arc;
 
-use leptos::prelude::*;
-
+use super::dom::{document, set_timeout, window};
 use super::effect;
+use super::rx::{Memo, RwSignal};
 
 use crate::calc::plan::{Provenance, Term};
 use crate::calc::scenario::{MaxLen, Scenario};
@@ -219,15 +221,15 @@ impl AppState {
         let checked = self.checked;
         // The URL and local storage are written at most every 150 ms, with the newest state:
         // replaceState is slow in browsers (an IPC, several ms), and typing should not wait.
-        let pending: StoredValue<Option<String>> = StoredValue::new(None);
+        let pending: Rc<Cell<Option<String>>> = Rc::new(Cell::new(None));
         effect(move || {
             let query = checked.with(|(s, _)| url::encode(s));
-            let first = pending.with_value(Option::is_none);
-            pending.set_value(Some(query));
+            let first = pending.replace(Some(query)).is_none();
             if first {
+                let pending = pending.clone();
                 set_timeout(
                     move || {
-                        let Some(query) = pending.try_update_value(Option::take).flatten() else {
+                        let Some(query) = pending.take() else {
                             return;
                         };
                         let w = window();
