@@ -564,6 +564,31 @@ pub fn link(state: &UrlState) -> String {
     }
 }
 
+/// The texts of the inputs as typed, valid or not, in the query's form (`key=value&...`,
+/// percent-encoded): what the page keeps for a reload, so a text still being fixed is not lost.
+pub fn encode_texts(texts: &[(Field, &str)]) -> String {
+    let mut out = String::new();
+    for (field, text) in texts.iter().filter(|(_, t)| !t.is_empty()) {
+        if !out.is_empty() {
+            out.push('&');
+        }
+        out.push_str(field.key());
+        out.push('=');
+        percent_encode_into(text, &mut out);
+    }
+    out
+}
+
+/// Reads [`encode_texts`]' form back; unknown keys and malformed values are skipped.
+pub fn decode_texts(s: &str) -> Vec<(Field, String)> {
+    s.split('&')
+        .filter_map(|part| {
+            let (k, v) = part.split_once('=')?;
+            Some((Field::from_key(k)?, percent_decode(v).ok()?))
+        })
+        .collect()
+}
+
 /// Reads a query string (with or without the leading `?`, or a whole URL), and the parameters
 /// of its fragment (`#config=...`, see [`link`]; a fragment without `=` is an anchor and is
 /// not read). Never fails: every parameter it cannot use is listed in `ignored` with the

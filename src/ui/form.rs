@@ -520,7 +520,7 @@ fn field_html(h: &mut String, inp: &Input) {
         ));
     }
     h.push_str(&format!(
-        r#"<p class="err" id="{flag}-err" role="alert"></p></div>"#
+        r#"<p class="err" id="{flag}-err" aria-live="polite"></p></div>"#
     ));
 }
 
@@ -578,7 +578,7 @@ fn stages_html(list: &[String], effective: &[u32]) -> String {
     );
     for (i, n) in list.iter().enumerate() {
         h.push_str(&format!(
-            r#"<label class="stage" for="pp-stage-{i}">stage {i}<input type="number" min="0" id="pp-stage-{i}" data-testid="pp-stage-{i}" data-stage="{i}" value="{}"></label>"#,
+            r#"<label class="stage" for="pp-stage-{i}">stage {i}<input type="text" inputmode="numeric" autocomplete="off" id="pp-stage-{i}" data-testid="pp-stage-{i}" data-stage="{i}" value="{}"></label>"#,
             xml_escape(n)
         ));
     }
@@ -689,7 +689,7 @@ fn on_form_event(app: AppState, parts: Memo<Vec<String>>, ev: &web_sys::Event) {
 }
 
 /// Where the chosen model's or GPU's catalog row came from (shown under the picker).
-fn row_source(field: Field, s: &Scenario) -> Option<String> {
+fn row_source(field: Field, s: &Scenario, config_pasted: bool) -> Option<String> {
     match field {
         Field::Model => catalog::models()
             .iter()
@@ -711,10 +711,17 @@ fn row_source(field: Field, s: &Scenario) -> Option<String> {
                 )
             })
             .or_else(|| {
-                Some(format!(
-                    "The pasted config.json below is the model ({}); the model picked here is not used while it is there.",
-                    s.model.name
-                ))
+                Some(if config_pasted {
+                    format!(
+                        "The pasted config.json below is the model ({}); the model picked here is not used while it is there.",
+                        s.model.name
+                    )
+                } else {
+                    format!(
+                        "The example's own model ({}) is not a catalog row: its shape is the article's. Pick a model here to plan a catalog one instead.",
+                        s.model.name
+                    )
+                })
             }),
         Field::Gpu => catalog::gpus()
             .iter()
@@ -752,6 +759,9 @@ pub fn form(app: AppState) -> web_sys::Element {
     let defaults = Memo::new(move |_| {
         let unit = app.later_unit.get();
         app.later.track();
+        // The scenario can change while the plan keeps its last value (an input in error, then
+        // another GPU): the slow lane's tick follows it.
+        app.tick.track();
         app.scenario.with_untracked(|s| match s {
             Ok(s) => app.later.with(|p| {
                 Field::ALL
@@ -906,10 +916,11 @@ pub fn form(app: AppState) -> web_sys::Element {
         super::panels::bind_text(
             id,
             super::panels::html_memo(move || {
+                let pasted = !app.text(Field::Config).with(String::is_empty);
                 app.scenario.with(|s| {
                     s.as_ref()
                         .ok()
-                        .and_then(|s| row_source(f, s))
+                        .and_then(|s| row_source(f, s, pasted))
                         .unwrap_or_default()
                 })
             }),

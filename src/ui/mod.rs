@@ -112,8 +112,7 @@ fn on_header_click(app: AppState, link_status: RwSignal<String>, ev: &web_sys::M
 
 /// The inputs as a query string (`?v=1&...`).
 fn current_query(app: AppState) -> String {
-    app.checked
-        .with_untracked(|(s, _)| format!("?{}", url::encode(s)))
+    app.checked.with_untracked(|(s, _)| url::link(s))
 }
 
 /// The page's whole address with the inputs as they are now (not the address bar, which
@@ -138,8 +137,7 @@ pub(crate) fn closest(ev: &web_sys::Event, selector: &str) -> Option<web_sys::El
 /// scenario.
 fn follow_history(app: AppState) {
     let on_pop = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
-        let search = window().location().search().unwrap_or_default();
-        let d = url::decode(&search);
+        let d = url::decode(&state::location_link());
         app.load(&d.state);
         app.notices.set(d.ignored);
     });
@@ -248,6 +246,18 @@ fn narrow_screens_read_results_first() {
 fn app(body: &web_sys::Element) {
     let (initial, notices) = state::initial_state();
     let app = AppState::new(&initial, notices);
+    // A reload brings back what was typed, a text in error included (the link leaves it out).
+    if let Some(typed) = state::typed_texts() {
+        for f in Field::ALL {
+            let t = typed
+                .iter()
+                .find(|(g, _)| *g == f)
+                .map_or(String::new(), |(_, t)| t.clone());
+            if app.text(f).get_untracked() != t {
+                app.text(f).set(t);
+            }
+        }
+    }
     app.mirror_to_browser();
     follow_history(app);
     let link_status = RwSignal::new(String::new());

@@ -21,6 +21,8 @@ use crate::io::url::{self, Field, Ignored, UrlState};
 
 /// Where the last state is kept when the page is opened without one in its URL.
 const STORAGE_KEY: &str = "headroom:last-query";
+/// This tab's texts as typed, for a reload (session storage).
+const TYPED_KEY: &str = "headroom:typed";
 
 /// Why the page cannot show a plan for the current inputs: the field to flag and the message.
 #[derive(Clone, Debug, PartialEq)]
@@ -78,6 +80,9 @@ pub struct AppState {
     /// `shown` and `unit` one task later: the slow lane's panels read these.
     pub later: Memo<Option<Arc<Plan>>>,
     pub later_unit: Memo<UnitSystem>,
+    /// Counts the slow lane's runs: one task after every change of the scenario, the shown
+    /// plan or the unit (what follows the scenario even while the plan keeps its last value).
+    pub tick: RwSignal<u64>,
     pub len_sweep: Memo<Vec<LenPoint>>,
     pub pool_sweep: Memo<Vec<PoolPoint>>,
 }
@@ -176,6 +181,7 @@ impl AppState {
             shown,
             unit,
             later,
+            tick,
             later_unit,
             len_sweep,
             pool_sweep,
@@ -222,27 +228,40 @@ impl AppState {
         // The URL and local storage are written at most every 150 ms, with the newest state:
         // replaceState is slow in browsers (an IPC, several ms), and typing should not wait.
         let pending: Rc<Cell<Option<String>>> = Rc::new(Cell::new(None));
+        let texts = self.texts;
         effect(move || {
-            let query = checked.with(|(s, _)| url::encode(s));
+            let query = checked.with(|(s, _)| url::link(s));
+            // The texts as typed, for a reload (a text in error is not in the link).
+            let typed: Vec<(Field, String)> = Field::ALL
+                .iter()
+                .zip(texts.iter())
+                .map(|(f, t)| (*f, t.get()))
+                .collect();
+            let pairs: Vec<(Field, &str)> = typed.iter().map(|(f, t)| (*f, t.as_str())).collect();
+            let query = format!("{query}\n{}", url::encode_texts(&pairs));
             let first = pending.replace(Some(query)).is_none();
             if first {
                 let pending = pending.clone();
                 set_timeout(
                     move || {
-                        let Some(query) = pending.take() else {
+                        let Some(pair) = pending.take() else {
                             return;
                         };
+                        let (href, typed) = pair.split_once('\n').unwrap_or((&pair, ""));
                         let w = window();
                         if let Ok(h) = w.history() {
-                            let href = format!("?{query}");
                             let _ = h.replace_state_with_url(
                                 &wasm_bindgen::JsValue::NULL,
                                 "",
-                                Some(&href),
+                                Some(href),
                             );
                         }
                         if let Ok(Some(ls)) = w.local_storage() {
-                            let _ = ls.set_item(STORAGE_KEY, &query);
+                            let _ = ls.set_item(STORAGE_KEY, href);
+                        }
+                        // This tab's reload brings back what was typed, errors included.
+                        if let Ok(Some(ss)) = w.session_storage() {
+                            let _ = ss.set_item(TYPED_KEY, &format!("{href}\n{typed}"));
                         }
                     },
                     std::time::Duration::from_millis(150),
@@ -263,10 +282,36 @@ impl AppState {
     }
 }
 
+/// The page's address from `?` on: the query and the fragment (a long config travels there).
+pub fn location_link() -> String {
+    let l = window().location();
+    format!(
+        "{}{}",
+        l.search().unwrap_or_default(),
+        l.hash().unwrap_or_default()
+    )
+}
+
+/// The texts typed in this tab when its address was last written, if the address is still the
+/// same (a reload): they include texts in error, which the link leaves out.
+pub fn typed_texts() -> Option<Vec<(Field, String)>> {
+    let stored = window()
+        .session_storage()
+        .ok()
+        .flatten()?
+        .get_item(TYPED_KEY)
+        .ok()
+        .flatten()?;
+    let (href, typed) = stored.split_once('\n')?;
+    let here = location_link();
+    let same = href == here || (here.is_empty() && href == "?v=1");
+    same.then(|| url::decode_texts(typed))
+}
+
 /// The state the page opens with: the URL's, else the last one kept in local storage.
 pub fn initial_state() -> (UrlState, Vec<Ignored>) {
-    let search = window().location().search().unwrap_or_default();
-    if search.trim_start_matches('?').is_empty() {
+    let search = location_link();
+    if !search.contains('=') {
         let stored = window()
             .local_storage()
             .ok()

@@ -779,3 +779,51 @@ test('a start that fails before the pool says why the pool figures are dashes', 
   assertClean(problems);
   await context.close();
 });
+
+test('a long pasted config travels in the fragment, so the link still loads', async () => {
+  const config = JSON.stringify({
+    architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 4096, intermediate_size: 14336,
+    num_attention_heads: 32, num_hidden_layers: 24, num_key_value_heads: 8, vocab_size: 128256,
+    max_position_embeddings: 65536, torch_dtype: 'bfloat16', notes: 'x'.repeat(60_000),
+  });
+  const { context, page, problems } = await open(browser, '/?v=1');
+  const tokens = await text(page, 'kv-cache-tokens');
+  await page.fill('[data-testid="config"]', config);
+  await changed(page, 'kv-cache-tokens', tokens);
+  await page.waitForFunction(() => location.hash.startsWith('#config='));
+  const custom = await text(page, 'kv-cache-tokens');
+  const url = await page.evaluate(() => location.href);
+  assert.ok(new URL(url).search.length <= 2000, 'the query stays short enough for any server');
+  // The link opens in a fresh context (no storage) with the same model.
+  const fresh = await open(browser, null);
+  await goto(fresh.page, url);
+  assert.equal(await text(fresh.page, 'kv-cache-tokens'), custom);
+  assert.equal(await fresh.page.inputValue('[data-testid="config"]'), config);
+  assertClean(fresh.problems);
+  await fresh.context.close();
+  assertClean(problems);
+  await context.close();
+});
+
+test('a reload keeps a text still in error, and placeholders come back once it is fixed', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1');
+  const placeholder = () => page.getAttribute('[data-testid="tensor-parallel-size"]', 'placeholder');
+  assert.equal(await placeholder(), 'default: 1');
+  await setInput(page, 'max-model-len', '32k5');
+  await page.locator('#max-model-len-err').filter({ hasText: /\S/ }).waitFor();
+  await page.waitForTimeout(400); // the address and the storage follow 150 ms late
+  await page.reload();
+  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  await page.waitForSelector('[data-testid="max-model-len"]');
+  assert.equal(await page.inputValue('[data-testid="max-model-len"]'), '32k5');
+  await page.locator('#max-model-len-err').filter({ hasText: /\S/ }).waitFor();
+  await setInput(page, 'max-model-len', '');
+  // An input that stops the plan, a change meanwhile, then the fix: the defaults follow.
+  await setInput(page, 'headroom', '8GiB');
+  await page.locator('#headroom-err').filter({ hasText: /\S/ }).waitFor();
+  await page.check('[data-testid="unit-gb"]');
+  await setInput(page, 'headroom', '');
+  await page.waitForFunction(() => document.querySelector('[data-testid="tensor-parallel-size"]').placeholder === 'default: 1');
+  assertClean(problems);
+  await context.close();
+});
