@@ -1,5 +1,5 @@
 //! The browser entry point: installs a panic hook that replaces the page with an error panel
-//! (instead of leaving a dead page), then mounts the app.
+//! (instead of leaving a dead page), then mounts the Leptos app.
 
 fn main() {
     std::panic::set_hook(Box::new(|info| {

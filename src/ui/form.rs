@@ -6,6 +6,7 @@
 //! markup once, one delegated listener reads every control, and effects write values,
 //! defaults, badges and messages back. Every input's `data-testid` and `id` are its flag name.
 
+use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::calc::plan::{Plan, Term};
@@ -17,9 +18,7 @@ use crate::catalog;
 use crate::io::url::{self, Field, SPEC_METHODS};
 
 use super::charts::xml_escape;
-use super::dom::{document, element, listen};
 use super::effect;
-use super::rx::Memo;
 use super::state::{current_utilization, AppState};
 
 /// How an input is drawn.
@@ -749,9 +748,8 @@ fn row_source(field: Field, s: &Scenario, config_pasted: bool) -> Option<String>
 
 /// The whole form: static markup built once, one delegated listener for every control, and
 /// effects that write values, defaults, badges, sources and messages into it. (A Leptos view
-/// per input, when the page was built with Leptos, cost about 28 KB gzip of wasm; this is a
-/// few.)
-pub fn form(app: AppState) -> web_sys::Element {
+/// per input cost about 28 KB gzip of wasm; this is a few.)
+pub fn form(app: AppState) -> impl IntoView {
     // One memo for every field's message: it changes only when a message does.
     let errors = Memo::new(move |_| Field::ALL.iter().map(|f| app.error(*f)).collect::<Vec<_>>());
     // Defaults, badges and sources follow the slow lane: they change rarely, and typing should
@@ -933,15 +931,16 @@ pub fn form(app: AppState) -> web_sys::Element {
         effective.with(|e| parts.with(|l| sync_stages(l, e)));
     });
     let handler = move |ev: web_sys::Event| on_form_event(app, parts, &ev);
-    let form = element(
-        "form",
-        &[("class", "inputs"), ("aria-label", "Scenario inputs")],
-    );
-    form.set_inner_html(&form_html());
-    listen(&form, "submit", |ev| ev.prevent_default());
-    listen(&form, "input", handler);
-    listen(&form, "change", handler);
-    form
+    view! {
+        <form
+            class="inputs"
+            aria-label="Scenario inputs"
+            inner_html=form_html()
+            on:submit=|ev| ev.prevent_default()
+            on:input=handler
+            on:change=handler
+        ></form>
+    }
 }
 
 #[cfg(test)]

@@ -1,33 +1,31 @@
-//! The web page (feature `web`): formats the `Plan` of the scenario the user sets up. Inputs
-//! are one text signal each (see [`state`]); the plan is one memo; every panel reads it and
-//! none does arithmetic of its own.
+//! The web page (feature `web`): a Leptos app that formats the `Plan` of the scenario the user
+//! sets up. Inputs are one text signal each (see [`state`]); the plan is one memo; every panel
+//! reads it and none does arithmetic of its own.
 //!
 //! Layout: header (examples, unit, copy link), the URL notice, the verdict, then the form beside
 //! the result panels (pool versus demand, per-rank chart, sweeps, checks, ledger, vLLM's log).
 //!
-//! [`rx`] owns the state (signals, memos, effects); the page's parts are elements and markup
-//! built once, with delegated listeners, that effects fill in. DESIGN.md says why (the wasm's
-//! size).
+//! Leptos owns the state (signals, memos, effects); apart from the verdict, the page's parts are
+//! markup built once, with delegated listeners, that effects fill in. DESIGN.md says why (the
+//! wasm's size).
 
 pub mod charts;
-pub mod dom;
 mod form;
 pub mod panels;
-pub mod rx;
 pub mod state;
 
+use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::io::url::{self, Field, UrlState};
 
-use dom::{document, element, listen, set_timeout, window};
-use rx::RwSignal;
 use state::AppState;
 
-/// An effect (see [`rx`]) behind one boxed closure type: every effect of the page shares one
-/// instantiation of the effect code.
+/// An effect behind one boxed closure type: every effect of the page shares one instantiation
+/// of Leptos's effect code (each distinct closure type would get its own, 1 to 2 KB of wasm).
 pub(crate) fn effect(f: impl Fn() + 'static) {
-    rx::effect(Box::new(f));
+    let f: Box<dyn Fn()> = Box::new(f);
+    Effect::new(move |_| f());
 }
 
 /// The unit an example is read in: the article's own (seed 003 works in decimal GB).
@@ -203,10 +201,12 @@ fn notice_html(items: &[url::Ignored]) -> String {
     h
 }
 
-/// The form beside the result panels, appended to `parent`.
-fn layout(app: AppState, parent: &web_sys::Element) {
-    dom::append(parent, &form::form(app));
-    dom::append(parent, &panels::results(app));
+/// The form beside the result panels.
+fn layout(app: AppState) -> impl IntoView {
+    view! {
+        {form::form(app)}
+        {panels::results(app)}
+    }
 }
 
 /// On narrow screens the figures come before the form (a shared link is opened to read them).
@@ -241,9 +241,9 @@ fn narrow_screens_read_results_first() {
     on_change.forget();
 }
 
-/// The whole page, appended to `body`: the header, the URL notice and the verdict, the
-/// scenario for print, the layout (filled one task later) and the footer.
-fn app(body: &web_sys::Element) {
+/// The whole page.
+#[component]
+pub fn App() -> impl IntoView {
     let (initial, notices) = state::initial_state();
     let app = AppState::new(&initial, notices);
     // A reload brings back what was typed, a text in error included (the link leaves it out).
@@ -282,82 +282,66 @@ fn app(body: &web_sys::Element) {
             el.set_text_content(Some(&text));
         }
     });
-    // The verdict paints alone; the form and the panels are built in the next task, so the
-    // first screen does not wait for their DOM to build.
+    // The verdict paints alone; the form and the panels are mounted in the next task, so the
+    // first screen does not wait for their code to compile and their DOM to build. A second
+    // mount (not a reactive `Option` of the layout) keeps Trunk's output smaller: the layout is
+    // built once and never rebuilt as a whole.
     set_timeout(
         move || {
             if let Some(el) = document().get_element_by_id("layout") {
-                layout(app, &el);
+                leptos::mount::mount_to(el.unchecked_into(), move || layout(app)).forget();
                 narrow_screens_read_results_first();
             }
         },
         std::time::Duration::ZERO,
     );
-    let header = element("header", &[("class", "top")]);
-    header.set_inner_html(&header_html());
-    listen(&header, "click", move |ev| {
-        on_header_click(app, link_status, ev.unchecked_ref())
-    });
-    listen(&header, "change", move |ev| on_header_change(app, &ev));
-    dom::append(body, &header);
-    // One click handler for the notice and the verdict's button.
-    let top = element("div", &[]);
-    listen(&top, "click", move |ev| {
-        if closest(&ev, "[data-testid=verdict-goto]").is_some() {
-            panels::go_to(&panels::goto_field(app).unwrap_or_else(|| "model".into()));
-        } else if closest(&ev, "[data-testid=dismiss-notice]").is_some() {
-            app.notices.set(Vec::new());
-            // The button is gone: the keyboard goes on from the verdict, next in order.
-            if let Some(v) = document()
-                .query_selector("[data-testid=verdict]")
-                .ok()
-                .flatten()
-                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-            {
-                let _ = v.set_attribute("tabindex", "-1");
-                let _ = v.focus();
-            }
-        }
-    });
-    let notice = element("div", &[]);
-    dom::bind_inner_html(
-        &notice,
-        panels::html_memo(move || app.notices.with(|n| notice_html(n))),
-    );
-    dom::append(&top, &notice);
-    dom::append(&top, &panels::verdict(app));
-    dom::append(body, &top);
-    let print = element("p", &[("class", "print-only")]);
-    print.set_text_content(Some("Scenario (the page's link): "));
-    // The whole address: paper cannot be followed back by a query string alone.
-    let code = element("code", &[]);
-    dom::text_node(
-        &code,
-        panels::html_memo(move || {
-            app.checked.track();
-            page_link(app)
-        }),
-    );
-    dom::append(&print, &code);
-    dom::append(body, &print);
-    // Filled one task later by `layout`.
-    dom::append(
-        body,
-        &element("main", &[("class", "layout"), ("id", "layout")]),
-    );
-    let footer = element("footer", &[]);
-    let p = element("p", &[]);
-    p.set_text_content(Some("Headroom follows vLLM 0.14 to 0.33. Figures are exact where the badge says exact; estimates state their assumption; measured values say where they came from."));
-    dom::append(&footer, &p);
-    dom::append(body, &footer);
+    view! {
+        <header
+            class="top"
+            inner_html=header_html()
+            on:click=move |ev| on_header_click(app, link_status, &ev)
+            on:change=move |ev| on_header_change(app, &ev)
+        ></header>
+        // One click handler for the notice and the verdict's button.
+        <div on:click=move |ev: web_sys::MouseEvent| {
+                if closest(&ev, "[data-testid=verdict-goto]").is_some() {
+                    panels::go_to(&panels::goto_field(app).unwrap_or_else(|| "model".into()));
+                } else if closest(&ev, "[data-testid=dismiss-notice]").is_some() {
+                    app.notices.set(Vec::new());
+                    // The button is gone: the keyboard goes on from the verdict, next in order.
+                    if let Some(v) = document()
+                        .query_selector("[data-testid=verdict]")
+                        .ok()
+                        .flatten()
+                        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                    {
+                        let _ = v.set_attribute("tabindex", "-1");
+                        let _ = v.focus();
+                    }
+                }
+            }>
+            <div inner_html=move || app.notices.with(|n| notice_html(n))></div>
+            {panels::verdict(app)}
+        </div>
+        <p class="print-only">
+            "Scenario (the page's link): "
+            // The whole address: paper cannot be followed back by a query string alone.
+            <code>{move || {
+                app.checked.track();
+                page_link(app)
+            }}</code>
+        </p>
+        // Filled one task later by `layout` (see `App`).
+        <main class="layout" id="layout"></main>
+        <footer>
+            <p>"Headroom follows vLLM 0.14 to 0.33. Figures are exact where the badge says exact; estimates state their assumption; measured values say where they came from."</p>
+        </footer>
+    }
 }
 
-/// Builds the page on the document's body and runs its first effects, so the verdict is on the
-/// page when this returns.
+/// Mounts the app on the page's body.
 pub fn mount() {
-    let body = document().body().expect("the page has a body");
-    app(&body);
-    rx::flush();
+    leptos::mount::mount_to_body(App);
 }
 
 /// The plan of a page state given as (field, text) pairs, for the UI's unit tests.

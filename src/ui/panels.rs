@@ -2,6 +2,7 @@
 //! the sweeps, the checks, the ledger and what vLLM would print. Each formats fields of the
 //! `Plan`; none computes a figure.
 
+use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
@@ -10,9 +11,7 @@ use crate::calc::scenario::Scenario;
 use crate::calc::units::{grouped_fixed, plural, thousands, thousands_signed, UnitSystem};
 
 use super::charts::{self, xml_escape as esc};
-use super::dom::{self, document, element, listen, request_animation_frame, window};
 use super::effect;
-use super::rx::{Memo, RwSignal};
 use super::state::{current_utilization, AppState};
 
 /// The verdict's headline and its second line, from the plan.
@@ -191,10 +190,10 @@ fn verdict_lines(app: AppState) -> (String, String, String) {
 }
 
 /// The banner a newcomer reads first.
-pub fn verdict(app: AppState) -> web_sys::Element {
+pub fn verdict(app: AppState) -> impl IntoView {
     let text = Memo::new(move |_| verdict_lines(app));
     let target = Memo::new(move |_| goto_field(app));
-    let invalid = html_memo(move || {
+    let invalid = move || {
         app.checked.with(|(_, errs)| {
             // The fields that say what is planned stop the plan instead (AppState::new).
             let names: Vec<&str> = errs
@@ -203,70 +202,34 @@ pub fn verdict(app: AppState) -> web_sys::Element {
                 .filter(|f| !super::state::DEFINING.contains(f))
                 .map(|f| f.flag())
                 .collect();
-            if names.is_empty() {
-                return String::new();
-            }
-            format!(
-                "These figures use the default for {}: {} typed {} invalid (see the {}).",
-                names.join(", "),
-                plural(names.len() as u64, "the value", "the values"),
-                plural(names.len() as u64, "is", "are"),
-                plural(names.len() as u64, "field", "fields")
-            )
+            (!names.is_empty()).then(|| {
+                format!(
+                    "These figures use the default for {}: {} typed {} invalid (see the {}).",
+                    names.join(", "),
+                    plural(names.len() as u64, "the value", "the values"),
+                    plural(names.len() as u64, "is", "are"),
+                    plural(names.len() as u64, "field", "fields")
+                )
+            })
         })
-    });
-    // The class comes first, as it did in the Leptos view; the effect sets its value.
-    let section = element("section", &[("class", ""), ("data-testid", "verdict")]);
-    dom::bind_attr(
-        &section,
-        "class",
-        html_memo(move || text.with(|t| t.0.clone())),
-    );
-    // The live region is the text; the button below is not read with every change.
-    let live = element("div", &[("role", "status"), ("aria-live", "polite")]);
-    let head = element(
-        "p",
-        &[("class", "headline"), ("data-testid", "verdict-headline")],
-    );
-    dom::text_node(&head, html_memo(move || text.with(|t| t.1.clone())));
-    dom::append(&live, &head);
-    let sub = element("p", &[("class", "sub")]);
-    dom::text_node(&sub, html_memo(move || text.with(|t| t.2.clone())));
-    dom::append(&live, &sub);
-    let warn = element("p", &[("class", "sub warn")]);
-    dom::text_node(&warn, invalid);
-    dom::append(&live, &warn);
-    dom::append(&section, &live);
-    let button = element(
-        "button",
-        &[
-            ("class", ""),
-            ("type", "button"),
-            ("data-testid", "verdict-goto"),
-        ],
-    );
-    dom::bind_attr(
-        &button,
-        "class",
-        html_memo(move || {
-            if target.with(Option::is_some) {
-                "goto"
-            } else {
-                "goto narrow-screen"
-            }
-            .to_string()
-        }),
-    );
-    dom::text_node(
-        &button,
-        html_memo(move || {
-            target
-                .get()
-                .map_or("Change the inputs".to_string(), |f| format!("Go to {f}"))
-        }),
-    );
-    dom::append(&section, &button);
-    section
+    };
+    view! {
+        <section class=move || text.with(|t| t.0.clone()) data-testid="verdict">
+            // The live region is the text; the button below is not read with every change.
+            <div role="status" aria-live="polite">
+                <p class="headline" data-testid="verdict-headline">{move || text.with(|t| t.1.clone())}</p>
+                <p class="sub">{move || text.with(|t| t.2.clone())}</p>
+                <p class="sub warn">{invalid}</p>
+            </div>
+            <button
+                type="button"
+                data-testid="verdict-goto"
+                class=move || if target.with(Option::is_some) { "goto" } else { "goto narrow-screen" }
+            >
+                {move || target.get().map_or("Change the inputs".to_string(), |f| format!("Go to {f}"))}
+            </button>
+        </section>
+    }
 }
 
 /// The unified-memory start gate: what it needs against MemAvailable, and its terms.
@@ -449,9 +412,11 @@ fn with_later<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> O
     app.later.with(|p| p.as_deref().and_then(|p| f(p, unit)))
 }
 
-/// A memo of markup or text, behind one boxed closure type.
-pub(super) fn html_memo(f: impl Fn() -> String + 'static) -> Memo<String> {
-    let f: Box<dyn Fn() -> String> = Box::new(f);
+/// A memo of markup or text. The closure is boxed, so every such memo shares one
+/// instantiation of Leptos's memo code (each distinct closure type would otherwise get its
+/// own, about a kilobyte of wasm apiece).
+pub(super) fn html_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<String> {
+    let f: Box<dyn Fn() -> String + Send + Sync> = Box::new(f);
     Memo::new(move |_| f())
 }
 
@@ -919,7 +884,7 @@ fn show_info(ev: &web_sys::Event) {
 /// The result panels: static markup, delegated events, and effects that write the plan's
 /// figures, charts, tables and log into it. The figures, the gate and the rank chart follow
 /// the inputs at once; the rest follows one task later (the slow lane).
-pub fn results(app: AppState) -> web_sys::Element {
+pub fn results(app: AppState) -> impl IntoView {
     for (id, _, value) in FIGURES {
         let v = Memo::new(move |_| with_plan(app, value));
         effect(move || {
@@ -1119,7 +1084,7 @@ pub fn results(app: AppState) -> web_sys::Element {
     });
     let status = RwSignal::new(String::new());
     bind_text("ledger-status", html_memo(move || status.get()));
-    let on_click = move |ev: web_sys::Event| {
+    let on_click = move |ev: web_sys::MouseEvent| {
         if super::closest(&ev, "[data-testid=copy-markdown]").is_some() {
             let ledger = with_later(app, |p, u| ledger_markdown(p, u).into());
             let (_, head, sub) = verdict_lines(app);
@@ -1131,19 +1096,17 @@ pub fn results(app: AppState) -> web_sys::Element {
         }
     };
     let stale = stale(app);
-    let div = element("div", &[("class", "results")]);
-    div.set_inner_html(&results_html());
-    {
-        let div = div.clone();
-        effect(move || {
-            let _ = div.class_list().toggle_with_force("stale", stale());
-        });
+    view! {
+        <div
+            class="results"
+            class:stale=stale
+            inner_html=results_html()
+            on:focusin=|ev| show_info(&ev)
+            on:mouseover=|ev| show_info(&ev)
+            on:keydown=|ev| roving_focus(&ev)
+            on:click=on_click
+        ></div>
     }
-    listen(&div, "focusin", |ev| show_info(&ev));
-    listen(&div, "mouseover", |ev| show_info(&ev));
-    listen(&div, "keydown", |ev| roving_focus(ev.unchecked_ref()));
-    listen(&div, "click", on_click);
-    div
 }
 
 /// Whether the panels show a plan older than the inputs (an input is in error).

@@ -5,13 +5,11 @@
 //! the document title. Nothing here computes a figure; the plan and the sweeps come from
 //! `calc::plan`.
 
-use std::cell::Cell;
-use std::rc::Rc;
 use std::sync::Arc;
 
-use super::dom::{document, set_timeout, window};
+use leptos::prelude::*;
+
 use super::effect;
-use super::rx::{Memo, RwSignal};
 
 use crate::calc::plan::{Provenance, Term};
 use crate::calc::scenario::{MaxLen, Scenario};
@@ -227,7 +225,7 @@ impl AppState {
         let checked = self.checked;
         // The URL and local storage are written at most every 150 ms, with the newest state:
         // replaceState is slow in browsers (an IPC, several ms), and typing should not wait.
-        let pending: Rc<Cell<Option<String>>> = Rc::new(Cell::new(None));
+        let pending: StoredValue<Option<String>> = StoredValue::new(None);
         let texts = self.texts;
         effect(move || {
             let query = checked.with(|(s, _)| url::link(s));
@@ -239,12 +237,12 @@ impl AppState {
                 .collect();
             let pairs: Vec<(Field, &str)> = typed.iter().map(|(f, t)| (*f, t.as_str())).collect();
             let query = format!("{query}\n{}", url::encode_texts(&pairs));
-            let first = pending.replace(Some(query)).is_none();
+            let first = pending.with_value(Option::is_none);
+            pending.set_value(Some(query));
             if first {
-                let pending = pending.clone();
                 set_timeout(
                     move || {
-                        let Some(pair) = pending.take() else {
+                        let Some(pair) = pending.try_update_value(Option::take).flatten() else {
                             return;
                         };
                         let (href, typed) = pair.split_once('\n').unwrap_or((&pair, ""));
