@@ -11,6 +11,7 @@
 //
 // Usage: build first (trunk build --release), then
 //   node scripts/measure-budgets.mjs            # serves dist/ itself on a free port
+//   JSFLAGS=--no-wasm-lazy-compilation node scripts/measure-budgets.mjs   # V8 flags, for analysis
 //   LOADS=25 node scripts/measure-budgets.mjs   # more fresh loads for the first-verdict median
 //   BASE_URL=http://127.0.0.1:8080 node scripts/measure-budgets.mjs
 import { readdirSync, readFileSync, statSync } from 'node:fs';
@@ -66,7 +67,7 @@ if (!base) {
 }
 const browser = await chromium.launch({
   executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  args: [...(process.env.JSFLAGS ? [`--js-flags=${process.env.JSFLAGS}`] : []), '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
 });
 
 // Records performance.now() when the verdict first shows text, and when the rest of the page
