@@ -1,10 +1,10 @@
-// Loads the wasm app. An external module instead of Trunk's inline loader, so the page's
-// Content-Security-Policy can forbid inline scripts. Then registers the service worker that
-// keeps the page's own files for offline use.
+// Loads the wasm app, then registers the service worker that keeps the page's own files for
+// offline use. The release build puts this file and the wasm-bindgen glue in the page as one
+// inline module (scripts/inline-loader.mjs, a Trunk post-build hook), allowed by its hash in the
+// Content-Security-Policy; as a file of its own it imports the glue instead.
 //
-// The tag is `async`: this runs as soon as it arrives, without waiting for the stylesheet or
-// the end of parsing, and starts compiling the wasm (already preloaded) while the JS glue
-// loads.
+// The tag is `async`: this runs at once, without waiting for the stylesheet or the end of
+// parsing, and starts compiling the wasm (already preloaded) as its bytes arrive.
 performance.mark('boot');
 
 // Failures the wasm cannot report itself get the panel a Rust panic gets (src/bin/web.rs):
@@ -41,12 +41,13 @@ addEventListener('error', (e) => broken(e.error ? describe(e.error) : e.message)
 addEventListener('unhandledrejection', (e) => broken(describe(e.reason)));
 
 try {
-  const tag = document.querySelector('script[data-js][data-wasm]');
+  const tag = document.querySelector('script[data-wasm]');
   const url = tag.dataset.wasm;
   // A server that does not send application/wasm makes compileStreaming refuse; the glue then
   // fetches and compiles it the slow way.
   const module = WebAssembly.compileStreaming(fetch(url)).catch(() => url);
-  const { default: init } = await import(tag.dataset.js);
+  // eslint-disable-next-line no-undef -- defined by the glue when both are one inline module
+  const init = typeof __wbg_init === 'function' ? __wbg_init : (await import(tag.dataset.js)).default;
   performance.mark('js');
   const compiled = await module;
   performance.mark('compiled');

@@ -36,6 +36,40 @@ test('the default page renders a verdict and a per-rank chart', async () => {
   await context.close();
 });
 
+test('a strict Content-Security-Policy: one hashed inline loader, nothing else inline, no violations', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1');
+  await context.addInitScript(() => {
+    window.__cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => window.__cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
+  });
+  await goto(page, '/?v=1');
+  const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
+  const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v]));
+  assert.deepEqual(directives['default-src'], ["'self'"]);
+  assert.deepEqual(directives['object-src'], ["'none'"]);
+  assert.deepEqual(directives['base-uri'], ["'none'"]);
+  assert.deepEqual(directives['style-src'], ["'self'"]);
+  const scriptSrc = directives['script-src'];
+  // 'wasm-unsafe-eval' lets WebAssembly compile; it allows no JavaScript eval.
+  assert.ok(!scriptSrc.some((s) => /^'unsafe-(inline|eval|hashes)'$|^'strict-dynamic'$|^\*$|^[a-z-]+:/.test(s)), scriptSrc.join(' '));
+  const hashes = scriptSrc.filter((s) => s.startsWith("'sha256-"));
+  assert.equal(hashes.length, 1, scriptSrc.join(' '));
+  // The one inline script is the loader (the glue and boot.js), and the hash is its own.
+  const inline = await page.evaluate(() => [...document.querySelectorAll('script:not([src])')].map((s) => s.textContent));
+  assert.equal(inline.length, 1);
+  const digest = await page.evaluate(async (code) => {
+    const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(code));
+    return btoa(String.fromCharCode(...new Uint8Array(d)));
+  }, inline[0]);
+  assert.equal(hashes[0], `'sha256-${digest}'`);
+  assert.equal(await page.locator('script[src]').count(), 0, 'the loader and the glue are inline');
+  await setInput(page, 'gpu-memory-utilization', '0.8');
+  await page.waitForFunction(() => /[?&]util=0\.8(&|$)/.test(location.search));
+  assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
+  assertClean(problems);
+  await context.close();
+});
+
 test('changing TP changes the per-rank figures and the chart', async () => {
   const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct');
   const weights0 = await text(page, 'rank-0-weights');
@@ -132,7 +166,8 @@ test('a malformed or hostile URL gives a dismissible notice and a working page',
   const items = await notice.locator('li').allInnerTexts();
   assert.ok(items.length >= 7, items.join('\n'));
   assert.ok(items.some((i) => i.startsWith('<script>')), 'the hostile key is shown as text');
-  assert.equal(await page.locator('img[src=x], script:not([src])').count(), 0, 'nothing hostile was parsed as HTML');
+  // The one inline script the page has is its loader in the head (data-wasm); any other is injected.
+  assert.equal(await page.locator('img[src=x], body script, head script:not([data-wasm])').count(), 0, 'nothing hostile was parsed as HTML');
   assert.match(await text(page, 'verdict'), /^(Starts|Fails at)/);
   assert.equal(await page.inputValue('[data-testid="pipeline-parallel-size"]'), '2');
   assert.equal(await page.locator('[data-testid="rank-chart"] .svg > svg').count(), 1);
