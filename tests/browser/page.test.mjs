@@ -63,6 +63,12 @@ test('a strict Content-Security-Policy: one hashed inline loader, nothing else i
   }, inline[0]);
   assert.equal(hashes[0], `'sha256-${digest}'`);
   assert.equal(await page.locator('script[src]').count(), 0, 'the loader and the glue are inline');
+  // The wasm's preload comes first after the CSP (a meta CSP governs only what follows it).
+  const order = await page.evaluate(() => {
+    const els = [...document.head.children];
+    return ['meta[http-equiv="Content-Security-Policy"]', 'link[rel=preload][href$=".wasm"]', 'script[data-wasm]'].map((sel) => els.findIndex((e) => e.matches(sel)));
+  });
+  assert.ok(order[0] >= 0 && order[0] < order[1] && order[1] < order[2], `head order ${order}`);
   await setInput(page, 'gpu-memory-utilization', '0.8');
   await page.waitForFunction(() => /[?&]util=0\.8(&|$)/.test(location.search));
   assert.deepEqual(await page.evaluate(() => window.__cspViolations), []);
