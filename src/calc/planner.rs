@@ -1292,7 +1292,8 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     let mut ranks: Vec<RankPlan> = Vec::new();
     let mut workers: Vec<WorkerKv> = Vec::new();
     let mut checks: Vec<Check> = Vec::new();
-    let mut log_lines: Vec<String> = Vec::new();
+    // About a dozen engine lines and six or so a stage: one allocation instead of a doubling run.
+    let mut log_lines: Vec<String> = Vec::with_capacity(16 + 8 * parts.len());
     let mut init_fail: Option<(u32, String, String)> = None;
     let mut load_fail: Option<(u32, String)> = None;
     let mut stage_start = 0u32;
@@ -3439,10 +3440,12 @@ fn graph_estimate_log(
         *last = Some((graphs, py_fixed(graphs as f64 / GIB as f64, 2)));
     }
     let gib = &last.as_ref()?.1;
-    Some(format!(
-        "{} Graph capturing finished in N secs, took {gib} GiB",
-        worker_prefix(s, r)
-    ))
+    let mut line = worker_prefix(s, r);
+    line.reserve(48 + gib.len());
+    line.push_str(" Graph capturing finished in N secs, took ");
+    line.push_str(gib);
+    line.push_str(" GiB");
+    Some(line)
 }
 
 /// vLLM 0.33.0's `determine_available_memory` log when the CUDA graph estimate is subtracted
@@ -3581,6 +3584,7 @@ fn finish(
         // compile_or_warm_up_model captures the graphs for real, logs it, and compares the
         // pool with the profiling estimate (gpu_worker.py); the actual figures need a GPU.
         let mut capture = None;
+        let mut estimated: Option<(i128, String)> = None;
         let mut compared = false;
         for r in ranks.iter().filter(|r| r.tp_rank == 0) {
             if s.engine.kv_cache_memory_bytes.is_some() {
@@ -3588,15 +3592,23 @@ fn finish(
             }
             if let Some(line) = graph_estimate_log(s, r, &mut capture) {
                 log_lines.push(line);
-                let est = capture.as_ref().map_or(String::new(), |(g, _)| {
-                    let rounded = py_fixed(*g as f64 / GIB as f64, 2);
-                    crate::calc::decimal::parse_f64(&rounded)
-                        .map_or(rounded, crate::calc::units::py_float_str)
-                });
-                log_lines.push(format!(
-                    "{} CUDA graph pool memory: A GiB (actual), {est} GiB (estimated), difference: D GiB (P%).",
-                    worker_prefix(s, r)
-                ));
+                // Python's str(round(x, 2)) of the estimate, once per distinct estimate (the
+                // stages of a pipeline mostly share it).
+                if let Some((g, _)) = capture.as_ref() {
+                    if !matches!(&estimated, Some((e, _)) if e == g) {
+                        let rounded = py_fixed(*g as f64 / GIB as f64, 2);
+                        let text = crate::calc::decimal::parse_f64(&rounded)
+                            .map_or(rounded, crate::calc::units::py_float_str);
+                        estimated = Some((*g, text));
+                    }
+                }
+                let est = estimated.as_ref().map_or("", |(_, t)| t.as_str());
+                let mut line = worker_prefix(s, r);
+                line.reserve(96 + est.len());
+                line.push_str(" CUDA graph pool memory: A GiB (actual), ");
+                line.push_str(est);
+                line.push_str(" GiB (estimated), difference: D GiB (P%).");
+                log_lines.push(line);
                 compared = true;
             }
         }
