@@ -3584,7 +3584,6 @@ fn finish(
         // compile_or_warm_up_model captures the graphs for real, logs it, and compares the
         // pool with the profiling estimate (gpu_worker.py); the actual figures need a GPU.
         let mut capture = None;
-        let mut estimated: Option<(i128, String)> = None;
         let mut compared = false;
         for r in ranks.iter().filter(|r| r.tp_rank == 0) {
             if s.engine.kv_cache_memory_bytes.is_some() {
@@ -3592,22 +3591,14 @@ fn finish(
             }
             if let Some(line) = graph_estimate_log(s, r, &mut capture) {
                 log_lines.push(line);
-                // Python's str(round(x, 2)) of the estimate, once per distinct estimate (the
-                // stages of a pipeline mostly share it).
-                if let Some((g, _)) = capture.as_ref() {
-                    if !matches!(&estimated, Some((e, _)) if e == g) {
-                        let rounded = py_fixed(*g as f64 / GIB as f64, 2);
-                        let text = crate::calc::decimal::parse_f64(&rounded)
-                            .map_or(rounded, crate::calc::units::py_float_str);
-                        estimated = Some((*g, text));
-                    }
-                }
-                let est = estimated.as_ref().map_or("", |(_, t)| t.as_str());
+                // vLLM's format_gib of the estimate: str(round(x, 2)).
+                let est = GibText(capture.as_ref().map_or(0, |(g, _)| *g));
                 let mut line = worker_prefix(s, r);
-                line.reserve(96 + est.len());
-                line.push_str(" CUDA graph pool memory: A GiB (actual), ");
-                line.push_str(est);
-                line.push_str(" GiB (estimated), difference: D GiB (P%).");
+                use std::fmt::Write as _;
+                let _ = write!(
+                    line,
+                    " CUDA graph pool memory: A GiB (actual), {est} GiB (estimated), difference: D GiB (P%)."
+                );
                 log_lines.push(line);
                 compared = true;
             }
