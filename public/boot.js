@@ -46,7 +46,7 @@ try {
   // A server that does not send application/wasm makes compileStreaming refuse; the glue then
   // fetches and compiles it the slow way.
   const module = WebAssembly.compileStreaming(fetch(url)).catch(() => url);
-  // eslint-disable-next-line no-undef -- defined by the glue when both are one inline module
+  // __wbg_init is the glue's, when both are one inline module (scripts/inline-loader.mjs).
   const init = typeof __wbg_init === 'function' ? __wbg_init : (await import(tag.dataset.js)).default;
   performance.mark('js');
   const compiled = await module;

@@ -237,8 +237,9 @@ impl AppState {
                 .collect();
             let pairs: Vec<(Field, &str)> = typed.iter().map(|(f, t)| (*f, t.as_str())).collect();
             let query = format!("{query}\n{}", url::encode_texts(&pairs));
-            let first = pending.with_value(Option::is_none);
-            pending.set_value(Some(query));
+            let first = pending
+                .try_update_value(|p| p.replace(query).is_none())
+                .unwrap_or(false);
             if first {
                 set_timeout(
                     move || {
