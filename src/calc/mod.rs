@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod decimal;
 pub mod formula;
+pub mod input;
 pub mod kv;
 pub mod model;
 pub mod plan;
@@ -22,6 +23,7 @@ mod planner;
 
 use std::fmt;
 
+pub use input::Input;
 pub use plan::{Check, LedgerLine, Phase, Plan, Provenance, RankPlan, ReplicaPlan, Term};
 pub use planner::plan;
 pub use scenario::Scenario;
