@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Headroom's whole test suite, the one command for humans and CI (.ci/run calls it):
 #   1. setup (tools from the registries, chromium included);
-#   2. native Rust tests: `cargo test --all-targets` (everyone's unit, integration and golden tests);
-#   3. `cargo test --no-default-features --lib --tests`: calc and catalog build and pass without
+#   2. style: `cargo fmt --check`, then `cargo clippy --all-targets -D warnings` native with and
+#      without the `web` feature, and for the wasm page (the lints are Cargo.toml's [lints]);
+#   3. native Rust tests: `cargo test --all-targets` (everyone's unit, integration and golden tests);
+#   4. `cargo test --no-default-features --lib --tests`: calc and catalog build and pass without
 #      the web feature; then the doc examples;
-#   4. Trunk's release build into dist/;
-#   5. the browser tests (node's test runner + playwright-core + Debian chromium) against dist/
+#   5. Trunk's release build into dist/;
+#   6. the browser tests (node's test runner + playwright-core + Debian chromium) against dist/
 #      served on 127.0.0.1 by a small static server this script starts and stops.
 # Exits non-zero on the first failure; each runner prints its own summary lines.
 set -euo pipefail
@@ -21,6 +23,16 @@ export CARGO_TERM_COLOR=never
 # Chromium leaves scoped profile directories in TMPDIR; keep them inside the project.
 mkdir -p "$ROOT/.tmp"
 export TMPDIR="$ROOT/.tmp"
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+
+echo "== cargo clippy --all-targets (web, native)"
+cargo clippy --all-targets -- -D warnings
+echo "== cargo clippy --no-default-features --all-targets"
+cargo clippy --no-default-features --all-targets -- -D warnings
+echo "== cargo clippy --target wasm32-unknown-unknown (the page)"
+cargo clippy --target wasm32-unknown-unknown --lib --bin headroom-web -- -D warnings
 
 echo "== cargo test --all-targets"
 cargo test --all-targets
