@@ -18,9 +18,8 @@ use plotters_backend::{
 };
 
 use crate::calc::plan::{LedgerLine, Plan, Provenance, RankPlan, Term};
+use crate::calc::sweep::{LenPoint, PoolPoint};
 use crate::calc::units::{grouped_fixed, human, thousands, thousands_signed, UnitSystem, GB, GIB};
-
-use super::state::{LenPoint, PoolPoint};
 
 /// The foreground sentinel colour; CSS maps it to the page's text colour.
 const FG: RGBColor = RGBColor(1, 1, 1);
@@ -860,7 +859,7 @@ mod tests {
         let mut st = UrlState::default();
         st.set(Field::MaxModelLen, "32768").unwrap();
         let s = url::scenario(&st).unwrap();
-        let pts = super::super::state::len_sweep(&s);
+        let pts = crate::calc::sweep::len_sweep(&s);
         assert!(pts.iter().any(|p| p.max_model_len == 32_768));
         // Longer requests never raise the concurrency.
         assert!(pts
@@ -868,7 +867,7 @@ mod tests {
             .all(|w| w[1].max_concurrency <= w[0].max_concurrency + 1e-9));
         let svg = len_sweep_chart(&pts, 32_768);
         assert_eq!(svg.matches(r#"data-current="true""#).count(), 1);
-        let pool = super::super::state::pool_sweep(&s);
+        let pool = crate::calc::sweep::pool_sweep(&s);
         assert!(pool.windows(2).all(|w| w[1].kv_pool >= w[0].kv_pool));
         let svg = pool_sweep_chart(&pool, 0.92, UnitSystem::Decimal);
         assert!(svg.contains("GB"));

@@ -8,11 +8,12 @@ use wasm_bindgen::JsCast;
 
 use crate::calc::plan::{Plan, Provenance, Term, UnifiedGate};
 use crate::calc::scenario::Scenario;
+use crate::calc::sweep::current_utilization;
 use crate::calc::units::{grouped_fixed, plural, thousands, thousands_signed, UnitSystem};
 
 use super::charts::{self, xml_escape as esc};
 use super::effect;
-use super::state::{current_utilization, AppState};
+use super::state::AppState;
 
 /// The verdict's headline and its second line, from the plan.
 pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
