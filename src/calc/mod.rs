@@ -12,6 +12,7 @@ pub mod input;
 pub mod kv;
 pub mod model;
 pub mod plan;
+pub mod ranks;
 pub mod runtime;
 pub mod scenario;
 pub mod solve;

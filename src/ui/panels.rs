@@ -622,11 +622,11 @@ pub fn ledger_context(head: &str, sub: &str, scenario: Option<&Scenario>, link: 
 /// starts with the title).
 pub fn ledger_markdown(plan: &Plan, unit: UnitSystem) -> String {
     let mut md = String::new();
-    for bar in charts::groups(plan, true) {
-        let r = bar.plan;
+    for group in plan.rank_groups() {
+        let r = group.plan;
         md.push_str(&format!(
             "## {} (stage {}, layers {}–{})\n\n| term | value | bytes | formula | provenance |\n|---|---|---:|---|---|\n",
-            bar.label(),
+            charts::ranks_label(&group.ranks),
             r.pp_rank,
             r.layers.0,
             r.layers.1.saturating_sub(1)
@@ -652,12 +652,12 @@ pub fn ledger_markdown(plan: &Plan, unit: UnitSystem) -> String {
 /// The ledger as HTML tables, one per distinct rank (all text escaped).
 pub fn ledger_html(plan: &Plan, unit: UnitSystem) -> String {
     let mut h = String::new();
-    for bar in charts::groups(plan, true) {
-        let r = bar.plan;
+    for group in plan.rank_groups() {
+        let r = group.plan;
         h.push_str(&format!(
             r#"<table class="ledger-table" data-testid="ledger-rank-{}"><caption>{} (stage {}, layers {}–{})</caption><thead><tr><th scope="col">term</th><th scope="col">value</th><th scope="col">bytes</th><th scope="col">formula</th><th scope="col">provenance</th></tr></thead><tbody>"#,
             r.rank,
-            esc(&bar.label()),
+            esc(&charts::ranks_label(&group.ranks)),
             r.pp_rank,
             r.layers.0,
             r.layers.1.saturating_sub(1)
