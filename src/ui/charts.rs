@@ -18,9 +18,9 @@ use plotters_backend::{
 };
 
 use crate::calc::plan::{LedgerLine, Plan, Provenance, RankPlan, Term};
+use crate::calc::ranks::RankGroup;
+use crate::calc::sweep::{LenPoint, PoolPoint};
 use crate::calc::units::{grouped_fixed, human, thousands, thousands_signed, UnitSystem, GB, GIB};
-
-use super::state::{LenPoint, PoolPoint};
 
 /// The foreground sentinel colour; CSS maps it to the page's text colour.
 const FG: RGBColor = RGBColor(1, 1, 1);
@@ -114,7 +114,7 @@ pub fn xml_escape(s: &str) -> String {
     out
 }
 
-/// One bar: a rank, or several identical TP ranks of one stage.
+/// One bar: a rank, or a group of identical ranks of one stage (`Plan::rank_groups`).
 #[derive(Clone, Debug)]
 pub struct Bar<'a> {
     pub ranks: Vec<u32>,
@@ -124,47 +124,43 @@ pub struct Bar<'a> {
 impl Bar<'_> {
     /// "rank 3" or "ranks 4–7".
     pub fn label(&self) -> String {
-        match self.ranks.as_slice() {
-            [r] => format!("rank {r}"),
-            [a, .., b] => format!("ranks {a}–{b}"),
-            [] => String::new(),
+        ranks_label(&self.ranks)
+    }
+}
+
+impl<'a> From<RankGroup<'a>> for Bar<'a> {
+    fn from(g: RankGroup<'a>) -> Bar<'a> {
+        Bar {
+            ranks: g.ranks,
+            plan: g.plan,
         }
     }
 }
 
-/// Bars in rank order. Identical TP ranks of a stage share a bar once there are more than
-/// eight ranks; stages always get their own bars, so stages that differ look different.
+/// A group's ranks as the page names them: "rank 3" or "ranks 4–7".
+pub fn ranks_label(ranks: &[u32]) -> String {
+    match ranks {
+        [r] => format!("rank {r}"),
+        [a, .., b] => format!("ranks {a}–{b}"),
+        [] => String::new(),
+    }
+}
+
+/// Bars in rank order. Identical ranks of a stage (`Plan::rank_groups`, the rule the ledger
+/// and the CLI use too) share a bar once there are more than eight ranks; stages always get
+/// their own bars, so stages that differ look different.
 pub fn bars(plan: &Plan) -> Vec<Bar<'_>> {
-    groups(plan, plan.ranks.len() > 8)
-}
-
-/// Ranks in order, identical TP ranks of a stage together when `group` (the ledger always
-/// groups them: four identical tables say nothing the first does not).
-pub fn groups(plan: &Plan, group: bool) -> Vec<Bar<'_>> {
-    let mut out: Vec<Bar<'_>> = Vec::new();
-    for r in &plan.ranks {
-        if group {
-            if let Some(last) = out.last_mut() {
-                let same = last.plan.pp_rank == r.pp_rank
-                    && last.plan.ledger.len() == r.ledger.len()
-                    && last
-                        .plan
-                        .ledger
-                        .iter()
-                        .zip(&r.ledger)
-                        .all(|(a, b)| a.term == b.term && a.bytes == b.bytes);
-                if same {
-                    last.ranks.push(r.rank);
-                    continue;
-                }
-            }
-        }
-        out.push(Bar {
-            ranks: vec![r.rank],
-            plan: r,
-        });
+    if plan.ranks.len() > 8 {
+        plan.rank_groups().into_iter().map(Bar::from).collect()
+    } else {
+        plan.ranks
+            .iter()
+            .map(|r| Bar {
+                ranks: vec![r.rank],
+                plan: r,
+            })
+            .collect()
     }
-    out
 }
 
 /// The explanation of one ledger line: name, value, exact bytes, formula and provenance.
@@ -860,7 +856,7 @@ mod tests {
         let mut st = UrlState::default();
         st.set(Field::MaxModelLen, "32768").unwrap();
         let s = url::scenario(&st).unwrap();
-        let pts = super::super::state::len_sweep(&s);
+        let pts = crate::calc::sweep::len_sweep(&s);
         assert!(pts.iter().any(|p| p.max_model_len == 32_768));
         // Longer requests never raise the concurrency.
         assert!(pts
@@ -868,7 +864,7 @@ mod tests {
             .all(|w| w[1].max_concurrency <= w[0].max_concurrency + 1e-9));
         let svg = len_sweep_chart(&pts, 32_768);
         assert_eq!(svg.matches(r#"data-current="true""#).count(), 1);
-        let pool = super::super::state::pool_sweep(&s);
+        let pool = crate::calc::sweep::pool_sweep(&s);
         assert!(pool.windows(2).all(|w| w[1].kv_pool >= w[0].kv_pool));
         let svg = pool_sweep_chart(&pool, 0.92, UnitSystem::Decimal);
         assert!(svg.contains("GB"));

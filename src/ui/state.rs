@@ -2,8 +2,8 @@
 //! panel reads: the checked inputs, the `Scenario`, the `Plan`, and the two sweeps.
 //!
 //! Effects only touch the outside world: the URL (`history.replaceState`), local storage and
-//! the document title. Nothing here computes a figure; the plan and the sweeps come from
-//! `calc::plan`.
+//! the document title. Nothing here computes a figure; the plan comes from `calc::plan` and
+//! the sweeps from `calc::sweep`.
 
 use std::sync::Arc;
 
@@ -11,11 +11,14 @@ use leptos::prelude::*;
 
 use super::effect;
 
-use crate::calc::plan::{Provenance, Term};
-use crate::calc::scenario::{MaxLen, Scenario};
+use crate::calc::scenario::Scenario;
+use crate::calc::sweep::{self, LenPoint, PoolPoint};
 use crate::calc::units::UnitSystem;
 use crate::calc::{self, Plan};
 use crate::io::url::{self, Field, Ignored, UrlState};
+
+/// Kept at its old path: the form shows it as the utilization field's resolved value.
+pub use crate::calc::sweep::current_utilization;
 
 /// Where the last state is kept when the page is opened without one in its URL.
 const STORAGE_KEY: &str = "headroom:last-query";
@@ -30,31 +33,6 @@ pub struct Problem {
     /// The flag as the core named it (`tensor-parallel-size`).
     pub flag: String,
     pub message: String,
-}
-
-/// One point of the concurrency sweep: max-model-len and the plan's maximum concurrency.
-#[derive(Clone, Debug, PartialEq)]
-pub struct LenPoint {
-    pub max_model_len: u64,
-    pub max_concurrency: f64,
-    pub starts: bool,
-    /// How certain the figure is: the pool's provenance.
-    pub provenance: Provenance,
-}
-
-/// One point of the pool sweep: utilization and the limiting rank's KV pool.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PoolPoint {
-    pub utilization: f64,
-    /// The pool; where none was sized (the start failed before or at the capacity check),
-    /// what KV sizing had on the smallest rank, so the curve shows where it crosses.
-    pub kv_pool: u64,
-    /// Whether a pool was sized (a start can still fail when it is allocated).
-    pub sized: bool,
-    /// The phase that stops the start, if one does.
-    pub fails_at: Option<&'static str>,
-    /// How certain the figure is: its line's provenance (the pool's, or the available KV's).
-    pub provenance: Provenance,
 }
 
 /// The inputs that say what is planned: while one is in error the plan stops (and the panels
@@ -162,13 +140,13 @@ impl AppState {
             if tick.get() == 0 {
                 return Vec::new();
             }
-            scenario.with_untracked(|s| s.as_ref().map(len_sweep).unwrap_or_default())
+            scenario.with_untracked(|s| s.as_ref().map(sweep::len_sweep).unwrap_or_default())
         });
         let pool_sweep = Memo::new(move |_| {
             if tick.get() == 0 {
                 return Vec::new();
             }
-            scenario.with_untracked(|s| s.as_ref().map(pool_sweep).unwrap_or_default())
+            scenario.with_untracked(|s| s.as_ref().map(sweep::pool_sweep).unwrap_or_default())
         });
         AppState {
             texts,
@@ -325,126 +303,4 @@ pub fn initial_state() -> (UrlState, Vec<Ignored>) {
     }
     let d = url::decode(&search);
     (d.state, d.ignored)
-}
-
-/// Lengths the concurrency sweep plans: powers of two from 1,024 up to the model's limit, and
-/// the current max-model-len.
-fn sweep_lengths(s: &Scenario, current: u64) -> Vec<u64> {
-    let limit = s.model.max_position_embeddings.max(current).max(1_024);
-    let mut lens: Vec<u64> = (10..=40)
-        .map(|p| 1u64 << p)
-        .take_while(|l| *l <= limit)
-        .collect();
-    if !lens.contains(&limit) {
-        lens.push(limit);
-    }
-    if !lens.contains(&current) {
-        lens.push(current);
-    }
-    calc::sort_small(&mut lens);
-    lens
-}
-
-/// Maximum concurrency against max-model-len: `calc::plan` at each length.
-pub fn len_sweep(s: &Scenario) -> Vec<LenPoint> {
-    let current = match s.engine.max_model_len {
-        MaxLen::Value(v) => v,
-        MaxLen::ModelDefault | MaxLen::Auto => s.model.default_max_model_len(),
-    };
-    let mut probe = s.clone();
-    sweep_lengths(s, current)
-        .into_iter()
-        .filter_map(|len| {
-            probe.engine.max_model_len = MaxLen::Value(len);
-            let p = calc::plan(&probe).ok()?;
-            let r = p.replica.as_ref()?;
-            Some(LenPoint {
-                max_model_len: len,
-                max_concurrency: r.max_concurrency,
-                starts: p.starts(),
-                provenance: r.provenance.clone(),
-            })
-        })
-        .collect()
-}
-
-/// The utilization the scenario runs at: the flag, else the release's default.
-pub fn current_utilization(s: &Scenario) -> f64 {
-    s.engine
-        .gpu_memory_utilization
-        .unwrap_or_else(|| s.version.default_utilization())
-}
-
-/// Utilizations the pool sweep plans: 0.50 to 0.98 in steps of 0.04, and the current one.
-const SWEEP_UTILS: [f64; 13] = [
-    0.50, 0.54, 0.58, 0.62, 0.66, 0.70, 0.74, 0.78, 0.82, 0.86, 0.90, 0.94, 0.98,
-];
-
-/// The limiting rank's KV pool against gpu-memory-utilization: `calc::plan` at each fraction.
-pub fn pool_sweep(s: &Scenario) -> Vec<PoolPoint> {
-    let mut probe = s.clone();
-    let current = current_utilization(s);
-    let mut utils: Vec<f64> = SWEEP_UTILS.to_vec();
-    if !utils.iter().any(|u| (u - current).abs() < 1e-9) {
-        utils.push(current);
-        calc::sort_small(&mut utils);
-    }
-    utils
-        .into_iter()
-        .filter_map(|u| {
-            probe.engine.gpu_memory_utilization = Some(u);
-            let p = calc::plan(&probe).ok()?;
-            // No limiting rank: the start failed before a pool was sized (none is allocated);
-            // the point shows what KV sizing had on the smallest rank instead.
-            let rank = p.limiting_rank();
-            let smallest = p.ranks.iter().min_by_key(|r| r.available_kv);
-            let (kv_pool, line) = match rank {
-                Some(r) => (r.kv_pool.0, r.line(Term::KvPool)),
-                None => (
-                    smallest.map_or(0, |r| r.available_kv.max(0) as u64),
-                    smallest.and_then(|r| r.line(Term::AvailableKv)),
-                ),
-            };
-            Some(PoolPoint {
-                utilization: u,
-                kv_pool,
-                sized: rank.is_some(),
-                fails_at: p.first_failure().map(|c| c.phase.label()),
-                provenance: line.map_or(Provenance::Exact, |l| l.provenance.clone()),
-            })
-        })
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::io::url;
-
-    #[test]
-    fn the_pool_sweep_shows_the_kv_memory_where_the_start_fails() {
-        let mut st = UrlState::default();
-        st.set(Field::Model, "llama-3.1-70b-instruct").unwrap();
-        st.set(Field::Tp, "4").unwrap();
-        let pts = pool_sweep(&url::scenario(&st).unwrap());
-        let failing: Vec<&PoolPoint> = pts.iter().filter(|p| p.fails_at.is_some()).collect();
-        assert!(!failing.is_empty() && failing.len() < pts.len());
-        // Each point's phase is the one its own plan stops at.
-        let mut s = url::scenario(&st).unwrap();
-        for p in &pts {
-            s.engine.gpu_memory_utilization = Some(p.utilization);
-            let plan = crate::calc::plan(&s).unwrap();
-            assert_eq!(p.fails_at, plan.first_failure().map(|c| c.phase.label()));
-            assert_eq!(p.sized, plan.replica.is_some());
-        }
-        // Below the fraction where one request fits, KV sizing still had memory: the point
-        // shows it (not 0), and the curve rises with the fraction.
-        let capacity: Vec<&&PoolPoint> = failing
-            .iter()
-            .filter(|p| p.fails_at == Some("the capacity check"))
-            .collect();
-        assert!(!capacity.is_empty(), "{failing:?}");
-        assert!(capacity.iter().all(|p| p.kv_pool > 0));
-        assert!(pts.windows(2).all(|w| w[0].kv_pool <= w[1].kv_pool));
-    }
 }
