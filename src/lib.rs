@@ -7,6 +7,7 @@
 
 pub mod calc;
 pub mod catalog;
+pub mod cli;
 pub mod input;
 pub mod io;
 #[cfg(feature = "web")]

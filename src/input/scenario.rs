@@ -18,7 +18,7 @@ use crate::calc::version::VllmVersion;
 use crate::catalog;
 
 use super::query::UrlState;
-use super::schema::{model_row, Rule};
+use super::schema::{model_row, unknown_gpu, Rule};
 use super::values::{
     parse_bool, parse_byte_count, parse_bytes_list, parse_config, parse_count, parse_fraction,
     parse_max_len, parse_method, parse_partition, DEFAULT_GPU, DEFAULT_MODEL,
@@ -91,7 +91,11 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
     let gated = s.unified.is_some() || state.get(Field::MemAvailable).is_some();
     for (field, text) in state.iter() {
         let err = |m: String| fail(field, m);
-        if matches!(field, Field::Headroom | Field::Overhead) && !gated {
+        if matches!(
+            field,
+            Field::Headroom | Field::Overhead | Field::GuardThreshold
+        ) && !gated
+        {
             return Err(err(format!(
                 "{} belongs to the unified-memory gate; give mem-available to turn it on",
                 field.flag()
@@ -106,8 +110,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                 s.model = parse_config(text).map_err(err)?;
             }
             Field::Gpu => {
-                let row = catalog::gpu(text)
-                    .ok_or_else(|| err(format!("gpu {text:?} is not in the catalog")))?;
+                let row = catalog::gpu(text).ok_or_else(|| err(unknown_gpu(text)))?;
                 s.gpu = row.gpu.clone();
             }
             Field::Gpus => s.gpus = count(field, text)? as u32,
@@ -193,6 +196,11 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             Field::Overhead => {
                 s.unified.get_or_insert_with(Unified::default).overhead =
                     Some(measured(field, text)?)
+            }
+            Field::GuardThreshold => {
+                s.unified
+                    .get_or_insert_with(Unified::default)
+                    .guard_threshold = Bytes(parse_byte_count(text).map_err(err)?)
             }
             Field::AvgLen => s.average_request_len = Some(count(field, text)?),
         }

@@ -167,7 +167,7 @@ const fn count(min: u64, max: u64) -> Rule {
 }
 
 /// Every input, once, in the order the form and `--help` list them.
-pub const ROWS: [Row; 41] = [
+pub const ROWS: [Row; 42] = [
     row(Input::Model, Rule::ModelId, Value("MODEL"), S::Model, Some("Model (search the catalog)"),
         "A catalog model id or its Hugging Face repo; on the command line also a path to a config.json (or its directory), and the same as the MODEL argument.",
         "llama-3.1-8b-instruct on the page; the CLI needs MODEL or --example"),
@@ -288,6 +288,9 @@ pub const ROWS: [Row; 41] = [
     row(Input::Overhead, BYTES, Value("BYTES"), S::Unified, Some("Overhead besides weights and KV"),
         "Everything a rank holds besides weights and KV (graphs, workspaces, activations), measured (needs the gate).",
         "estimated"),
+    row(Input::GuardThreshold, BYTES, Value("BYTES"), S::Unified, None,
+        "The memory guard's kill threshold during the load: the check fails when MemAvailable after the start would fall below it (needs the gate).",
+        "8 GiB"),
     row(Input::Unit, Rule::Unit, Value("gib|gb"), S::Output, None,
         "Show figures in GiB (2^30, vLLM's unit) or GB (10^9). Bytes are exact either way.",
         "gib"),
@@ -379,9 +382,7 @@ impl Field {
             Rule::Unit => parse_unit(t).map(drop),
             Rule::Method => parse_method(t).map(drop),
             Rule::ModelId => model_row(self, t).map(drop),
-            Rule::GpuId => catalog::gpu(t)
-                .map(drop)
-                .ok_or_else(|| format!("gpu {t:?} is not in the catalog")),
+            Rule::GpuId => catalog::gpu(t).map(drop).ok_or_else(|| unknown_gpu(t)),
             Rule::ExampleId => catalog::examples::info(t)
                 .map(drop)
                 .ok_or_else(|| format!("example {t:?} is not one of the seed examples")),
@@ -406,6 +407,24 @@ impl fmt::Display for Field {
 
 /// The catalog row a model field names (an id or a Hugging Face repo), or why not, in words
 /// fit for that field.
+/// Why a GPU id is refused, with the catalog ids that contain it.
+pub(crate) fn unknown_gpu(id: &str) -> String {
+    let lower = id.to_ascii_lowercase();
+    let near: Vec<&str> = catalog::gpus()
+        .iter()
+        .map(|r| r.gpu.id.as_str())
+        .filter(|g| !id.is_empty() && g.contains(&lower))
+        .collect();
+    if near.is_empty() {
+        format!("gpu {id:?} is not in the catalog")
+    } else {
+        format!(
+            "gpu {id:?} is not in the catalog; did you mean {}?",
+            near.join(" or ")
+        )
+    }
+}
+
 pub(crate) fn model_row(field: Field, text: &str) -> Result<&'static catalog::ModelRow, String> {
     catalog::model(text).ok_or_else(|| {
         if field == Field::DraftModel {

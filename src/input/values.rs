@@ -182,6 +182,9 @@ pub fn parse_method(text: &str) -> Result<Option<String>, String> {
     match SPEC_METHODS.iter().find(|m| **m == t) {
         Some(&"none") => Ok(None),
         Some(m) => Ok(Some((*m).to_string())),
+        // vLLM reads each of its MTP model types (`qwen3_next_mtp`, ...) as `mtp`; the CLI's
+        // speculative config takes them, so a link written from it must too.
+        None if catalog::config::MTP_MODEL_TYPES.contains(&t) => Ok(Some(t.to_string())),
         None => Err(format!("{t:?} is not one of {}", SPEC_METHODS.join(", "))),
     }
 }

@@ -397,6 +397,9 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .map_or(String::new(), |o| {
                 super::charts::amount(i128::from(o.bytes.0), unit)
             }),
+        Field::GuardThreshold => s.unified.as_ref().map_or(String::new(), |u| {
+            super::charts::amount(i128::from(u.guard_threshold.0), unit)
+        }),
         Field::AvgLen => p
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),
