@@ -339,6 +339,39 @@ pub enum Rule {
     Config,
 }
 
+impl Rule {
+    /// How `docs/url.md` describes the values this rule takes (its value column starts with
+    /// it; `tests/input_schema.rs` checks), or `None` where the docs list the choices.
+    pub fn summary(self) -> Option<String> {
+        use crate::calc::units::Grouped;
+        let range = |min: u64, max: u64| {
+            format!(
+                "count, {} to {}",
+                Grouped(i128::from(min)),
+                Grouped(i128::from(max))
+            )
+        };
+        Some(match self {
+            Rule::Count { min, max } => range(min, max),
+            Rule::Bytes => "bytes".into(),
+            Rule::BytesList => "bytes, or one per stage".into(),
+            Rule::Partition => "layers per stage".into(),
+            Rule::Fraction => "a fraction in (0, 1]".into(),
+            Rule::Bool => "`true` / `false`".into(),
+            Rule::MaxLen => format!("{}, or `auto` / `-1`", range(1, MAX_COUNT)),
+            Rule::KvDtype
+            | Rule::AttnBackend
+            | Rule::Version
+            | Rule::Unit
+            | Rule::Method
+            | Rule::ModelId
+            | Rule::GpuId
+            | Rule::ExampleId
+            | Rule::Config => return None,
+        })
+    }
+}
+
 impl Field {
     /// The value rule of this input, from its schema row.
     pub fn rule(self) -> Rule {
