@@ -135,3 +135,76 @@ fn help_is_written_from_the_schema() {
         assert_eq!(flag, by_flag, "{:?}", r.input);
     }
 }
+
+/// One text, one verdict and one message, whichever door it comes through: a value the page's
+/// link refuses is refused by `headroom plan` with the same sentence (the CLI names the flag in
+/// front of it; the link's notice names the key), and one the page takes plans the same.
+#[test]
+fn a_value_gets_one_verdict_and_one_message_through_the_link_and_the_cli() {
+    use headroom::cli::{run, EXIT_BAD_INPUT};
+    use headroom::input::query::decode;
+    let cli = |args: &[&str]| run(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    for (input, value) in [
+        (Input::Tp, "0"),
+        (Input::Tp, "2.5"),
+        (Input::Dp, "5000"),
+        (Input::Util, "1.5"),
+        (Input::Util, "NaN"),
+        (Input::MaxModelLen, "5000000000"),
+        (Input::MaxNumSeqs, "8GiB"),
+        (Input::MaxNumBatchedTokens, "1e10"),
+        (Input::BlockSize, "0"),
+        (Input::NumGpuBlocksOverride, "1e12"),
+        (Input::KvDtype, "int3"),
+        (Input::Vllm, "0.9"),
+        (Input::Unit, "parsecs"),
+        (Input::Weights, "lots"),
+        (Input::Weights, "1,,2"),
+        (Input::PpPartition, "10,x"),
+        (Input::Gpu, "h100"),
+        (Input::Example, "s9"),
+        (Input::AttnBackend, "FAST"),
+    ] {
+        let d = decode(&format!(
+            "model=llama-3.1-8b-instruct&{}={value}",
+            input.key()
+        ));
+        assert_eq!(d.ignored.len(), 1, "{input:?} {value}: {:?}", d.ignored);
+        let page = &d.ignored[0].reason;
+        let out = cli(&[
+            "plan",
+            "llama-3.1-8b-instruct",
+            &format!("--{}", input.flag()),
+            value,
+        ]);
+        assert_eq!(out.code, EXIT_BAD_INPUT, "{input:?} {value}: {out:?}");
+        let head = format!("error: --{}: ", input.flag());
+        let said = out
+            .stderr
+            .trim_end()
+            .strip_prefix(&head)
+            .unwrap_or_else(|| panic!("{input:?} {value}: {}", out.stderr));
+        assert!(
+            page.ends_with(said),
+            "{input:?} {value}: the page says {page:?}, the CLI {said:?}"
+        );
+    }
+    // The drift the issue names: these counts were refused on the page and planned by the CLI.
+    let flags = cli(&[
+        "plan",
+        "llama-3.1-8b-instruct",
+        "--max-num-seqs",
+        "2000000",
+        "--max-num-batched-tokens",
+        "2000000",
+        "--json",
+    ]);
+    let link = cli(&[
+        "plan",
+        "--url",
+        "?model=llama-3.1-8b-instruct&max-num-seqs=2000000&max-num-batched-tokens=2000000",
+        "--json",
+    ]);
+    assert_ne!(flags.code, EXIT_BAD_INPUT, "{flags:?}");
+    assert_eq!(flags, link);
+}
