@@ -80,8 +80,7 @@ impl Target {
     }
 }
 
-/// What `run` produced: the exit code and the text for each stream.
-
+/// Solves for the target, then plans the scenario with the answer applied.
 pub(super) fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, CliError> {
     let s = &inv.scenario;
     let calc_err = |e: CalcError| CliError::from_calc(&e);

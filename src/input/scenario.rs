@@ -24,6 +24,7 @@ use super::values::{
     parse_max_len, parse_method, parse_partition, DEFAULT_GPU, DEFAULT_MODEL,
 };
 
+/// Why a state could not become a scenario: the field to flag and the message to show there.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputError {
     pub field: Field,
@@ -47,6 +48,7 @@ pub(crate) fn example_scenario(id: &str) -> Option<&'static Scenario> {
     Some(BUILT[i].get_or_init(catalog::examples::INFO[i].build))
 }
 
+/// The base scenario of a state: the example's, else the chosen (or default) model on the
 /// chosen (or default) GPU with vLLM's defaults.
 fn base(state: &UrlState) -> Result<Scenario, InputError> {
     if let Some(id) = state.get(Field::Example) {

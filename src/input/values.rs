@@ -189,8 +189,6 @@ pub fn parse_method(text: &str) -> Result<Option<String>, String> {
     }
 }
 
-/// Why a state could not become a scenario: the field to flag and the message to show there.
-
 /// A pasted config.json as a model, through the catalog's parser. The last text and its
 /// result are kept: the page checks and plans the same config on every other input's change.
 pub fn parse_config(text: &str) -> Result<Model, String> {
@@ -211,8 +209,6 @@ pub fn parse_config(text: &str) -> Result<Model, String> {
 pub const DEFAULT_MODEL: &str = "llama-3.1-8b-instruct";
 /// The catalog GPU a page without state starts from.
 pub const DEFAULT_GPU: &str = "h100-sxm-80gb";
-
-/// The base scenario of a state: the example's, else the chosen (or default) model on the
 
 #[cfg(test)]
 mod tests {
