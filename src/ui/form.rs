@@ -858,6 +858,39 @@ mod tests {
     use super::*;
     use crate::ui::plan_of;
 
+    /// The form shows every labelled schema row once, in six sections, and draws each input
+    /// the way its rule reads (a switch as a checkbox, a closed set as a list).
+    #[test]
+    fn the_form_is_the_schema() {
+        let s = sections();
+        let titles: Vec<&str> = s.iter().map(|(sec, _)| sec.form_title()).collect();
+        assert_eq!(
+            titles,
+            [
+                "Model and hardware",
+                "Parallelism",
+                "Engine flags",
+                "Speculative decoding",
+                "Measured terms (override the estimates)",
+                "Unified memory start gate"
+            ]
+        );
+        let shown: Vec<Field> = s
+            .iter()
+            .flat_map(|(_, inputs)| inputs.iter().map(|i| i.field))
+            .collect();
+        for f in Field::ALL {
+            let n = shown.iter().filter(|g| **g == f).count();
+            assert_eq!(n, usize::from(row_of(f).label.is_some()), "{f:?}");
+        }
+        // The header holds these; the form does not.
+        for f in [Field::Example, Field::Unit, Field::GuardThreshold] {
+            assert!(!shown.contains(&f), "{f:?}");
+        }
+        assert!(is_check(Field::Eager) && !is_check(Field::Tp));
+        assert!(is_list(Field::KvDtype) && is_list(Field::Gpu) && !is_list(Field::Model));
+    }
+
     fn placeholder(pairs: &[(Field, &str)], field: Field) -> String {
         let mut st = url::UrlState::default();
         for (f, t) in pairs {
