@@ -106,7 +106,10 @@ fn help_is_written_from_the_schema() {
         let raw = headroom::cli::help(Some(topic));
         let help = squash(&raw);
         for f in flags() {
-            let listed = f.only.is_none() || format!("{:?}", f.only).to_lowercase().contains(cmd);
+            let named = |c: Option<headroom::cli::args::Cmd>| {
+                c.is_some_and(|c| format!("{c:?}").to_lowercase() == cmd)
+            };
+            let listed = (f.only.is_none() || named(f.only)) && !named(f.except);
             let shown = format!("--{}", f.long);
             // A flag's own line starts with it (after its short form, if any).
             let has_line = raw.lines().any(|l| {

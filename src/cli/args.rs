@@ -46,11 +46,13 @@ pub struct Flag {
     pub input: Option<Input>,
     /// The one command that takes it; `None` for the scenario's flags, which all three take.
     pub only: Option<Cmd>,
+    /// A command that does not take it (`link` prints a URL, not a plan: no `--json`).
+    pub except: Option<Cmd>,
 }
 
 impl Flag {
     fn takes(&self, cmd: Cmd) -> bool {
-        self.only.map_or(true, |c| c == cmd)
+        self.only.map_or(true, |c| c == cmd) && self.except != Some(cmd)
     }
 }
 
@@ -70,6 +72,7 @@ const fn own(
         default: "",
         input: None,
         only,
+        except: None,
     }
 }
 
@@ -78,7 +81,10 @@ const fn own(
 /// answer rather than what to plan.
 pub const CLI_ONLY: [Flag; 5] = [
     own("speculative-config", Some("JSON"), Section::Speculative, None, "E.g. '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'; for draft_model, \"model\" names the drafter (catalog id, Hugging Face repo or config.json path)."),
-    own("json", None, Section::Output, None, "Print the plan as JSON (keys in docs/cli.md)."),
+    Flag {
+        except: Some(Cmd::Link),
+        ..own("json", None, Section::Output, None, "Print the plan as JSON (keys in docs/cli.md).")
+    },
     own("url", Some("URL"), Section::Output, Some(Cmd::Plan), "Plan the page's link (a whole URL, or only its ?query) with the page's own decoder, instead of flags."),
     own("base", Some("URL"), Section::Output, Some(Cmd::Link), "The page the link opens (default http://127.0.0.1:8080/, headroom-web's)."),
     own("for", Some("TARGET"), Section::Solve, Some(Cmd::Solve), "kv-pin | utilization:N | max-model-len | pp-partition:EXTRAS[:PINNED]."),
@@ -107,6 +113,7 @@ pub fn flags() -> &'static [Flag] {
                     default: r.default,
                     input: Some(r.input),
                     only: None,
+                    except: None,
                 });
             }
             out.extend(CLI_ONLY.iter().filter(|f| f.section == section));
@@ -182,9 +189,10 @@ pub fn lex(tokens: &[String], cmd: Cmd) -> Result<Args, CliError> {
         };
         let shown = format!("--{}", flag.long);
         if !flag.takes(cmd) {
-            let only = match flag.only {
-                Some(c) => format!("only `headroom {}` takes it", c.name()),
-                None => "not taken here".to_string(),
+            let only = match (flag.only, flag.except) {
+                (Some(c), _) => format!("only `headroom {}` takes it", c.name()),
+                (None, Some(c)) => format!("`headroom {}` does not take it", c.name()),
+                (None, None) => "not taken here".to_string(),
             };
             return Err(CliError::new(shown, only));
         }
