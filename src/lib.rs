@@ -7,6 +7,8 @@
 
 pub mod calc;
 pub mod catalog;
+pub mod cli;
+pub mod input;
 pub mod io;
 #[cfg(feature = "web")]
 pub mod ui;

@@ -1,4 +1,4 @@
-//! The `headroom` binary: `headroom::io::cli::run` on the process's arguments, its text written
+//! The `headroom` binary: `headroom::cli::run` on the process's arguments, its text written
 //! to stdout and stderr, its code returned as the exit status.
 //!
 //! A panic would be a bug in Headroom; it is caught and reported as an internal error (exit 3)
@@ -19,7 +19,7 @@ fn main() -> ExitCode {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| headroom::io::cli::run(&args));
+    let outcome = std::panic::catch_unwind(|| headroom::cli::run(&args));
     match outcome {
         Ok(o) => {
             let mut out = std::io::stdout().lock();

@@ -80,6 +80,8 @@ pub enum Input {
     Headroom,
     /// Unified memory: a rank's overhead besides weights and KV.
     Overhead,
+    /// Unified memory: the memory guard's kill threshold during the load.
+    GuardThreshold,
     /// Average request length for the concurrency-at-average figure.
     AvgLen,
     /// The unit figures are shown in: `gib` or `gb`.
@@ -88,7 +90,7 @@ pub enum Input {
 
 impl Input {
     /// Every field, in the order the query string lists them.
-    pub const ALL: [Input; 41] = [
+    pub const ALL: [Input; 42] = [
         Input::Example,
         Input::Model,
         Input::Config,
@@ -128,6 +130,7 @@ impl Input {
         Input::MemAvailable,
         Input::Headroom,
         Input::Overhead,
+        Input::GuardThreshold,
         Input::AvgLen,
         Input::Unit,
     ];
@@ -174,6 +177,7 @@ impl Input {
             Input::MemAvailable => "mem-available",
             Input::Headroom => "headroom",
             Input::Overhead => "overhead",
+            Input::GuardThreshold => "guard-threshold",
             Input::AvgLen => "avg-len",
             Input::Unit => "unit",
         }
@@ -222,6 +226,7 @@ impl Input {
             Input::MemAvailable => "mem-available",
             Input::Headroom => "headroom",
             Input::Overhead => "overhead",
+            Input::GuardThreshold => "guard-threshold",
             Input::AvgLen => "average-request-len",
             Input::Unit => "unit",
         }

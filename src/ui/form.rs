@@ -2,7 +2,8 @@
 //! (shown as the placeholder), the provenance of the value it feeds, and the message of the
 //! check it fails, beside it.
 //!
-//! The form is data: [`SECTIONS`] lists every input once; [`field_html`] writes each kind's
+//! The form is data: the input schema's rows ([`crate::input::schema::ROWS`]) give every
+//! input's label, help, section and kind ([`sections`]); [`field_html`] writes each kind's
 //! markup once, one delegated listener reads every control, and effects write values,
 //! defaults, badges and messages back. Every input's `data-testid` and `id` are its flag name.
 
@@ -15,6 +16,7 @@ use crate::calc::scenario::{MaxLen, Scenario};
 use crate::calc::units::UnitSystem;
 use crate::calc::version::VllmVersion;
 use crate::catalog;
+use crate::input::schema::{row_of, Rule, Section, ROWS};
 use crate::io::url::{self, Field, SPEC_METHODS};
 
 use super::charts::xml_escape;
@@ -40,14 +42,13 @@ enum Kind {
     Config,
 }
 
+/// One input of the form: its field, its label and how it is drawn.
 struct Input {
     field: Field,
     label: &'static str,
+    /// What the input means (the schema's help), shown as the label's tooltip.
+    help: &'static str,
     kind: Kind,
-}
-
-const fn input(field: Field, label: &'static str, kind: Kind) -> Input {
-    Input { field, label, kind }
 }
 
 const KV_DTYPES: [&str; 8] = [
@@ -61,143 +62,51 @@ const KV_DTYPES: [&str; 8] = [
     "fp8_inc",
 ];
 
-/// Every input, in sections.
-const SECTIONS: [(&str, &[Input]); 6] = [
-    (
-        "Model and hardware",
-        &[
-            input(Field::Model, "Model (search the catalog)", Kind::Model),
-            input(
-                Field::Config,
-                "Custom model: paste its config.json",
-                Kind::Config,
-            ),
-            input(Field::Gpu, "GPU", Kind::Gpu),
-            input(
-                Field::GpuMemory,
-                "GPU total as the driver reports it, in bytes (alone: a GPU not in the catalog)",
-                Kind::Text,
-            ),
-            input(Field::Gpus, "GPUs available", Kind::Text),
-            input(Field::Vllm, "vLLM version", Kind::Version),
-        ],
-    ),
-    (
-        "Parallelism",
-        &[
-            input(Field::Tp, "Tensor parallel size", Kind::Text),
-            input(Field::Pp, "Pipeline parallel size", Kind::Text),
-            input(
-                Field::PpPartition,
-                "Layers per stage (VLLM_PP_LAYER_PARTITION)",
-                Kind::Text,
-            ),
-            input(Field::Dp, "Data parallel size", Kind::Text),
-            input(Field::Ep, "Expert parallel", Kind::Check),
-        ],
-    ),
-    (
-        "Engine flags",
-        &[
-            input(Field::Util, "GPU memory utilization", Kind::Text),
-            // What "not set" means is longer than a placeholder holds (see `default_value`).
-            input(
-                Field::KvBytes,
-                "KV cache memory bytes (not set: the budget sizes the pool)",
-                Kind::Text,
-            ),
-            input(Field::MaxModelLen, "Max model len", Kind::Text),
-            input(Field::MaxNumSeqs, "Max num seqs", Kind::Text),
-            input(
-                Field::MaxNumBatchedTokens,
-                "Max num batched tokens",
-                Kind::Text,
-            ),
-            input(Field::KvDtype, "KV cache dtype", Kind::Choice(&KV_DTYPES)),
-            input(
-                Field::AttnBackend,
-                "Attention backend",
-                Kind::Choice(&ATTENTION_BACKENDS),
-            ),
-            input(Field::BlockSize, "Block size", Kind::Text),
-            input(Field::Eager, "Enforce eager (no CUDA graphs)", Kind::Check),
-            input(
-                Field::NumGpuBlocksOverride,
-                "GPU blocks override",
-                Kind::Text,
-            ),
-            input(
-                Field::NoHybrid,
-                "Disable hybrid KV cache manager",
-                Kind::Check,
-            ),
-            input(
-                Field::NoAsync,
-                "No async scheduling (as with the Ray executor)",
-                Kind::Check,
-            ),
-        ],
-    ),
-    (
-        "Speculative decoding",
-        &[
-            input(Field::Spec, "Method", Kind::Choice(&SPEC_METHODS)),
-            input(Field::SpecTokens, "Speculative tokens", Kind::Text),
-            input(
-                Field::DraftModel,
-                "Draft model (method draft_model: a catalog id or Hugging Face repo)",
-                Kind::Model,
-            ),
-            input(
-                Field::Drafter,
-                "Drafter weights per last-stage rank",
-                Kind::Text,
-            ),
-        ],
-    ),
-    (
-        "Measured terms (override the estimates)",
-        &[
-            input(
-                Field::Weights,
-                "Weights per rank: Model loading took (one, or one per stage)",
-                Kind::Text,
-            ),
-            input(Field::Activation, "Activation peak", Kind::Text),
-            input(Field::NonTorch, "Non-torch / other consumption", Kind::Text),
-            input(Field::CudaGraph, "CUDA graph memory", Kind::Text),
-            input(Field::LoadPeak, "Load-time transient peak", Kind::Text),
-            input(Field::Free, "Free memory at the init snapshot", Kind::Text),
-            input(
-                Field::AvailableKv,
-                "Available KV cache memory (one, or one per stage)",
-                Kind::Text,
-            ),
-            input(
-                Field::Tenants,
-                "Held by other processes per GPU",
-                Kind::Text,
-            ),
-            input(Field::AvgLen, "Average request length (tokens)", Kind::Text),
-        ],
-    ),
-    (
-        "Unified memory start gate",
-        &[
-            input(
-                Field::MemAvailable,
-                "MemAvailable before the start",
-                Kind::Text,
-            ),
-            input(Field::Headroom, "Headroom the gate keeps free", Kind::Text),
-            input(
-                Field::Overhead,
-                "Overhead besides weights and KV",
-                Kind::Text,
-            ),
-        ],
-    ),
-];
+/// How the form draws an input that takes this rule's values.
+fn kind_of(rule: Rule) -> Kind {
+    match rule {
+        Rule::Bool => Kind::Check,
+        Rule::KvDtype => Kind::Choice(&KV_DTYPES),
+        Rule::AttnBackend => Kind::Choice(&ATTENTION_BACKENDS),
+        Rule::Method => Kind::Choice(&SPEC_METHODS),
+        Rule::ModelId => Kind::Model,
+        Rule::GpuId => Kind::Gpu,
+        Rule::Version => Kind::Version,
+        Rule::Config => Kind::Config,
+        Rule::Count { .. }
+        | Rule::Bytes
+        | Rule::BytesList
+        | Rule::Partition
+        | Rule::Fraction
+        | Rule::MaxLen
+        | Rule::Unit
+        | Rule::ExampleId => Kind::Text,
+    }
+}
+
+/// Every input the form shows, in sections: the schema's rows that have a label, in the
+/// schema's order (the example menu and the unit toggle are in the header).
+fn sections() -> Vec<(Section, Vec<Input>)> {
+    Section::ALL
+        .iter()
+        .map(|&section| {
+            let inputs = ROWS
+                .iter()
+                .filter(|r| r.section == section)
+                .filter_map(|r| {
+                    Some(Input {
+                        field: r.input,
+                        label: r.label?,
+                        help: r.help,
+                        kind: kind_of(r.rule),
+                    })
+                })
+                .collect::<Vec<_>>();
+            (section, inputs)
+        })
+        .filter(|(_, inputs)| !inputs.is_empty())
+        .collect()
+}
 
 /// The ledger term a measured input replaces, for its provenance badge.
 fn term_of(field: Field) -> Option<Term> {
@@ -397,6 +306,9 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .map_or(String::new(), |o| {
                 super::charts::amount(i128::from(o.bytes.0), unit)
             }),
+        Field::GuardThreshold => s.unified.as_ref().map_or(String::new(), |u| {
+            super::charts::amount(i128::from(u.guard_threshold.0), unit)
+        }),
         Field::AvgLen => p
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),
@@ -427,18 +339,14 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
 
 /// Whether the form draws this field as a list with a "default" choice.
 fn is_list(field: Field) -> bool {
-    SECTIONS
-        .iter()
-        .flat_map(|(_, inputs)| inputs.iter())
-        .any(|i| i.field == field && matches!(i.kind, Kind::Choice(_) | Kind::Gpu | Kind::Version))
+    let r = row_of(field);
+    r.label.is_some() && matches!(kind_of(r.rule), Kind::Choice(_) | Kind::Gpu | Kind::Version)
 }
 
-/// Whether the form draws this field as a checkbox (as [`SECTIONS`] says).
+/// Whether the form draws this field as a checkbox (as its schema row says).
 fn is_check(field: Field) -> bool {
-    SECTIONS
-        .iter()
-        .flat_map(|(_, inputs)| inputs.iter())
-        .any(|i| i.field == field && i.kind == Kind::Check)
+    let r = row_of(field);
+    r.label.is_some() && kind_of(r.rule) == Kind::Check
 }
 
 /// Appends `text`, escaped for HTML.
@@ -453,9 +361,11 @@ fn field_html(h: &mut String, inp: &Input) {
     let flag = inp.field.flag();
     let check = inp.kind == Kind::Check;
     h.push_str(&format!(
-        r#"<div class="field{}" id="{flag}-field"><label for="{flag}"><span class="name">"#,
+        r#"<div class="field{}" id="{flag}-field"><label for="{flag}" title=""#,
         if check { " check" } else { "" }
     ));
+    push_esc(h, inp.help);
+    h.push_str(r#""><span class="name">"#);
     push_esc(h, inp.label);
     // Under each label, what sets it on the command line; the draft model is a key of vLLM's
     // speculative config there, not a flag of its own.
@@ -534,14 +444,14 @@ fn form_html() -> String {
         h.push_str("</option>");
     }
     h.push_str("</datalist>");
-    for (i, (title, inputs)) in SECTIONS.iter().enumerate() {
+    for (section, inputs) in sections() {
         h.push_str("<fieldset><legend>");
-        push_esc(&mut h, title);
+        push_esc(&mut h, section.form_title());
         h.push_str("</legend>");
-        for inp in inputs.iter() {
+        for inp in &inputs {
             field_html(&mut h, inp);
         }
-        if i == 1 {
+        if section == Section::Parallel {
             h.push_str(r#"<div class="stages" id="pp-stages"></div>"#);
         }
         h.push_str("</fieldset>");
@@ -947,6 +857,39 @@ pub fn form(app: AppState) -> impl IntoView {
 mod tests {
     use super::*;
     use crate::ui::plan_of;
+
+    /// The form shows every labelled schema row once, in six sections, and draws each input
+    /// the way its rule reads (a switch as a checkbox, a closed set as a list).
+    #[test]
+    fn the_form_is_the_schema() {
+        let s = sections();
+        let titles: Vec<&str> = s.iter().map(|(sec, _)| sec.form_title()).collect();
+        assert_eq!(
+            titles,
+            [
+                "Model and hardware",
+                "Parallelism",
+                "Engine flags",
+                "Speculative decoding",
+                "Measured terms (override the estimates)",
+                "Unified memory start gate"
+            ]
+        );
+        let shown: Vec<Field> = s
+            .iter()
+            .flat_map(|(_, inputs)| inputs.iter().map(|i| i.field))
+            .collect();
+        for f in Field::ALL {
+            let n = shown.iter().filter(|g| **g == f).count();
+            assert_eq!(n, usize::from(row_of(f).label.is_some()), "{f:?}");
+        }
+        // The header holds these; the form does not.
+        for f in [Field::Example, Field::Unit, Field::GuardThreshold] {
+            assert!(!shown.contains(&f), "{f:?}");
+        }
+        assert!(is_check(Field::Eager) && !is_check(Field::Tp));
+        assert!(is_list(Field::KvDtype) && is_list(Field::Gpu) && !is_list(Field::Model));
+    }
 
     fn placeholder(pairs: &[(Field, &str)], field: Field) -> String {
         let mut st = url::UrlState::default();

@@ -1,0 +1,194 @@
+//! The command line's scenario: its flags become the inputs' texts, and the one builder
+//! ([`crate::input::scenario()`]) makes the `Scenario`, exactly as for the page. What only a
+//! terminal has (MODEL as a config.json path, a `draft_model` drafter read from a path, the
+//! speculative config's JSON) is read here and handed over as inputs; `headroom link` writes
+//! those inputs as the page's link, and `headroom plan --url` reads a link back through the
+//! page's own decoder.
+
+use crate::calc::input::Input;
+use crate::calc::scenario::Scenario;
+use crate::catalog;
+use crate::input::query::{self, UrlState};
+use crate::input::schema::{Cli, ROWS};
+
+use super::args::Args;
+use super::spec::{read_config_file, spec_inputs, ConfigFile};
+use super::{CliError, Invocation, DEFAULT_BASE};
+
+/// The inputs a command line gives, and what it read that a link cannot hold.
+struct Given {
+    state: UrlState,
+    /// MODEL's config.json, when MODEL is a path: the scenario names the model with it.
+    config: Option<ConfigFile>,
+    /// `draft_model`'s drafter read from a config.json path.
+    draft_file: Option<Box<crate::calc::model::Model>>,
+}
+
+/// Sets one input, refusing an empty value and naming the flag on a bad one.
+fn set(state: &mut UrlState, input: Input, text: &str) -> Result<(), CliError> {
+    if text.trim().is_empty() {
+        return Err(CliError::new(
+            format!("--{}", input.flag()),
+            "needs a value, not an empty text",
+        ));
+    }
+    state.set(input, text).map_err(|message| {
+        CliError::from_input(&crate::input::InputError {
+            field: input,
+            message,
+        })
+    })
+}
+
+/// The flags as inputs: MODEL (an id, or a file whose text is the pasted config), the flags
+/// that are schema rows, in the schema's order, and the speculative config's keys.
+fn given(a: &Args) -> Result<Given, CliError> {
+    let v = |k: &str| a.values.get(k).map(String::as_str);
+    if a.positional.len() > 1 {
+        return Err(CliError::new(
+            a.positional[1].clone(),
+            "unexpected argument: give one MODEL (flags start with --)",
+        ));
+    }
+    let model_text = match (a.positional.first(), v("model")) {
+        (Some(_), Some(_)) => {
+            return Err(CliError::new(
+                "--model",
+                "MODEL is given twice (as an argument and with --model)",
+            ))
+        }
+        (Some(m), None) => Some(m.as_str()),
+        (None, m) => m,
+    };
+    let mut state = UrlState::default();
+    // The example first: an unknown one is the first thing to say.
+    if let Some(id) = v("example") {
+        set(&mut state, Input::Example, id)?;
+    }
+    let mut config = None;
+    match model_text {
+        Some(m) if catalog::model(m).is_some() => set(&mut state, Input::Model, m)?,
+        Some(m) => {
+            let file = read_config_file(m)?;
+            state.set(Input::Config, &file.text).map_err(|e| {
+                CliError::new("MODEL", format!("{}: {e}", file.path.display()))
+            })?;
+            config = Some(file);
+        }
+        None if v("example").is_none() => {
+            return Err(CliError::new(
+                "MODEL",
+                "missing: give a catalog id (headroom models), a path to a config.json, or --example ID",
+            ))
+        }
+        None => {}
+    }
+    for row in &ROWS {
+        if matches!(row.input, Input::Model | Input::Example) {
+            continue;
+        }
+        if let (Cli::Value(_) | Cli::Switch, Some(t)) = (row.cli, v(row.input.flag())) {
+            set(&mut state, row.input, t)?;
+        }
+    }
+    let mut draft_file = None;
+    if let Some(t) = v("speculative-config") {
+        let sp = spec_inputs(t)?;
+        let method = sp.method.as_deref().unwrap_or("none");
+        set(&mut state, Input::Spec, method)?;
+        if let Some(n) = sp.tokens {
+            set(&mut state, Input::SpecTokens, &n.to_string())?;
+        }
+        if let Some(id) = &sp.draft_id {
+            set(&mut state, Input::DraftModel, id)?;
+        }
+        draft_file = sp.draft_file;
+    }
+    Ok(Given {
+        state,
+        config,
+        draft_file,
+    })
+}
+
+/// The scenario of the inputs, through the one builder, with what the terminal read from files.
+fn scenario(g: &Given) -> Result<Scenario, CliError> {
+    let mut s = crate::input::scenario(&g.state).map_err(|e| CliError::from_input(&e))?;
+    if let Some(file) = &g.config {
+        s.model.name.clone_from(&file.model.name);
+    }
+    if let (Some(m), Some(sp)) = (&g.draft_file, s.engine.speculative.as_mut()) {
+        sp.draft_model = Some(m.clone());
+    }
+    Ok(s)
+}
+
+/// `plan` and `solve`: the scenario and how to print the answer.
+pub(super) fn invocation(a: &Args) -> Result<Invocation, CliError> {
+    let g = given(a)?;
+    Ok(Invocation {
+        scenario: scenario(&g)?,
+        json: a.values.get("json").is_some_and(|t| t == "true"),
+        unit: g.state.unit(),
+    })
+}
+
+/// `headroom link`: the page's address for the scenario. The scenario is built first, so a link
+/// is only written for inputs the builder takes.
+pub(super) fn link(a: &Args) -> Result<String, CliError> {
+    let g = given(a)?;
+    scenario(&g)?;
+    if g.draft_file.is_some() {
+        return Err(CliError::new(
+            "--speculative-config",
+            "model: a drafter read from a config.json path cannot travel in a link; name it by its catalog id or Hugging Face repo",
+        ));
+    }
+    let base = a.values.get("base").map_or(DEFAULT_BASE, String::as_str);
+    let base = base.trim();
+    if base.is_empty() || base.contains(char::is_whitespace) {
+        return Err(CliError::new("--base", "needs a URL without spaces"));
+    }
+    // A base with a query or fragment of its own gives way to the scenario's.
+    let base = base.split(['?', '#']).next().unwrap_or(base);
+    Ok(format!("{base}{}", query::link(&g.state)))
+}
+
+/// `headroom plan --url`: the page's link, read by the page's decoder. A parameter the page
+/// would leave out with a notice is bad input here: the terminal has no notice to show.
+pub(super) fn from_url(a: &Args) -> Result<Invocation, CliError> {
+    let url = a.values.get("url").map_or("", String::as_str);
+    let mut scenario_flags = a
+        .values
+        .keys()
+        .filter(|k| !matches!(**k, "url" | "json"))
+        .map(|k| format!("--{k}"));
+    if let Some(f) = a
+        .positional
+        .first()
+        .cloned()
+        .or_else(|| scenario_flags.next())
+    {
+        return Err(CliError::new(
+            "--url",
+            format!("the link is the whole scenario; {f} cannot be given beside it"),
+        ));
+    }
+    if url.trim().is_empty() {
+        return Err(CliError::new(
+            "--url",
+            "needs the page's link or its ?query",
+        ));
+    }
+    let d = query::decode(url);
+    if let Some(i) = d.ignored.first() {
+        return Err(CliError::new("--url", format!("{}: {}", i.key, i.reason)));
+    }
+    let s = crate::input::scenario(&d.state)
+        .map_err(|e| CliError::new("--url", format!("{}: {}", e.field.key(), e.message)))?;
+    Ok(Invocation {
+        scenario: s,
+        json: a.values.get("json").is_some_and(|t| t == "true"),
+        unit: d.state.unit(),
+    })
+}
