@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::calc::scenario::Scenario;
 use crate::calc::units::{human, thousands, thousands_signed, UnitSystem};
-use crate::calc::{self, Plan, RankPlan};
+use crate::calc::{self, Plan};
 use crate::catalog;
 
 use super::pretty;
@@ -32,18 +32,6 @@ fn rank_range(a: u32, b: u32) -> String {
     } else {
         format!("{a}-{b}")
     }
-}
-
-/// Ranks of a stage whose figures are identical share one ledger.
-fn same_figures(a: &RankPlan, b: &RankPlan) -> bool {
-    a.pp_rank == b.pp_rank
-        && a.ledger == b.ledger
-        && a.kv_bytes_per_token == b.kv_bytes_per_token
-        && a.page_size == b.page_size
-        && a.bytes_per_block == b.bytes_per_block
-        && a.num_blocks_own == b.num_blocks_own
-        && a.kv_heads == b.kv_heads
-        && a.holds_drafter == b.holds_drafter
 }
 
 fn ledger_lines(out: &mut String, lines: &[calc::LedgerLine], unit: UnitSystem) {
@@ -133,14 +121,11 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
     }
 
     // Ledgers, identical TP ranks of a stage grouped.
-    let mut i = 0;
-    while i < p.ranks.len() {
-        let first = &p.ranks[i];
-        let mut j = i;
-        while j + 1 < p.ranks.len() && same_figures(first, &p.ranks[j + 1]) {
-            j += 1;
-        }
-        let last = &p.ranks[j];
+    // The one grouping the page's chart and ledger use too (`Plan::rank_groups`).
+    for g in p.rank_groups() {
+        let first = g.plan;
+        let last = &p.ranks[g.last() as usize];
+        let single = g.ranks.len() == 1;
         let mut holds = Vec::new();
         if first.holds_embedding {
             holds.push("embedding");
@@ -154,11 +139,11 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
         let _ = writeln!(
             out,
             "\n{} {} (stage {} of {}, TP rank{} {}; {}{})",
-            if i == j { "Rank" } else { "Ranks" },
+            if single { "Rank" } else { "Ranks" },
             rank_range(first.rank, last.rank),
             first.pp_rank,
             p.pp,
-            if i == j { "" } else { "s" },
+            if single { "" } else { "s" },
             rank_range(first.tp_rank, last.tp_rank),
             if first.layers.1 > first.layers.0 {
                 format!("layers {}–{}", first.layers.0, first.layers.1 - 1)
@@ -183,7 +168,6 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
                 thousands(u128::from(first.num_blocks_own))
             );
         }
-        i = j + 1;
     }
 
     // Checks.
