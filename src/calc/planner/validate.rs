@@ -1,0 +1,468 @@
+//! Every scenario `plan` refuses before it plans: the bounds on what a user can give and the
+//! combinations vLLM 0.33.0 stops on before its workers start.
+
+use crate::calc::backend;
+use crate::calc::model::LayerKind;
+use crate::calc::scenario::{KvCacheDtype, MaxLen, Scenario};
+use crate::calc::units::{plural, Grouped, GIB};
+use crate::calc::version::VllmVersion;
+use crate::calc::weights::{self};
+use crate::calc::CalcError;
+
+pub(super) fn validate(s: &Scenario) -> Result<(), CalcError> {
+    let p = &s.parallel;
+    if p.tp == 0 {
+        return Err(CalcError::new(
+            "tensor-parallel-size",
+            "tensor-parallel-size must be at least 1",
+        ));
+    }
+    if p.pp == 0 {
+        return Err(CalcError::new(
+            "pipeline-parallel-size",
+            "pipeline-parallel-size must be at least 1",
+        ));
+    }
+    if p.dp == 0 {
+        return Err(CalcError::new(
+            "data-parallel-size",
+            "data-parallel-size must be at least 1",
+        ));
+    }
+    if p.tp > 1024 || p.pp > 1024 || p.dp > 65_536 {
+        return Err(CalcError::new(
+            "tensor-parallel-size",
+            format!(
+                "a {} x {} x {} grid is beyond any deployment Headroom models",
+                p.tp, p.pp, p.dp
+            ),
+        ));
+    }
+    s.model
+        .validate()
+        .map_err(|(field, msg)| CalcError::new(field, msg))?;
+    // Each dimension is bounded; their product can still describe an impossible model.
+    let est = weights::checkpoint_estimate(&s.model);
+    if est > 1 << 56 {
+        return Err(CalcError::new(
+            "config",
+            format!(
+                "the model's weights would be about {} bytes, beyond any deployment",
+                Grouped(i128::from(est))
+            ),
+        ));
+    }
+    let heads = s.model.n_heads;
+    if heads % u64::from(p.tp) != 0 {
+        return Err(CalcError::new(
+            "tensor-parallel-size",
+            format!(
+                "tensor-parallel-size {} does not divide {heads} attention heads (vLLM requires it)",
+                p.tp
+            ),
+        ));
+    }
+    // Building the model: QKVParallelLinear splits the KV heads over TP, or replicates them
+    // when TP is larger (divide(kv_heads, tp) or divide(tp, kv_heads)), and the vocab-parallel
+    // embedding splits the padded vocabulary (divide(padded, tp)); vLLM's ensure_divisibility
+    // asserts. MLA's latent and DeepSeek-V4's caches have no KV heads to split.
+    let tp = u64::from(p.tp);
+    let kv = s.model.n_kv_heads;
+    if s.model.mla.is_none() && s.model.compressed.is_none() && kv > 0 {
+        let (a, b) = if tp >= kv { (tp, kv) } else { (kv, tp) };
+        if a % b != 0 {
+            return Err(CalcError::new(
+                "tensor-parallel-size",
+                format!(
+                    "tensor-parallel-size {tp} neither divides the {kv} KV heads nor is a multiple of them: vLLM stops while building the model (QKVParallelLinear: AssertionError: {a} is not divisible by {b})"
+                ),
+            ));
+        }
+    }
+    let padded = s.model.padded_vocab();
+    if padded % tp != 0 {
+        return Err(CalcError::new(
+            "tensor-parallel-size",
+            format!(
+                "tensor-parallel-size {tp} does not divide the padded vocabulary of {padded}: vLLM stops while building the model (VocabParallelEmbedding: AssertionError: {padded} is not divisible by {tp})"
+            ),
+        ));
+    }
+    if p.pp > s.model.n_layers {
+        return Err(CalcError::new(
+            "pipeline-parallel-size",
+            format!(
+                "pipeline-parallel-size {} exceeds the {} decoder layers",
+                p.pp, s.model.n_layers
+            ),
+        ));
+    }
+    let needed = u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp);
+    if u64::from(s.gpus) < needed {
+        return Err(CalcError::new(
+            "gpus",
+            format!(
+                "{} {} fewer than tensor-parallel-size x pipeline-parallel-size x data-parallel-size = {needed}",
+                s.gpus,
+                plural(u64::from(s.gpus), "GPU is", "GPUs are")
+            ),
+        ));
+    }
+    if s.gpu.total.0 < GIB {
+        return Err(CalcError::new(
+            "gpu-memory",
+            format!(
+                "gpu-memory: a GPU of {} B cannot hold vLLM's CUDA context and a model; give its total memory (at least 1 GiB), e.g. 80GiB",
+                Grouped(i128::from(s.gpu.total.0))
+            ),
+        ));
+    }
+    if s.gpu.total.0 > 1 << 50 {
+        return Err(CalcError::new(
+            "gpu-memory",
+            format!(
+                "gpu-memory: {} B is more than 1 PiB, which is not a real GPU; give the total the driver reports, e.g. 85029027840",
+                Grouped(i128::from(s.gpu.total.0))
+            ),
+        ));
+    }
+    // Checkpoint formats vLLM 0.33.0 does not load (its quantization registry and AutoGPTQ's
+    // type map); older releases were not read for them.
+    if s.version == VllmVersion::CURRENT {
+        let q = s.model.quant_method.as_str();
+        if matches!(q, "bitsandbytes" | "ptpc_fp8") {
+            return Err(CalcError::new(
+                "config",
+                format!("vLLM {} has no {q} quantization method, so it cannot load this checkpoint (older releases may: set vllm-version)", VllmVersion::CURRENT),
+            ));
+        }
+        if matches!(q, "gptq" | "gptq_marlin")
+            && (s.model.quant_asymmetric
+                || matches!(
+                    s.model.quant,
+                    crate::calc::model::WeightQuant::Int { bits: 2 | 3, .. }
+                ))
+        {
+            return Err(CalcError::new(
+                "config",
+                format!("vLLM {}'s GPTQ loader takes symmetric 4- and 8-bit weights only (AutoGPTQConfig.TYPE_MAP)", VllmVersion::CURRENT),
+            ));
+        }
+    }
+    if !(s.version >= VllmVersion::OLDEST && s.version <= VllmVersion::CURRENT) {
+        return Err(CalcError::new(
+            "vllm-version",
+            format!(
+                "vllm-version {} is outside the releases Headroom models ({} to {})",
+                s.version,
+                VllmVersion::OLDEST,
+                VllmVersion::CURRENT
+            ),
+        ));
+    }
+    // Byte figures the user gives: each at most 1 PiB, like the GPU, so that sums of them
+    // (weights + drafter + transient, the gate's needs) cannot overflow.
+    let r = &s.runtime;
+    let mut given: Vec<(&'static str, u64)> = vec![("other-tenants", r.other_tenants.0)];
+    let opt = |field: &'static str, m: &Option<crate::calc::scenario::Measured>| {
+        m.as_ref().map(|m| (field, m.bytes.0))
+    };
+    given.extend(opt("weights", &r.weights));
+    given.extend(opt("activation-peak", &r.activation_peak));
+    given.extend(opt("non-torch", &r.non_torch));
+    given.extend(opt("cuda-graph", &r.cuda_graph));
+    given.extend(opt("load-peak", &r.load_peak));
+    given.extend(opt("free-memory", &r.free_memory));
+    given.extend(opt("available-kv", &r.available_kv));
+    // A list is one value per pipeline stage; a list of another length is not read as
+    // anything (no value is dropped or repeated silently).
+    for (field, list) in [
+        ("weights", &r.weights_per_stage),
+        ("available-kv", &r.available_kv_per_stage),
+    ] {
+        if let Some(list) = list {
+            if list.len() != s.parallel.pp as usize {
+                return Err(CalcError::new(
+                    field,
+                    format!(
+                        "{field}: {} values for {} pipeline {}; give one value, or one per stage",
+                        list.len(),
+                        s.parallel.pp,
+                        plural(u64::from(s.parallel.pp), "stage", "stages")
+                    ),
+                ));
+            }
+        }
+    }
+    for m in r.weights_per_stage.iter().flatten() {
+        given.extend(opt("weights", m));
+    }
+    // Loading always holds something (the embedding, the layers); a measured 0 is a slip.
+    let zero =
+        "weights of 0 bytes: \"Model loading took\" is never 0 (use - to keep a stage's estimate)";
+    if r.weights.as_ref().is_some_and(|m| m.bytes.0 == 0) {
+        return Err(CalcError::new("weights", zero));
+    }
+    for (stage, m) in r.weights_per_stage.iter().flatten().enumerate() {
+        if m.as_ref().is_some_and(|m| m.bytes.0 == 0) {
+            return Err(CalcError::new("weights", format!("stage {stage}: {zero}")));
+        }
+    }
+    for m in r.available_kv_per_stage.iter().flatten() {
+        given.extend(opt("available-kv", m));
+    }
+    if let Some(sp) = &s.engine.speculative {
+        given.extend(opt("drafter-weights", &sp.drafter_weights));
+    }
+    given.extend(
+        s.engine
+            .kv_cache_memory_bytes
+            .map(|k| ("kv-cache-memory-bytes", k)),
+    );
+    // The gate compares a start with the OS's MemAvailable, which is the GPU's free memory
+    // only where the two share one memory. On a GPU with memory of its own it would gate the
+    // start on host RAM: a figure that means nothing.
+    if s.unified.is_some() && !s.gpu.unified_memory {
+        return Err(CalcError::new(
+            "mem-available",
+            format!(
+                "the unified-memory gate (mem-available) applies where the GPU shares the host's memory, like the GB10; {} has memory of its own, so the host's MemAvailable does not gate its start (for such a box, pick a unified-memory GPU and give its total as gpu-memory)",
+                s.gpu.name
+            ),
+        ));
+    }
+    if let Some(u) = &s.unified {
+        given.extend([
+            ("mem-available", u.mem_available.bytes.0),
+            ("headroom", u.headroom.0),
+            ("prefill-term", u.prefill_term.0),
+            ("seat-term", u.seat_term.0),
+            ("guard-threshold", u.guard_threshold.0),
+        ]);
+        given.extend(opt("overhead", &u.overhead));
+    }
+    if let Some(mk) = &s.model.measured_kv {
+        given.push(("measured.kv_pool_bytes", mk.pool_bytes));
+        if mk.tokens == 0 || mk.tokens > 1 << 40 {
+            return Err(CalcError::new(
+                "measured.kv_tokens",
+                format!(
+                    "measured.kv_tokens {} must be between 1 and 2^40",
+                    mk.tokens
+                ),
+            ));
+        }
+    }
+    for (field, b) in given {
+        if b > 1 << 50 {
+            return Err(CalcError::new(
+                field,
+                format!(
+                    "{field} {} is more than 1 PiB, beyond any GPU",
+                    Grouped(i128::from(b))
+                ),
+            ));
+        }
+    }
+    // Memory free on a device cannot exceed the device: a measurement above the total (typed,
+    // or an example's kept after its GPU total was replaced) would plan memory that is not there.
+    let total = s.gpu.total.0;
+    // What is left of a GPU (free memory, MemAvailable, the KV cache memory vLLM reports)
+    // cannot be more than the GPU holds.
+    let mut free_like = vec![
+        ("free-memory", r.free_memory.as_ref()),
+        (
+            "mem-available",
+            s.unified.as_ref().map(|u| &u.mem_available),
+        ),
+        ("available-kv", r.available_kv.as_ref()),
+    ];
+    free_like.extend(
+        r.available_kv_per_stage
+            .iter()
+            .flatten()
+            .map(|m| ("available-kv", m.as_ref())),
+    );
+    if r.other_tenants.0 > total {
+        return Err(CalcError::new(
+            "other-tenants",
+            format!(
+                "other-tenants {} B is more than the GPU's total of {} B",
+                Grouped(i128::from(r.other_tenants.0)),
+                Grouped(i128::from(total))
+            ),
+        ));
+    }
+    for (field, m) in free_like {
+        if let Some(m) = m.filter(|m| m.bytes.0 > total) {
+            return Err(CalcError::new(
+                field,
+                format!(
+                    "{field} {} B ({}) is more than the GPU's total of {} B",
+                    Grouped(i128::from(m.bytes.0)),
+                    m.source,
+                    Grouped(i128::from(total))
+                ),
+            ));
+        }
+    }
+    // Counts the user gives: far above any real setting, low enough that products of them
+    // (in-flight tokens, capture sizes, demand) stay within 64 bits.
+    let counts = [
+        ("max-num-seqs", s.engine.max_num_seqs),
+        ("max-num-batched-tokens", s.engine.max_num_batched_tokens),
+        ("num-gpu-blocks-override", s.engine.num_gpu_blocks_override),
+        ("average-request-len", s.average_request_len),
+    ];
+    for (field, v) in counts {
+        if let Some(v) = v {
+            if v > 1 << 32 {
+                return Err(CalcError::new(
+                    field,
+                    format!(
+                        "{field} {} is beyond any deployment (at most 2^32)",
+                        Grouped(i128::from(v))
+                    ),
+                ));
+            }
+        }
+    }
+    if let Some(u) = s.engine.gpu_memory_utilization {
+        if !(u > 0.0 && u <= 1.0) {
+            return Err(CalcError::new(
+                "gpu-memory-utilization",
+                format!("gpu-memory-utilization {u} must be in (0, 1]"),
+            ));
+        }
+    }
+    if let Some(b) = s.engine.block_size {
+        if b == 0 || b > 1 << 20 {
+            return Err(CalcError::new(
+                "block-size",
+                format!("block-size {b} must be between 1 and 1048576"),
+            ));
+        }
+    }
+    if let MaxLen::Value(v) = s.engine.max_model_len {
+        if v == 0 {
+            return Err(CalcError::new(
+                "max-model-len",
+                "max-model-len must be at least 1, or auto",
+            ));
+        }
+        if v > 1 << 32 {
+            return Err(CalcError::new(
+                "max-model-len",
+                format!("max-model-len {v} is beyond any model's context"),
+            ));
+        }
+    }
+    if s.engine.max_num_seqs == Some(0) {
+        return Err(CalcError::new(
+            "max-num-seqs",
+            "max-num-seqs must be at least 1",
+        ));
+    }
+    if s.engine.max_num_batched_tokens == Some(0) {
+        return Err(CalcError::new(
+            "max-num-batched-tokens",
+            "max-num-batched-tokens must be at least 1",
+        ));
+    }
+    if s.engine.num_gpu_blocks_override == Some(0) {
+        return Err(CalcError::new(
+            "num-gpu-blocks-override",
+            "num-gpu-blocks-override must be at least 1",
+        ));
+    }
+    // A selected backend: the dense and MLA ones for ordinary attention (vLLM checks them and
+    // stops when one cannot serve the model), V4's sparse ones for DeepSeek-V4 (below).
+    if let Some(name) = s.engine.attention_backend {
+        match (backend::find(name), s.model.compressed.is_some()) {
+            (Some(_), _) if s.gpu.is_rocm() => {
+                return Err(CalcError::new(
+                    "attention-backend",
+                    format!("attention-backend {name}: Headroom plans a selected backend on CUDA GPUs; ROCm's own backends (ROCM_ATTN, ROCM_AITER_FA, ROCM_AITER_MLA ...) have not been read, so leave it auto on this GPU"),
+                ))
+            }
+            (Some(b), false) => backend::validate(s, b)?,
+            (Some(_), true) => {
+                return Err(CalcError::new(
+                    "attention-backend",
+                    format!("attention-backend {name}: DeepSeek-V4's attention runs on its own sparse backends (FLASHMLA_SPARSE_DSV4, FLASHINFER_MLA_SPARSE_DSV4); Headroom has not read what vLLM does with {name} for V4's layers, so choose one of those or auto"),
+                ))
+            }
+            (None, false) => {
+                return Err(CalcError::new(
+                    "attention-backend",
+                    format!(
+                        "attention-backend {name}: the sparse backends are planned for DeepSeek-V4 only; for {} choose one of {} or auto (vLLM's choice)",
+                        s.model.name,
+                        backend::BACKENDS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                    ),
+                ))
+            }
+            (None, true) => {}
+        }
+    }
+    if s.engine.kv_cache_dtype == KvCacheDtype::Fp8Inc {
+        return Err(CalcError::new(
+            "kv-cache-dtype",
+            "kv-cache-dtype fp8_inc is Intel Gaudi's (HPU) fp8: no CUDA or ROCm attention backend lists it (read in vLLM 0.33.0), so the engine stops with \"No valid attention backend found\"; use fp8 or fp8_e4m3",
+        ));
+    }
+    if matches!(s.engine.kv_cache_dtype, KvCacheDtype::Fp8DsMla)
+        && s.model.mla.is_none()
+        && s.model.compressed.is_none()
+    {
+        return Err(CalcError::new(
+            "kv-cache-dtype",
+            "kv-cache-dtype fp8_ds_mla applies only to DeepSeek's MLA and V4 models",
+        ));
+    }
+    // Dense MLA (DeepSeek-V2/V3/R1, Kimi-K2): no backend vLLM can pick takes these caches
+    // (FLASH_ATTN_MLA keeps 16-bit ones; FLASHMLA, FLASHINFER_MLA, CUTLASS_MLA and TRITON_MLA
+    // add fp8 and fp8_e4m3); only the sparse backends read fp8_ds_mla. A selected backend gets
+    // vLLM's own message from `backend::validate`.
+    if s.model.mla.is_some()
+        && s.model.sparse_mla.is_none()
+        && s.model.compressed.is_none()
+        && s.engine.attention_backend.is_none()
+        && matches!(
+            s.engine.kv_cache_dtype,
+            KvCacheDtype::Fp8DsMla | KvCacheDtype::Fp8E5m2
+        )
+    {
+        return Err(CalcError::new(
+            "kv-cache-dtype",
+            format!(
+                "kv-cache-dtype {}: none of the dense MLA backends {} can run takes it (FLASH_ATTN_MLA lists auto, float16 and bfloat16; FLASHMLA, FLASHINFER_MLA, CUTLASS_MLA and TRITON_MLA add fp8 and fp8_e4m3; fp8_ds_mla is the sparse backends' format, for DeepSeek-V3.2 and V4), so the engine stops with \"No valid attention backend found\"; use fp8 or fp8_e4m3",
+                s.engine.kv_cache_dtype.as_str(),
+                s.model.name
+            ),
+        ));
+    }
+    if s.model
+        .layers
+        .iter()
+        .any(|l| matches!(l, LayerKind::GatedDeltaNet | LayerKind::Mamba2))
+        && s.model.linear.is_none()
+    {
+        return Err(CalcError::new(
+            "linear_conv_kernel_dim",
+            "the model has linear-attention layers but no state shape (linear_* fields)",
+        ));
+    }
+    if let Some(sp) = &s.engine.speculative {
+        if sp.num_speculative_tokens == 0 || sp.num_speculative_tokens > 64 {
+            return Err(CalcError::new(
+                "speculative-config",
+                format!(
+                    "num_speculative_tokens {} must be between 1 and 64",
+                    sp.num_speculative_tokens
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
