@@ -4,23 +4,23 @@
 use super::checks::allocation_check;
 use super::ledger::amount;
 use super::vllm_log::{graph_estimate_log, suggestion_log, worker_prefix};
+use super::Planning;
 use crate::calc::plan::*;
-use crate::calc::scenario::Scenario;
 use crate::calc::units::GibText;
 
-#[allow(clippy::too_many_arguments)]
-pub(super) fn finish(
-    s: &Scenario,
-    util: f64,
-    parts: Vec<u32>,
-    ranks: Vec<RankPlan>,
-    replica: Option<ReplicaPlan>,
-    mut checks: Vec<Check>,
-    demand: Option<Demand>,
-    unified: Option<UnifiedGate>,
-    mut log_lines: Vec<String>,
-    notes: Vec<String>,
-) -> Plan {
+/// The Plan, whichever phase the start stopped at: after a fitting pool the allocation check
+/// and the lines vLLM writes once the graphs are captured; the unified gate's check first.
+pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<Demand>) -> Plan {
+    let Planning {
+        s,
+        r,
+        ranks,
+        mut checks,
+        unified,
+        mut log_lines,
+        notes,
+    } = p;
+    let (util, parts) = (r.util, r.parts);
     if replica.is_some() {
         checks.extend(allocation_check(s, &ranks, &mut log_lines));
     }

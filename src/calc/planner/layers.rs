@@ -1,6 +1,8 @@
 //! The KV cache specs of a rank's layers, as vLLM's attention classes register them: the
 //! element size, the hybrid models' state pages and their block size, DeepSeek-V4's caches.
 
+use super::drafter::Drafter;
+use super::resolve::Resolved;
 use crate::calc::kv::{self, LayerKv, LayerSpec};
 use crate::calc::model::{LayerKind, Model};
 use crate::calc::runtime;
@@ -338,4 +340,94 @@ impl V4State {
             }
         }
     }
+}
+
+/// The KV specs of one rank's layers, the drafter's on the last stage. DeepSeek-V4 registers
+/// caches of its own, the MTP layer's included.
+pub(super) fn rank_specs(
+    s: &Scenario,
+    r: &Resolved,
+    d: &Drafter,
+    layers: (u32, u32),
+    last: bool,
+) -> Vec<LayerSpec> {
+    let m = &s.model;
+    let tp64 = u64::from(s.parallel.tp);
+    let Resolved {
+        block_size,
+        num_spec,
+        ref v4,
+        ..
+    } = *r;
+    let Drafter {
+        layers: drafter_layers,
+        draft,
+        ..
+    } = *d;
+    let specs = if let Some(c) = m.compressed.as_ref().filter(|_| m.measured_kv.is_none()) {
+        let drafted = if last { drafter_layers } else { 0 };
+        v4_specs(
+            c,
+            layers,
+            m.n_layers,
+            drafted,
+            block_size,
+            V4State::of(s, c, v4.as_ref().is_some_and(|a| a.plain)),
+        )
+    } else {
+        let mut specs: Vec<LayerSpec> = (layers.0..layers.1)
+            .filter_map(|i| layer_spec(s, i, &m.layers[i as usize], tp64, num_spec))
+            .collect();
+        // A draft model's attention layers are registered like the target's: their KV
+        // lives in the same pool, on the ranks that run the drafter.
+        if let Some(d) = draft.filter(|_| last && m.measured_kv.is_none()) {
+            for (j, k) in d.layers.iter().enumerate() {
+                let index = m.n_layers + j as u32;
+                if let Some(sp) = layer_spec_of(s, d, index, k, tp64, num_spec) {
+                    specs.push(sp);
+                }
+            }
+        }
+        if last && drafter_layers > 0 && m.measured_kv.is_none() {
+            // MTP layers repeat the model's last decoder layer; an EAGLE head is one
+            // full-attention layer.
+            let eagle = s
+                .engine
+                .speculative
+                .as_ref()
+                .is_some_and(|sp| sp.method.starts_with("eagle"));
+            let kind = match m.layers.last() {
+                Some(k) if !eagle => k.clone(),
+                _ if m.mla.is_some() => LayerKind::Mla,
+                _ => LayerKind::Full,
+            };
+            for j in 0..drafter_layers {
+                if let Some(sp) = layer_spec(s, m.n_layers + j, &kind, tp64, num_spec) {
+                    specs.push(sp);
+                }
+            }
+        }
+        // DeepSeek-V3.2: every MLA layer (the MTP layer too) also keeps the indexer's K
+        // cache, an MLAAttentionSpec of one 132-byte head whatever --kv-cache-dtype says.
+        // Its layer index follows every attention layer's.
+        if let Some(sp) = m.sparse_mla.filter(|_| m.measured_kv.is_none()) {
+            let base = m.n_layers + drafter_layers + draft.map_or(0, |d| d.n_layers);
+            let indexed: Vec<u32> = specs
+                .iter()
+                .filter(|l| l.kind == LayerKv::Mla && l.index < m.n_layers + drafter_layers)
+                .map(|l| l.index)
+                .collect();
+            for i in indexed {
+                specs.push(LayerSpec {
+                    index: base + i,
+                    kind: LayerKv::Mla,
+                    num_kv_heads: 1,
+                    per_head_token_bytes: sp.cache_bytes_per_token(),
+                    fixed: None,
+                });
+            }
+        }
+        specs
+    };
+    specs
 }

@@ -5,27 +5,18 @@ use super::checks::{kv_knobs, kv_sizing_ok};
 use super::finish::finish;
 use super::ledger::{amount, line, line_prov, push_after_start};
 use super::vllm_log::engine_prefix;
+use super::Planning;
 use crate::calc::kv::KvError;
 use crate::calc::plan::*;
-use crate::calc::scenario::{MaxLen, Scenario};
+use crate::calc::scenario::MaxLen;
 use crate::calc::units::{py_fixed, Bytes, GibText, Grouped};
 
 /// Models whose KV layout the formulas cannot describe: a measured pool/tokens ratio.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn measured_kv_plan(
-    s: &Scenario,
-    util: f64,
-    parts: Vec<u32>,
-    mut ranks: Vec<RankPlan>,
-    mut checks: Vec<Check>,
-    unified: Option<UnifiedGate>,
-    mut log_lines: Vec<String>,
-    mut notes: Vec<String>,
-    max_len: u64,
-    mns: u64,
-    mnbt: u64,
-    block_size: u64,
-) -> Plan {
+pub(super) fn measured_kv_plan(mut p: Planning) -> Plan {
+    let s = p.s;
+    let (max_len, mns, mnbt, block_size) =
+        (p.r.len_for_defaults, p.r.mns, p.r.mnbt, p.r.block_size);
+    let notes = &mut p.notes;
     let mk = s.model.measured_kv.clone().expect("checked by caller");
     let n = u128::from(s.model.n_layers.max(1));
     let prov = Provenance::Measured(
@@ -48,73 +39,24 @@ pub(super) fn measured_kv_plan(
         let a = r.available_kv.max(0) as u128;
         a * u128::from(mk.tokens) * n / (u128::from(mk.pool_bytes.max(1)) * stage_layers)
     };
-    let (lim_idx, tokens) = ranks
+    let (lim_idx, tokens) = p
+        .ranks
         .iter()
         .enumerate()
         .map(|(i, r)| (i, tokens_of(r)))
         .min_by_key(|(_, t)| *t)
         .unwrap_or((0, 0));
     let tokens = u64::try_from(tokens).unwrap_or(u64::MAX);
-    // Nothing left for the cache on some rank: vLLM stops at KV sizing, as on the block path.
-    let auto = matches!(s.engine.max_model_len, MaxLen::Auto);
-    let starved = ranks
-        .iter()
-        .find(|r| r.available_kv <= 0)
-        .map(|r| {
-            let why = format!(
-                "rank {}: nothing is left for the KV cache ({} available)",
-                r.rank,
-                amount(r.available_kv)
-            );
-            (
-                r,
-                KvError::NoMemory {
-                    worker: r.rank as usize,
-                    bytes_per_block: 0,
-                },
-                why,
-            )
-        })
-        .or_else(|| {
-            (auto && tokens == 0).then(|| {
-                let r = &ranks[lim_idx];
-                let why = format!(
-                    "rank {}: {} of KV does not hold one token at the measured ratio",
-                    r.rank,
-                    amount(r.available_kv)
-                );
-                (
-                    r,
-                    KvError::AutoFit {
-                        worker: r.rank as usize,
-                        bytes_per_block: 0,
-                    },
-                    why,
-                )
-            })
-        });
-    if let Some((r, e, why)) = starved {
-        // The auto-fit is part of the capacity check; no memory at all fails KV sizing.
-        let phase = if matches!(e, KvError::AutoFit { .. }) {
-            checks.push(kv_sizing_ok());
-            Phase::Capacity
-        } else {
-            Phase::KvSizing
-        };
-        checks.push(Check {
-            phase,
-            ok: false,
-            rank: Some(r.rank),
-            message: why.into(),
-            vllm_error: Some(e.vllm_message(s.version)),
-            knobs: kv_knobs(phase),
-            not_knobs: vec!["max-model-len"],
-        });
-        log_lines.push(format!("ValueError: {}", e.vllm_message(s.version)));
-        return finish(
-            s, util, parts, ranks, None, checks, None, unified, log_lines, notes,
-        );
+    if starved(&mut p, tokens, lim_idx) {
+        return finish(p, None, None);
     }
+    let Planning {
+        ref mut ranks,
+        ref mut checks,
+        ref mut log_lines,
+        ..
+    } = p;
+    let auto = matches!(s.engine.max_model_len, MaxLen::Auto);
     // --max-model-len auto: the longest length the smallest pool holds, capped at the model's.
     let max_len = if auto {
         let fit = tokens.min(max_len);
@@ -233,16 +175,76 @@ pub(super) fn measured_kv_plan(
             / s.average_request_len.unwrap_or(max_len / 4).max(1) as f64,
         provenance: ratio_prov,
     };
-    finish(
+    finish(p, Some(replica), Some(demand))
+}
+
+/// Nothing left for the cache on some rank (KV sizing fails, as on the block path), or no token
+/// that fits under `--max-model-len auto` (the capacity check). Returns whether the start stops.
+fn starved(p: &mut Planning, tokens: u64, lim_idx: usize) -> bool {
+    let Planning {
         s,
-        util,
-        parts,
-        ranks,
-        Some(replica),
-        checks,
-        Some(demand),
-        unified,
-        log_lines,
-        notes,
-    )
+        ref ranks,
+        ref mut checks,
+        ref mut log_lines,
+        ..
+    } = *p;
+    // Nothing left for the cache on some rank: vLLM stops at KV sizing, as on the block path.
+    let auto = matches!(s.engine.max_model_len, MaxLen::Auto);
+    let starved = ranks
+        .iter()
+        .find(|r| r.available_kv <= 0)
+        .map(|r| {
+            let why = format!(
+                "rank {}: nothing is left for the KV cache ({} available)",
+                r.rank,
+                amount(r.available_kv)
+            );
+            (
+                r,
+                KvError::NoMemory {
+                    worker: r.rank as usize,
+                    bytes_per_block: 0,
+                },
+                why,
+            )
+        })
+        .or_else(|| {
+            (auto && tokens == 0).then(|| {
+                let r = &ranks[lim_idx];
+                let why = format!(
+                    "rank {}: {} of KV does not hold one token at the measured ratio",
+                    r.rank,
+                    amount(r.available_kv)
+                );
+                (
+                    r,
+                    KvError::AutoFit {
+                        worker: r.rank as usize,
+                        bytes_per_block: 0,
+                    },
+                    why,
+                )
+            })
+        });
+    if let Some((r, e, why)) = starved {
+        // The auto-fit is part of the capacity check; no memory at all fails KV sizing.
+        let phase = if matches!(e, KvError::AutoFit { .. }) {
+            checks.push(kv_sizing_ok());
+            Phase::Capacity
+        } else {
+            Phase::KvSizing
+        };
+        checks.push(Check {
+            phase,
+            ok: false,
+            rank: Some(r.rank),
+            message: why.into(),
+            vllm_error: Some(e.vllm_message(s.version)),
+            knobs: kv_knobs(phase),
+            not_knobs: vec!["max-model-len"],
+        });
+        log_lines.push(format!("ValueError: {}", e.vllm_message(s.version)));
+        return true;
+    }
+    false
 }

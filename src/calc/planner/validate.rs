@@ -1,15 +1,28 @@
 //! Every scenario `plan` refuses before it plans: the bounds on what a user can give and the
-//! combinations vLLM 0.33.0 stops on before its workers start.
+//! combinations vLLM 0.33.0 stops on before its workers start. The checks that need a resolved
+//! setting (the block size, the layer partition, DeepSeek-V4's attention class) are here too,
+//! called once `resolve` has it.
 
 use crate::calc::backend;
-use crate::calc::model::LayerKind;
+use crate::calc::model::{CompressedAttn, LayerKind};
+use crate::calc::runtime::V4Attention;
 use crate::calc::scenario::{KvCacheDtype, MaxLen, Scenario};
 use crate::calc::units::{plural, Grouped, GIB};
 use crate::calc::version::VllmVersion;
 use crate::calc::weights::{self};
 use crate::calc::CalcError;
 
+/// The scenario's own bounds, in the order a user meets them: the grid and the model, the
+/// release, the measured figures, the engine settings.
 pub(super) fn validate(s: &Scenario) -> Result<(), CalcError> {
+    grid_and_model(s)?;
+    release(s)?;
+    measurements(s)?;
+    engine_settings(s)
+}
+
+/// The TP x PP x DP grid, the model's shape against it and the GPU.
+fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     let p = &s.parallel;
     if p.tp == 0 {
         return Err(CalcError::new(
@@ -126,6 +139,11 @@ pub(super) fn validate(s: &Scenario) -> Result<(), CalcError> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// Checkpoint formats and the releases Headroom has read.
+fn release(s: &Scenario) -> Result<(), CalcError> {
     // Checkpoint formats vLLM 0.33.0 does not load (its quantization registry and AutoGPTQ's
     // type map); older releases were not read for them.
     if s.version == VllmVersion::CURRENT {
@@ -160,6 +178,12 @@ pub(super) fn validate(s: &Scenario) -> Result<(), CalcError> {
             ),
         ));
     }
+    Ok(())
+}
+
+/// The byte figures a user gives (measurements, the unified gate's terms): bounded, one per
+/// stage where they are lists, and no more than the GPU holds where they are free memory.
+fn measurements(s: &Scenario) -> Result<(), CalcError> {
     // Byte figures the user gives: each at most 1 PiB, like the GPU, so that sums of them
     // (weights + drafter + transient, the gate's needs) cannot overflow.
     let r = &s.runtime;
@@ -306,6 +330,12 @@ pub(super) fn validate(s: &Scenario) -> Result<(), CalcError> {
             ));
         }
     }
+    Ok(())
+}
+
+/// The engine's counts and settings: bounds, the selected backend and the KV cache dtype
+/// against the model's attention, the speculative config.
+fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
     // Counts the user gives: far above any real setting, low enough that products of them
     // (in-flight tokens, capture sizes, demand) stay within 64 bits.
     let counts = [
@@ -463,6 +493,142 @@ pub(super) fn validate(s: &Scenario) -> Result<(), CalcError> {
                 ),
             ));
         }
+    }
+    Ok(())
+}
+
+/// DeepSeek-V3.2's sparse MLA: the KV cache dtypes its backends take and the indexer's blocks.
+pub(super) fn sparse_mla(s: &Scenario, block_size: u64) -> Result<(), CalcError> {
+    if s.engine.kv_cache_dtype == KvCacheDtype::Fp8E5m2 {
+        return Err(CalcError::new(
+            "kv-cache-dtype",
+            "kv-cache-dtype fp8_e5m2: no sparse MLA backend DeepSeek-V3.2 can use takes it (vLLM 0.33.0's FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE and its SM90 variant list fp8, fp8_e4m3 and fp8_ds_mla); choose one of those",
+        ));
+    }
+    if block_size % 64 != 0 {
+        return Err(CalcError::new(
+            "block-size",
+            format!("DeepSeek-V3.2's indexer cache (DEEPSEEK_V32_INDEXER) takes 64-token blocks: vLLM finds no common block size with --block-size {block_size}; use a multiple of 64"),
+        ));
+    }
+    Ok(())
+}
+
+/// DeepSeek-V4's caches and backends as vLLM 0.33.0 checks them: an indexer on every stage,
+/// 256-token blocks, the backend's KV cache dtypes and compute capabilities; with the notes
+/// that say what is planned and what is not.
+pub(super) fn v4(
+    s: &Scenario,
+    c: &CompressedAttn,
+    attn: &V4Attention,
+    parts: &[u32],
+    block_size: u64,
+    notes: &mut Vec<String>,
+) -> Result<(), CalcError> {
+    let m = &s.model;
+    // Only the indexer declares a KV layout; a stage without a ratio-4 layer has none, and
+    // vLLM 0.33.0's resolve_kv_cache_layout refuses workers that disagree.
+    let mut start = 0usize;
+    for (stage, n) in parts.iter().enumerate() {
+        let end = start + *n as usize;
+        if m.measured_kv.is_none()
+            && !c.ratios[start.min(c.ratios.len())..end.min(c.ratios.len())].contains(&4)
+        {
+            return Err(CalcError::new(
+                "pp-layer-partition",
+                format!("stage {stage} holds no DeepSeek-V4 layer of compress ratio 4, so no indexer cache: vLLM 0.33.0 stops with \"Workers disagree on supported KV cache layouts\"; give every stage a layer of compress ratio 4"),
+            ));
+        }
+        start = end;
+    }
+    if block_size % 256 != 0 {
+        return Err(CalcError::new(
+            "block-size",
+            format!("DeepSeek-V4's attention and indexer kernels take 256-token blocks: vLLM finds no backend for --block-size {block_size}; use a multiple of 256"),
+        ));
+    }
+    if let Some(b @ ("FLASHINFER_MLA_SPARSE" | "FLASHINFER_MLA_SPARSE_SM120")) =
+        s.engine.attention_backend
+    {
+        return Err(CalcError::new(
+            "attention-backend",
+            format!("{b} is not a DeepSeek V4 attention backend. Use FLASHINFER_MLA_SPARSE_DSV4 for DeepSeek V4 FlashInfer sparse MLA."),
+        ));
+    }
+    let cc = s.gpu.compute_capability;
+    if attn.plain {
+        // FlashInfer's plain rows (off SM 12.x; the capability is checked below).
+        match s.engine.kv_cache_dtype {
+            KvCacheDtype::Fp8DsMla => {
+                return Err(CalcError::new(
+                    "kv-cache-dtype",
+                    "FLASHINFER_MLA_SPARSE_DSV4 SM10x uses the plain per-tensor FP8 KV layout, not fp8_ds_mla",
+                ))
+            }
+            KvCacheDtype::Float16 | KvCacheDtype::Fp8E5m2 => {
+                return Err(CalcError::new(
+                    "kv-cache-dtype",
+                    format!("kv-cache-dtype {}: FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x takes auto, bfloat16, fp8 and fp8_e4m3 only (vLLM: \"kv_cache_dtype not supported\")", s.engine.kv_cache_dtype.as_str()),
+                ))
+            }
+            _ => {}
+        }
+    } else if matches!(
+        s.engine.kv_cache_dtype,
+        KvCacheDtype::Bfloat16 | KvCacheDtype::Float16
+    ) {
+        return Err(CalcError::new(
+            "kv-cache-dtype",
+            format!("DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {}. Please set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache (on SM 10.x, --attention-backend FLASHINFER_MLA_SPARSE_DSV4).", s.engine.kv_cache_dtype.as_str()),
+        ));
+    }
+    if !s.version.at_least(0, 33) {
+        notes.push(format!(
+            "DeepSeek-V4's caches, backends and drafters are planned as vLLM 0.33.0 builds them, whatever the release chosen: Headroom has not read how vLLM {} treats V4, and a release from before V4's support cannot load it at all.",
+            s.version
+        ));
+    }
+    // The backends' supports_compute_capability: FlashMLA's SM 9.x and 10.x, FlashInfer's
+    // 10.x and 12.x. An unknown capability (0) is not checked; ROCm (9.4) has backends of
+    // its own (models/deepseek_v4/amd), noted below.
+    let rocm = s.gpu.is_rocm();
+    if cc.0 != 0 && !rocm {
+        let fits = if attn.backend == "FLASHMLA_SPARSE_DSV4" {
+            matches!(cc.0, 9 | 10)
+        } else {
+            matches!(cc.0, 10 | 12)
+        };
+        if !fits {
+            let (field, chosen) = match s.engine.attention_backend {
+                Some(_) => ("attention-backend", "Selected backend"),
+                None => ("gpu", "vLLM's choice for this GPU,"),
+            };
+            return Err(CalcError::new(
+                field,
+                format!(
+                    "{chosen} {} is not valid for this configuration. Reason: ['compute capability not supported']: DeepSeek-V4's backends in vLLM 0.33.0 run on SM 9.x and 10.x (FlashMLA) and 10.x and 12.x (FlashInfer); this GPU is SM {}.{}",
+                    attn.backend, cc.0, cc.1
+                ),
+            ));
+        }
+    }
+    if rocm {
+        notes.push("On ROCm vLLM 0.33.0 runs DeepSeek-V4 with backends of its own (ROCM_FLASHMLA_SPARSE_DSV4 and others in models/deepseek_v4/amd), which Headroom has not read: the plan uses the CUDA layout and backend names.".into());
+    } else if cc.0 == 0 {
+        notes.push("This GPU's compute capability is not in the catalog, so whether a DeepSeek-V4 backend runs on it is not checked (FlashMLA's need SM 9.x or 10.x, FlashInfer's 10.x or 12.x).".into());
+    }
+    if m.measured_kv.is_none() {
+        let format = if attn.plain {
+            let (bytes, name) = if s.engine.kv_cache_dtype.is_fp8() {
+                (c.head_dim, "fp8 (per-tensor e4m3)")
+            } else {
+                (2 * c.head_dim, "bf16")
+            };
+            format!("FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x stores plain {name} rows ({bytes} B per state, pages padded to 512 B)")
+        } else {
+            "vLLM stores them in DeepSeek's fp8_ds_mla format (584 B per state, pages padded to 576 B)".into()
+        };
+        notes.push(format!("DeepSeek-V4: every layer keeps a 128-token sliding-window cache (64-token blocks); layers of compress ratio 4 and 128 also keep compressed KV (256-token blocks) and a compressor state (4- or 8-token blocks), and ratio 4 an indexer cache and its compressor. {format} and packs them into groups (_get_packed_kv_cache_groups; five for V4-Flash); nothing is split by TP. Read from vLLM 0.33.0's source and checked against its code on synthetic layouts. Outside the pool (not in the ledger): top-k index buffers (max-num-batched-tokens x 512 x 4 B each), with speculative decoding a 256 MiB hidden-state buffer, and on SM 12.x FlashInfer's 128 MiB workspace."));
     }
     Ok(())
 }
