@@ -5,11 +5,11 @@
 use super::plan::{Plan, Provenance, Term};
 use super::planner::vllm_suggestion;
 use super::scenario::{MaxLen, Scenario};
-use super::units::{Bytes, MIB};
+use super::units::Bytes;
 use super::{plan, CalcError};
 
-/// vLLM's suggestion log keeps 150 MiB spare (`Worker._compile_or_warm_up_model`).
-pub const SUGGESTION_MARGIN: u64 = 150 * MIB;
+/// vLLM's suggestion log keeps 150 MiB spare; defined beside the log line it belongs to.
+pub use super::planner::SUGGESTION_MARGIN;
 
 /// How certain a solver's answer is: the provenance of every term the start rests on in the
 /// plan with the answer applied (free memory, weights, drafter, other use, activation, graphs,

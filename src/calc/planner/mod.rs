@@ -41,6 +41,7 @@ use super::scenario::Scenario;
 use super::CalcError;
 
 pub(super) use self::vllm_log::vllm_suggestion;
+pub use self::vllm_log::SUGGESTION_MARGIN;
 
 /// A plan under way once every rank is planned: the scenario, the settings resolved, and what
 /// the phases have written so far. Each phase after the stage loop takes it, and `finish`

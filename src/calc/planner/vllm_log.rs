@@ -3,8 +3,7 @@
 
 use crate::calc::plan::*;
 use crate::calc::scenario::Scenario;
-use crate::calc::solve::SUGGESTION_MARGIN;
-use crate::calc::units::{py_fixed, py_float_str, GibText, GIB};
+use crate::calc::units::{py_fixed, py_float_str, GibText, GIB, MIB};
 use crate::calc::version::VllmVersion;
 
 /// The process a rank's log lines come from, as vLLM 0.33.0 names it
@@ -134,6 +133,9 @@ pub(super) fn graph_profiling_log(
     last.as_ref()
         .map(|(_, _, body)| prefixed(worker_prefix(s, r), body))
 }
+
+/// vLLM's suggestion log keeps 150 MiB spare (`Worker._compile_or_warm_up_model`).
+pub const SUGGESTION_MARGIN: u64 = 150 * MIB;
 
 /// vLLM 0.33.0's suggestion after graph capture (`Worker.compile_or_warm_up_model`) for one
 /// rank, in bytes. As coded, the graphs count twice: once in the peak (the estimate subtracted
