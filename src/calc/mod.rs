@@ -24,7 +24,7 @@ mod parallel;
 mod planner;
 mod util;
 
-pub use error::CalcError;
+pub use error::{CalcError, Culprit};
 pub use input::Input;
 pub use parallel::pp_partition;
 pub use plan::{Check, LedgerLine, Phase, Plan, Provenance, RankPlan, ReplicaPlan, Term};

@@ -4,7 +4,7 @@
 use crate::calc::model::{Model, MtpDraft};
 use crate::calc::scenario::Scenario;
 use crate::calc::weights::{self, Placement};
-use crate::calc::CalcError;
+use crate::calc::{CalcError, Input};
 
 /// DSpark's heads: the target layers it reads, its Markov rank, its head_dim.
 pub(super) type DsparkHeads = (u32, u64, u64);
@@ -48,7 +48,7 @@ fn check_mtp(s: &Scenario, notes: &mut Vec<String>) -> Result<(), CalcError> {
             MtpDraft::Mapped => {}
             // vLLM renames every MTP alias (deepseek_mtp ...) to mtp before it looks.
             MtpDraft::Unsupported => return Err(CalcError::new(
-                "speculative-config",
+                Input::Spec,
                 format!(
                     "Unsupported speculative method: 'mtp' (vLLM's NotImplementedError). vLLM has an MTP drafter only for the model families whose config it maps to one (DeepSeek-V3/V3.2/V4, Qwen3-Next, Qwen3.5, GLM-4.5, MiMo, ERNIE 4.5 MoE, ...), and {} ({}) is not one of them: use eagle, eagle3, draft_model or ngram.",
                     m.name,
@@ -56,7 +56,7 @@ fn check_mtp(s: &Scenario, notes: &mut Vec<String>) -> Result<(), CalcError> {
                 ),
             )),
             MtpDraft::Refused(message) => {
-                return Err(CalcError::new("speculative-config", message.clone()))
+                return Err(CalcError::new(Input::Spec, message.clone()))
             }
         }
     }
@@ -66,7 +66,7 @@ fn check_mtp(s: &Scenario, notes: &mut Vec<String>) -> Result<(), CalcError> {
         m.mtp_layers > 0 && n > m.mtp_layers && n % m.mtp_layers != 0
     }) {
         return Err(CalcError::new(
-            "num-speculative-tokens",
+            Input::SpecTokens,
             format!(
                 "num_speculative_tokens:{} must be divisible by n_predict={} (vLLM's ValueError: the config's {} MTP layers are reused in turn, so more tokens than layers must be a multiple of them)",
                 sp.num_speculative_tokens, m.mtp_layers, m.mtp_layers
@@ -108,7 +108,7 @@ fn drafter_layers(
                 };
                 if let Some(missing) = missing {
                     return Err(CalcError::new(
-                        "speculative-config",
+                        Input::Spec,
                         format!(
                             "dspark: vLLM builds DeepSeek-V4's DSpark drafter (DSparkDeepseekV4Model) from the config's dspark_target_layer_ids and dspark_markov_rank, and this config has no {missing}, so the drafter cannot be built. Checkpoints that ship DSpark stages under mtp.* declare them: give that config.json, or use mtp."
                         ),
@@ -131,7 +131,7 @@ fn drafter_layers(
             }
             None => {
                 return Err(CalcError::new(
-                    "speculative-config",
+                    Input::Spec,
                     format!(
                         "dspark is planned for DeepSeek-V4, whose checkpoint carries the draft layers (mtp.*); for {} a DSpark drafter is a checkpoint of its own (Qwen3, Gemma 4 ...) whose shape Headroom does not know",
                         m.name
@@ -174,7 +174,7 @@ fn draft_model<'a>(
         // allow it, is not a setting Headroom reads).
         if d.vocab_size != m.vocab_size {
             return Err(CalcError::new(
-                "draft-model",
+                Input::DraftModel,
                 format!(
                     "Target and draft model should have the same vocabulary size. Target model vocab_size={}. Draft model vocab_size={}. Using models with different tokenizers can cause out-of-bounds errors during speculative decoding. (vLLM accepts it only with use_heterogeneous_vocab in the speculative config.)",
                     m.vocab_size, d.vocab_size
@@ -191,7 +191,7 @@ fn draft_model<'a>(
         // vLLM needs the drafter named; Headroom can still plan its measured weights.
         if sp.drafter_weights.is_none() {
             return Err(CalcError::new(
-                "draft-model",
+                Input::DraftModel,
                 "draft_model needs its drafter: name it in draft-model (the speculative config's \"model\"), or give its measured weights in drafter-weights. Without a model vLLM stops with \"num_speculative_tokens was provided but without speculative model.\"",
             ));
         }

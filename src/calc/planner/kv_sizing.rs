@@ -10,7 +10,7 @@ use super::Planning;
 use crate::calc::kv::{self, KvError, KvPlan, KvSettings, WorkerKv};
 use crate::calc::plan::*;
 use crate::calc::units::{plural, py_fixed, GibText, Grouped};
-use crate::calc::CalcError;
+use crate::calc::{CalcError, Input};
 
 /// Phases 3 and 4 on the block path: the KV plan of every worker, then the checks and lines of
 /// its outcome.
@@ -124,7 +124,7 @@ fn kv_failed(
         KvError::Capacity { worker, .. } | KvError::AutoFit { worker, .. } => {
             (Phase::Capacity, *worker as u32)
         }
-        KvError::Invalid(msg) => return Err(CalcError::new("model", msg.clone())),
+        KvError::Invalid(msg) => return Err(CalcError::new(Input::Model, msg.clone())),
     };
     let message = match &e {
         KvError::Capacity { max_model_len, needed, check_memory, estimate, .. } => format!(

@@ -11,7 +11,7 @@ use crate::calc::model::LayerKind;
 use crate::calc::runtime::{self, V4Attention};
 use crate::calc::scenario::{MaxLen, Scenario};
 use crate::calc::units::plural;
-use crate::calc::{pp_partition, CalcError};
+use crate::calc::{pp_partition, CalcError, Input};
 
 /// A block size vLLM's platform forces for an MLA backend (before 0.18), and its log line.
 pub(super) type ForcedBlock = Option<(u64, &'static str)>;
@@ -61,9 +61,9 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
     if mnbt < mns {
         return Err(CalcError::new(
             if s.engine.max_num_seqs.is_some() {
-                "max-num-seqs"
+                Input::MaxNumSeqs
             } else {
-                "max-num-batched-tokens"
+                Input::MaxNumBatchedTokens
             },
             format!("max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({mns})."),
         ));
@@ -162,7 +162,7 @@ fn max_model_len(s: &Scenario, notes: &mut Vec<String>) -> Result<MaxModelLen, C
             // With no length key in the config, vLLM takes the length given as it is.
             if n > derived && !m.max_len_key.starts_with("none") {
                 return Err(CalcError::new(
-                    "max-model-len",
+                    Input::MaxModelLen,
                     format!(
                         "User-specified max_model_len ({n}) is greater than the derived max_model_len ({} in model's config.json). vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
                         m.max_len_key
@@ -174,7 +174,7 @@ fn max_model_len(s: &Scenario, notes: &mut Vec<String>) -> Result<MaxModelLen, C
         MaxLen::Auto => {
             if !v.at_least(0, 14) {
                 return Err(CalcError::new(
-                    "max-model-len",
+                    Input::MaxModelLen,
                     "max-model-len auto needs vLLM 0.14 or newer",
                 ));
             }
@@ -207,7 +207,7 @@ fn partition(s: &Scenario) -> Result<Vec<u32>, CalcError> {
                         (n - sum, "short")
                     };
                     CalcError::new(
-                        "pp-layer-partition",
+                        Input::PpPartition,
                         format!(
                             "pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e} That is {off} {} {way}.",
                             plural(off, "layer", "layers")
@@ -215,7 +215,7 @@ fn partition(s: &Scenario) -> Result<Vec<u32>, CalcError> {
                     )
                 }
                 _ => CalcError::new(
-                    "pp-layer-partition",
+                    Input::PpPartition,
                     format!("pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e}"),
                 ),
             }
@@ -253,7 +253,7 @@ fn initial_block_size(s: &Scenario) -> Result<(u64, String, ForcedBlock), CalcEr
             && !hybrid
         {
             return Err(CalcError::new(
-                "block-size",
+                Input::BlockSize,
                 format!("--block-size {b}: every CUDA attention backend in vLLM 0.33.0 takes blocks of a multiple of 16 (FLASH_ATTN and TRITON_ATTN any multiple, FLASHINFER 16, 32 or 64, the MLA backends 16, 32, 64 or 128), so vLLM finds no valid backend (\"block_size not supported\"); use a multiple of 16"),
             ));
         }

@@ -10,7 +10,7 @@ use crate::calc::scenario::{KvCacheDtype, MaxLen, Scenario};
 use crate::calc::units::{plural, Grouped, GIB};
 use crate::calc::version::VllmVersion;
 use crate::calc::weights::{self};
-use crate::calc::CalcError;
+use crate::calc::{CalcError, Culprit, Input};
 
 /// The scenario's own bounds, in the order a user meets them: the grid and the model, the
 /// release, the measured figures, the engine settings.
@@ -26,25 +26,25 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     let p = &s.parallel;
     if p.tp == 0 {
         return Err(CalcError::new(
-            "tensor-parallel-size",
+            Input::Tp,
             "tensor-parallel-size must be at least 1",
         ));
     }
     if p.pp == 0 {
         return Err(CalcError::new(
-            "pipeline-parallel-size",
+            Input::Pp,
             "pipeline-parallel-size must be at least 1",
         ));
     }
     if p.dp == 0 {
         return Err(CalcError::new(
-            "data-parallel-size",
+            Input::Dp,
             "data-parallel-size must be at least 1",
         ));
     }
     if p.tp > 1024 || p.pp > 1024 || p.dp > 65_536 {
         return Err(CalcError::new(
-            "tensor-parallel-size",
+            Input::Tp,
             format!(
                 "a {} x {} x {} grid is beyond any deployment Headroom models",
                 p.tp, p.pp, p.dp
@@ -53,12 +53,12 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     }
     s.model
         .validate()
-        .map_err(|(field, msg)| CalcError::new(field, msg))?;
+        .map_err(|(key, msg)| CalcError::new(Culprit::ConfigKey(key), msg))?;
     // Each dimension is bounded; their product can still describe an impossible model.
     let est = weights::checkpoint_estimate(&s.model);
     if est > 1 << 56 {
         return Err(CalcError::new(
-            "config",
+            Input::Config,
             format!(
                 "the model's weights would be about {} bytes, beyond any deployment",
                 Grouped(i128::from(est))
@@ -68,7 +68,7 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     let heads = s.model.n_heads;
     if heads % u64::from(p.tp) != 0 {
         return Err(CalcError::new(
-            "tensor-parallel-size",
+            Input::Tp,
             format!(
                 "tensor-parallel-size {} does not divide {heads} attention heads (vLLM requires it)",
                 p.tp
@@ -85,7 +85,7 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
         let (a, b) = if tp >= kv { (tp, kv) } else { (kv, tp) };
         if a % b != 0 {
             return Err(CalcError::new(
-                "tensor-parallel-size",
+                Input::Tp,
                 format!(
                     "tensor-parallel-size {tp} neither divides the {kv} KV heads nor is a multiple of them: vLLM stops while building the model (QKVParallelLinear: AssertionError: {a} is not divisible by {b})"
                 ),
@@ -95,7 +95,7 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     let padded = s.model.padded_vocab();
     if padded % tp != 0 {
         return Err(CalcError::new(
-            "tensor-parallel-size",
+            Input::Tp,
             format!(
                 "tensor-parallel-size {tp} does not divide the padded vocabulary of {padded}: vLLM stops while building the model (VocabParallelEmbedding: AssertionError: {padded} is not divisible by {tp})"
             ),
@@ -103,7 +103,7 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     }
     if p.pp > s.model.n_layers {
         return Err(CalcError::new(
-            "pipeline-parallel-size",
+            Input::Pp,
             format!(
                 "pipeline-parallel-size {} exceeds the {} decoder layers",
                 p.pp, s.model.n_layers
@@ -113,7 +113,7 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     let needed = u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp);
     if u64::from(s.gpus) < needed {
         return Err(CalcError::new(
-            "gpus",
+            Input::Gpus,
             format!(
                 "{} {} fewer than tensor-parallel-size x pipeline-parallel-size x data-parallel-size = {needed}",
                 s.gpus,
@@ -123,7 +123,7 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     }
     if s.gpu.total.0 < GIB {
         return Err(CalcError::new(
-            "gpu-memory",
+            Input::GpuMemory,
             format!(
                 "gpu-memory: a GPU of {} B cannot hold vLLM's CUDA context and a model; give its total memory (at least 1 GiB), e.g. 80GiB",
                 Grouped(i128::from(s.gpu.total.0))
@@ -132,7 +132,7 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     }
     if s.gpu.total.0 > 1 << 50 {
         return Err(CalcError::new(
-            "gpu-memory",
+            Input::GpuMemory,
             format!(
                 "gpu-memory: {} B is more than 1 PiB, which is not a real GPU; give the total the driver reports, e.g. 85029027840",
                 Grouped(i128::from(s.gpu.total.0))
@@ -150,7 +150,7 @@ fn release(s: &Scenario) -> Result<(), CalcError> {
         let q = s.model.quant_method.as_str();
         if matches!(q, "bitsandbytes" | "ptpc_fp8") {
             return Err(CalcError::new(
-                "config",
+                Input::Config,
                 format!("vLLM {} has no {q} quantization method, so it cannot load this checkpoint (older releases may: set vllm-version)", VllmVersion::CURRENT),
             ));
         }
@@ -162,14 +162,14 @@ fn release(s: &Scenario) -> Result<(), CalcError> {
                 ))
         {
             return Err(CalcError::new(
-                "config",
+                Input::Config,
                 format!("vLLM {}'s GPTQ loader takes symmetric 4- and 8-bit weights only (AutoGPTQConfig.TYPE_MAP)", VllmVersion::CURRENT),
             ));
         }
     }
     if !(s.version >= VllmVersion::OLDEST && s.version <= VllmVersion::CURRENT) {
         return Err(CalcError::new(
-            "vllm-version",
+            Input::Vllm,
             format!(
                 "vllm-version {} is outside the releases Headroom models ({} to {})",
                 s.version,
@@ -187,29 +187,30 @@ fn measurements(s: &Scenario) -> Result<(), CalcError> {
     // Byte figures the user gives: each at most 1 PiB, like the GPU, so that sums of them
     // (weights + drafter + transient, the gate's needs) cannot overflow.
     let r = &s.runtime;
-    let mut given: Vec<(&'static str, u64)> = vec![("other-tenants", r.other_tenants.0)];
-    let opt = |field: &'static str, m: &Option<crate::calc::scenario::Measured>| {
-        m.as_ref().map(|m| (field, m.bytes.0))
+    let mut given: Vec<(Culprit, u64)> = vec![(Input::Tenants.into(), r.other_tenants.0)];
+    let opt = |field: Input, m: &Option<crate::calc::scenario::Measured>| {
+        m.as_ref().map(|m| (Culprit::Input(field), m.bytes.0))
     };
-    given.extend(opt("weights", &r.weights));
-    given.extend(opt("activation-peak", &r.activation_peak));
-    given.extend(opt("non-torch", &r.non_torch));
-    given.extend(opt("cuda-graph", &r.cuda_graph));
-    given.extend(opt("load-peak", &r.load_peak));
-    given.extend(opt("free-memory", &r.free_memory));
-    given.extend(opt("available-kv", &r.available_kv));
+    given.extend(opt(Input::Weights, &r.weights));
+    given.extend(opt(Input::Activation, &r.activation_peak));
+    given.extend(opt(Input::NonTorch, &r.non_torch));
+    given.extend(opt(Input::CudaGraph, &r.cuda_graph));
+    given.extend(opt(Input::LoadPeak, &r.load_peak));
+    given.extend(opt(Input::Free, &r.free_memory));
+    given.extend(opt(Input::AvailableKv, &r.available_kv));
     // A list is one value per pipeline stage; a list of another length is not read as
     // anything (no value is dropped or repeated silently).
     for (field, list) in [
-        ("weights", &r.weights_per_stage),
-        ("available-kv", &r.available_kv_per_stage),
+        (Input::Weights, &r.weights_per_stage),
+        (Input::AvailableKv, &r.available_kv_per_stage),
     ] {
         if let Some(list) = list {
             if list.len() != s.parallel.pp as usize {
                 return Err(CalcError::new(
                     field,
                     format!(
-                        "{field}: {} values for {} pipeline {}; give one value, or one per stage",
+                        "{}: {} values for {} pipeline {}; give one value, or one per stage",
+                        field.flag(),
                         list.len(),
                         s.parallel.pp,
                         plural(u64::from(s.parallel.pp), "stage", "stages")
@@ -219,36 +220,39 @@ fn measurements(s: &Scenario) -> Result<(), CalcError> {
         }
     }
     for m in r.weights_per_stage.iter().flatten() {
-        given.extend(opt("weights", m));
+        given.extend(opt(Input::Weights, m));
     }
     // Loading always holds something (the embedding, the layers); a measured 0 is a slip.
     let zero =
         "weights of 0 bytes: \"Model loading took\" is never 0 (use - to keep a stage's estimate)";
     if r.weights.as_ref().is_some_and(|m| m.bytes.0 == 0) {
-        return Err(CalcError::new("weights", zero));
+        return Err(CalcError::new(Input::Weights, zero));
     }
     for (stage, m) in r.weights_per_stage.iter().flatten().enumerate() {
         if m.as_ref().is_some_and(|m| m.bytes.0 == 0) {
-            return Err(CalcError::new("weights", format!("stage {stage}: {zero}")));
+            return Err(CalcError::new(
+                Input::Weights,
+                format!("stage {stage}: {zero}"),
+            ));
         }
     }
     for m in r.available_kv_per_stage.iter().flatten() {
-        given.extend(opt("available-kv", m));
+        given.extend(opt(Input::AvailableKv, m));
     }
     if let Some(sp) = &s.engine.speculative {
-        given.extend(opt("drafter-weights", &sp.drafter_weights));
+        given.extend(opt(Input::Drafter, &sp.drafter_weights));
     }
     given.extend(
         s.engine
             .kv_cache_memory_bytes
-            .map(|k| ("kv-cache-memory-bytes", k)),
+            .map(|k| (Input::KvBytes.into(), k)),
     );
     // The gate compares a start with the OS's MemAvailable, which is the GPU's free memory
     // only where the two share one memory. On a GPU with memory of its own it would gate the
     // start on host RAM: a figure that means nothing.
     if s.unified.is_some() && !s.gpu.unified_memory {
         return Err(CalcError::new(
-            "mem-available",
+            Input::MemAvailable,
             format!(
                 "the unified-memory gate (mem-available) applies where the GPU shares the host's memory, like the GB10; {} has memory of its own, so the host's MemAvailable does not gate its start (for such a box, pick a unified-memory GPU and give its total as gpu-memory)",
                 s.gpu.name
@@ -257,19 +261,19 @@ fn measurements(s: &Scenario) -> Result<(), CalcError> {
     }
     if let Some(u) = &s.unified {
         given.extend([
-            ("mem-available", u.mem_available.bytes.0),
-            ("headroom", u.headroom.0),
-            ("prefill-term", u.prefill_term.0),
-            ("seat-term", u.seat_term.0),
-            ("guard-threshold", u.guard_threshold.0),
+            (Input::MemAvailable.into(), u.mem_available.bytes.0),
+            (Input::Headroom.into(), u.headroom.0),
+            (Culprit::ExampleTerm("prefill-term"), u.prefill_term.0),
+            (Culprit::ExampleTerm("seat-term"), u.seat_term.0),
+            (Culprit::ExampleTerm("guard-threshold"), u.guard_threshold.0),
         ]);
-        given.extend(opt("overhead", &u.overhead));
+        given.extend(opt(Input::Overhead, &u.overhead));
     }
     if let Some(mk) = &s.model.measured_kv {
-        given.push(("measured.kv_pool_bytes", mk.pool_bytes));
+        given.push((Culprit::ConfigKey("measured.kv_pool_bytes"), mk.pool_bytes));
         if mk.tokens == 0 || mk.tokens > 1 << 40 {
             return Err(CalcError::new(
-                "measured.kv_tokens",
+                Culprit::ConfigKey("measured.kv_tokens"),
                 format!(
                     "measured.kv_tokens {} must be between 1 and 2^40",
                     mk.tokens
@@ -282,7 +286,8 @@ fn measurements(s: &Scenario) -> Result<(), CalcError> {
             return Err(CalcError::new(
                 field,
                 format!(
-                    "{field} {} is more than 1 PiB, beyond any GPU",
+                    "{} {} is more than 1 PiB, beyond any GPU",
+                    field.name(),
                     Grouped(i128::from(b))
                 ),
             ));
@@ -294,22 +299,22 @@ fn measurements(s: &Scenario) -> Result<(), CalcError> {
     // What is left of a GPU (free memory, MemAvailable, the KV cache memory vLLM reports)
     // cannot be more than the GPU holds.
     let mut free_like = vec![
-        ("free-memory", r.free_memory.as_ref()),
+        (Input::Free, r.free_memory.as_ref()),
         (
-            "mem-available",
+            Input::MemAvailable,
             s.unified.as_ref().map(|u| &u.mem_available),
         ),
-        ("available-kv", r.available_kv.as_ref()),
+        (Input::AvailableKv, r.available_kv.as_ref()),
     ];
     free_like.extend(
         r.available_kv_per_stage
             .iter()
             .flatten()
-            .map(|m| ("available-kv", m.as_ref())),
+            .map(|m| (Input::AvailableKv, m.as_ref())),
     );
     if r.other_tenants.0 > total {
         return Err(CalcError::new(
-            "other-tenants",
+            Input::Tenants,
             format!(
                 "other-tenants {} B is more than the GPU's total of {} B",
                 Grouped(i128::from(r.other_tenants.0)),
@@ -322,7 +327,8 @@ fn measurements(s: &Scenario) -> Result<(), CalcError> {
             return Err(CalcError::new(
                 field,
                 format!(
-                    "{field} {} B ({}) is more than the GPU's total of {} B",
+                    "{} {} B ({}) is more than the GPU's total of {} B",
+                    field.flag(),
                     Grouped(i128::from(m.bytes.0)),
                     m.source,
                     Grouped(i128::from(total))
@@ -339,10 +345,13 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
     // Counts the user gives: far above any real setting, low enough that products of them
     // (in-flight tokens, capture sizes, demand) stay within 64 bits.
     let counts = [
-        ("max-num-seqs", s.engine.max_num_seqs),
-        ("max-num-batched-tokens", s.engine.max_num_batched_tokens),
-        ("num-gpu-blocks-override", s.engine.num_gpu_blocks_override),
-        ("average-request-len", s.average_request_len),
+        (Input::MaxNumSeqs, s.engine.max_num_seqs),
+        (Input::MaxNumBatchedTokens, s.engine.max_num_batched_tokens),
+        (
+            Input::NumGpuBlocksOverride,
+            s.engine.num_gpu_blocks_override,
+        ),
+        (Input::AvgLen, s.average_request_len),
     ];
     for (field, v) in counts {
         if let Some(v) = v {
@@ -350,7 +359,8 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
                 return Err(CalcError::new(
                     field,
                     format!(
-                        "{field} {} is beyond any deployment (at most 2^32)",
+                        "{} {} is beyond any deployment (at most 2^32)",
+                        field.flag(),
                         Grouped(i128::from(v))
                     ),
                 ));
@@ -360,7 +370,7 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
     if let Some(u) = s.engine.gpu_memory_utilization {
         if !(u > 0.0 && u <= 1.0) {
             return Err(CalcError::new(
-                "gpu-memory-utilization",
+                Input::Util,
                 format!("gpu-memory-utilization {u} must be in (0, 1]"),
             ));
         }
@@ -368,7 +378,7 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
     if let Some(b) = s.engine.block_size {
         if b == 0 || b > 1 << 20 {
             return Err(CalcError::new(
-                "block-size",
+                Input::BlockSize,
                 format!("block-size {b} must be between 1 and 1048576"),
             ));
         }
@@ -376,32 +386,32 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
     if let MaxLen::Value(v) = s.engine.max_model_len {
         if v == 0 {
             return Err(CalcError::new(
-                "max-model-len",
+                Input::MaxModelLen,
                 "max-model-len must be at least 1, or auto",
             ));
         }
         if v > 1 << 32 {
             return Err(CalcError::new(
-                "max-model-len",
+                Input::MaxModelLen,
                 format!("max-model-len {v} is beyond any model's context"),
             ));
         }
     }
     if s.engine.max_num_seqs == Some(0) {
         return Err(CalcError::new(
-            "max-num-seqs",
+            Input::MaxNumSeqs,
             "max-num-seqs must be at least 1",
         ));
     }
     if s.engine.max_num_batched_tokens == Some(0) {
         return Err(CalcError::new(
-            "max-num-batched-tokens",
+            Input::MaxNumBatchedTokens,
             "max-num-batched-tokens must be at least 1",
         ));
     }
     if s.engine.num_gpu_blocks_override == Some(0) {
         return Err(CalcError::new(
-            "num-gpu-blocks-override",
+            Input::NumGpuBlocksOverride,
             "num-gpu-blocks-override must be at least 1",
         ));
     }
@@ -411,20 +421,20 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
         match (backend::find(name), s.model.compressed.is_some()) {
             (Some(_), _) if s.gpu.is_rocm() => {
                 return Err(CalcError::new(
-                    "attention-backend",
+                    Input::AttnBackend,
                     format!("attention-backend {name}: Headroom plans a selected backend on CUDA GPUs; ROCm's own backends (ROCM_ATTN, ROCM_AITER_FA, ROCM_AITER_MLA ...) have not been read, so leave it auto on this GPU"),
                 ))
             }
             (Some(b), false) => backend::validate(s, b)?,
             (Some(_), true) => {
                 return Err(CalcError::new(
-                    "attention-backend",
+                    Input::AttnBackend,
                     format!("attention-backend {name}: DeepSeek-V4's attention runs on its own sparse backends (FLASHMLA_SPARSE_DSV4, FLASHINFER_MLA_SPARSE_DSV4); Headroom has not read what vLLM does with {name} for V4's layers, so choose one of those or auto"),
                 ))
             }
             (None, false) => {
                 return Err(CalcError::new(
-                    "attention-backend",
+                    Input::AttnBackend,
                     format!(
                         "attention-backend {name}: the sparse backends are planned for DeepSeek-V4 only; for {} choose one of {} or auto (vLLM's choice)",
                         s.model.name,
@@ -437,7 +447,7 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
     }
     if s.engine.kv_cache_dtype == KvCacheDtype::Fp8Inc {
         return Err(CalcError::new(
-            "kv-cache-dtype",
+            Input::KvDtype,
             "kv-cache-dtype fp8_inc is Intel Gaudi's (HPU) fp8: no CUDA or ROCm attention backend lists it (read in vLLM 0.33.0), so the engine stops with \"No valid attention backend found\"; use fp8 or fp8_e4m3",
         ));
     }
@@ -446,7 +456,7 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
         && s.model.compressed.is_none()
     {
         return Err(CalcError::new(
-            "kv-cache-dtype",
+            Input::KvDtype,
             "kv-cache-dtype fp8_ds_mla applies only to DeepSeek's MLA and V4 models",
         ));
     }
@@ -464,7 +474,7 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
         )
     {
         return Err(CalcError::new(
-            "kv-cache-dtype",
+            Input::KvDtype,
             format!(
                 "kv-cache-dtype {}: none of the dense MLA backends {} can run takes it (FLASH_ATTN_MLA lists auto, float16 and bfloat16; FLASHMLA, FLASHINFER_MLA, CUTLASS_MLA and TRITON_MLA add fp8 and fp8_e4m3; fp8_ds_mla is the sparse backends' format, for DeepSeek-V3.2 and V4), so the engine stops with \"No valid attention backend found\"; use fp8 or fp8_e4m3",
                 s.engine.kv_cache_dtype.as_str(),
@@ -479,14 +489,14 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
         && s.model.linear.is_none()
     {
         return Err(CalcError::new(
-            "linear_conv_kernel_dim",
+            Culprit::ConfigKey("linear_conv_kernel_dim"),
             "the model has linear-attention layers but no state shape (linear_* fields)",
         ));
     }
     if let Some(sp) = &s.engine.speculative {
         if sp.num_speculative_tokens == 0 || sp.num_speculative_tokens > 64 {
             return Err(CalcError::new(
-                "speculative-config",
+                Input::Spec,
                 format!(
                     "num_speculative_tokens {} must be between 1 and 64",
                     sp.num_speculative_tokens
@@ -501,13 +511,13 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
 pub(super) fn sparse_mla(s: &Scenario, block_size: u64) -> Result<(), CalcError> {
     if s.engine.kv_cache_dtype == KvCacheDtype::Fp8E5m2 {
         return Err(CalcError::new(
-            "kv-cache-dtype",
+            Input::KvDtype,
             "kv-cache-dtype fp8_e5m2: no sparse MLA backend DeepSeek-V3.2 can use takes it (vLLM 0.33.0's FLASHMLA_SPARSE, FLASHINFER_MLA_SPARSE and its SM90 variant list fp8, fp8_e4m3 and fp8_ds_mla); choose one of those",
         ));
     }
     if block_size % 64 != 0 {
         return Err(CalcError::new(
-            "block-size",
+            Input::BlockSize,
             format!("DeepSeek-V3.2's indexer cache (DEEPSEEK_V32_INDEXER) takes 64-token blocks: vLLM finds no common block size with --block-size {block_size}; use a multiple of 64"),
         ));
     }
@@ -535,7 +545,7 @@ pub(super) fn v4(
             && !c.ratios[start.min(c.ratios.len())..end.min(c.ratios.len())].contains(&4)
         {
             return Err(CalcError::new(
-                "pp-layer-partition",
+                Input::PpPartition,
                 format!("stage {stage} holds no DeepSeek-V4 layer of compress ratio 4, so no indexer cache: vLLM 0.33.0 stops with \"Workers disagree on supported KV cache layouts\"; give every stage a layer of compress ratio 4"),
             ));
         }
@@ -543,7 +553,7 @@ pub(super) fn v4(
     }
     if block_size % 256 != 0 {
         return Err(CalcError::new(
-            "block-size",
+            Input::BlockSize,
             format!("DeepSeek-V4's attention and indexer kernels take 256-token blocks: vLLM finds no backend for --block-size {block_size}; use a multiple of 256"),
         ));
     }
@@ -551,7 +561,7 @@ pub(super) fn v4(
         s.engine.attention_backend
     {
         return Err(CalcError::new(
-            "attention-backend",
+            Input::AttnBackend,
             format!("{b} is not a DeepSeek V4 attention backend. Use FLASHINFER_MLA_SPARSE_DSV4 for DeepSeek V4 FlashInfer sparse MLA."),
         ));
     }
@@ -561,13 +571,13 @@ pub(super) fn v4(
         match s.engine.kv_cache_dtype {
             KvCacheDtype::Fp8DsMla => {
                 return Err(CalcError::new(
-                    "kv-cache-dtype",
+                    Input::KvDtype,
                     "FLASHINFER_MLA_SPARSE_DSV4 SM10x uses the plain per-tensor FP8 KV layout, not fp8_ds_mla",
                 ))
             }
             KvCacheDtype::Float16 | KvCacheDtype::Fp8E5m2 => {
                 return Err(CalcError::new(
-                    "kv-cache-dtype",
+                    Input::KvDtype,
                     format!("kv-cache-dtype {}: FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x takes auto, bfloat16, fp8 and fp8_e4m3 only (vLLM: \"kv_cache_dtype not supported\")", s.engine.kv_cache_dtype.as_str()),
                 ))
             }
@@ -578,7 +588,7 @@ pub(super) fn v4(
         KvCacheDtype::Bfloat16 | KvCacheDtype::Float16
     ) {
         return Err(CalcError::new(
-            "kv-cache-dtype",
+            Input::KvDtype,
             format!("DeepseekV4 fp8_ds_mla layout only supports fp8 kv-cache, got {}. Please set `--kv-cache-dtype fp8` or select a backend that supports bfloat16 KV cache (on SM 10.x, --attention-backend FLASHINFER_MLA_SPARSE_DSV4).", s.engine.kv_cache_dtype.as_str()),
         ));
     }
@@ -600,8 +610,8 @@ pub(super) fn v4(
         };
         if !fits {
             let (field, chosen) = match s.engine.attention_backend {
-                Some(_) => ("attention-backend", "Selected backend"),
-                None => ("gpu", "vLLM's choice for this GPU,"),
+                Some(_) => (Input::AttnBackend, "Selected backend"),
+                None => (Input::Gpu, "vLLM's choice for this GPU,"),
             };
             return Err(CalcError::new(
                 field,
