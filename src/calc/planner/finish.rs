@@ -13,14 +13,16 @@ use crate::calc::units::GibText;
 pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<Demand>) -> Plan {
     let Planning {
         s,
-        r,
+        mut r,
         ranks,
         mut checks,
         unified,
         mut log_lines,
         notes,
     } = p;
-    let (util, parts) = (r.util, r.parts);
+    let util = r.util;
+    let parts = std::mem::take(&mut r.parts);
+    let settings = r.settings(s);
     if replica.is_some() {
         checks.extend(allocation_check(s, &ranks, &mut log_lines));
     }
@@ -124,5 +126,6 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         unified,
         log_lines,
         notes: notes.into_iter().map(Message::new).collect(),
+        settings,
     }
 }

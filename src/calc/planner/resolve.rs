@@ -6,8 +6,11 @@
 use super::layers::hybrid_block_size;
 use super::notes::sparse_mla_note;
 use super::validate;
+use std::borrow::Cow;
+
 use crate::calc::kv::MaxModelLen;
 use crate::calc::model::LayerKind;
+use crate::calc::plan::{Origin, Setting, Settings};
 use crate::calc::runtime::{self, V4Attention};
 use crate::calc::scenario::{MaxLen, Scenario};
 use crate::calc::units::plural;
@@ -27,6 +30,8 @@ pub(super) struct Resolved {
     pub(super) mnbt: u64,
     /// `--max-num-seqs`, given or defaulted by GPU.
     pub(super) mns: u64,
+    /// Whose batch defaults these are (by GPU and release).
+    pub(super) batch_basis: &'static str,
     /// `max_concurrent_batches x max-num-batched-tokens` (v0.26+).
     pub(super) in_flight: u64,
     pub(super) num_spec: u64,
@@ -55,7 +60,7 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
         .unwrap_or(v.default_utilization());
     let max_len = max_model_len(s, notes)?;
     let len_for_defaults = runtime::batch_defaults_len(s);
-    let (mnbt, mns, _batch_basis) = runtime::batch_defaults(s, len_for_defaults);
+    let (mnbt, mns, batch_basis) = runtime::batch_defaults(s, len_for_defaults);
     // SchedulerConfig.verify_max_model_len: the defaults keep max_num_seqs <= the batched
     // tokens; given values that break it stop the engine before it starts.
     if mnbt < mns {
@@ -129,6 +134,7 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
         len_for_defaults,
         mnbt,
         mns,
+        batch_basis,
         in_flight,
         num_spec,
         extra_retained_tokens,
@@ -259,4 +265,121 @@ fn initial_block_size(s: &Scenario) -> Result<(u64, String, ForcedBlock), CalcEr
         }
     }
     Ok((block_size, block_basis, forced_block))
+}
+
+impl Resolved {
+    /// The settings as the Plan carries them, with where each came from. Takes the block
+    /// size's basis (already written for the notes) rather than a copy of it.
+    pub(super) fn settings(&mut self, s: &Scenario) -> Settings {
+        let v = s.version;
+        let given = |b: &'static str| Cow::Borrowed(b);
+        let default_utilization = v.default_utilization();
+        let gpu_memory_utilization = Setting {
+            value: self.util,
+            origin: origin(s.engine.gpu_memory_utilization.is_some()),
+            basis: match s.engine.gpu_memory_utilization {
+                Some(_) => given("--gpu-memory-utilization"),
+                None if v.at_least(0, 20) => given("vLLM's default from 0.20"),
+                None => given("vLLM's default before 0.20"),
+            },
+        };
+        let batch = |user: Option<u64>, value: u64, flag: &'static str| Setting {
+            value,
+            origin: origin(user.is_some()),
+            basis: given(if user.is_some() {
+                flag
+            } else {
+                self.batch_basis
+            }),
+        };
+        let max_num_seqs = batch(s.engine.max_num_seqs, self.mns, "--max-num-seqs");
+        let max_num_batched_tokens = batch(
+            s.engine.max_num_batched_tokens,
+            self.mnbt,
+            "--max-num-batched-tokens",
+        );
+        let max_model_len = Setting {
+            value: self.len_for_defaults,
+            origin: origin(matches!(s.engine.max_model_len, MaxLen::Value(_))),
+            basis: given(match s.engine.max_model_len {
+                MaxLen::Value(_) => "--max-model-len",
+                MaxLen::ModelDefault => "the model's own length",
+                MaxLen::Auto => "auto: the model's own length bounds the fit",
+            }),
+        };
+        let block_origin = if self.forced_block.is_some() || self.hybrid_raised {
+            Origin::Adjusted
+        } else {
+            origin(s.engine.block_size.is_some())
+        };
+        let block_size = Setting {
+            value: self.block_size,
+            origin: block_origin,
+            basis: Cow::Owned(std::mem::take(&mut self.block_basis)),
+        };
+        Settings {
+            gpu_memory_utilization,
+            default_utilization,
+            max_num_seqs,
+            max_num_batched_tokens,
+            max_model_len,
+            block_size,
+            attention_backend: self.attention_backend(s),
+            in_flight_tokens: self.in_flight,
+            num_speculative_tokens: s.engine.speculative.as_ref().map(|sp| Setting {
+                value: self.num_spec,
+                origin: if sp.count_assumed {
+                    Origin::Assumed
+                } else {
+                    Origin::Given
+                },
+                basis: given(if sp.count_assumed {
+                    "not given: Headroom plans 1 (vLLM has no default)"
+                } else {
+                    "num_speculative_tokens"
+                }),
+            }),
+        }
+    }
+
+    /// The backend the plan reads: the one selected, DeepSeek-V4's class, or DeepSeek-V3.2's
+    /// sparse MLA backend.
+    fn attention_backend(&self, s: &Scenario) -> Option<Setting<&'static str>> {
+        let default = |value: &'static str, basis: &'static str| Setting {
+            value,
+            origin: Origin::Default,
+            basis: Cow::Borrowed(basis),
+        };
+        if let Some(b) = s.engine.attention_backend {
+            return Some(Setting {
+                value: b,
+                origin: Origin::Given,
+                basis: Cow::Borrowed("--attention-backend"),
+            });
+        }
+        if let Some(a) = &self.v4 {
+            return Some(default(
+                a.backend,
+                "DeepSeek-V4's attention class: FlashInfer on SM 12.x, else FlashMLA",
+            ));
+        }
+        if s.model.sparse_mla.is_some() {
+            return runtime::sparse_mla_backend(s).name.map(|n| {
+                default(
+                    n,
+                    "DeepSeek-V3.2's sparse MLA backend for this GPU and KV cache dtype",
+                )
+            });
+        }
+        None
+    }
+}
+
+/// Given when the user set it, else vLLM's default.
+fn origin(given: bool) -> Origin {
+    if given {
+        Origin::Given
+    } else {
+        Origin::Default
+    }
 }
