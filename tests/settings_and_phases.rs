@@ -1,13 +1,15 @@
 //! What the Plan carries for the views: the resolved engine settings (`Plan::settings`) with
-//! where each came from, checked against the calc rules the views call today, on catalog
-//! scenarios.
+//! where each came from, checked against the calc rules the views call today, and each rank's
+//! start phase by phase (`Plan::timeline`), checked against the rank's own figures and the
+//! plan's checks, on catalog scenarios and the seed examples.
 
 use headroom::calc::plan::Origin;
 use headroom::calc::runtime;
 use headroom::calc::scenario::{MaxLen, Scenario, Speculative};
+use headroom::calc::timeline::{PhaseState, StartPhase};
 use headroom::calc::units::UnitSystem;
 use headroom::calc::version::VllmVersion;
-use headroom::calc::{plan, Plan};
+use headroom::calc::{plan, Input, Phase, Plan, Term};
 use headroom::catalog;
 
 fn scenario(model: &str, gpu: &str) -> Scenario {
@@ -162,4 +164,201 @@ fn in_flight_and_speculative_tokens() {
     assert_eq!((n.value, n.origin), (1, Origin::Assumed));
     assert_eq!(p.settings.max_model_len.value, 4096);
     assert_eq!(p.settings.max_model_len.origin, Origin::Given);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The timeline.
+
+fn examples() -> Vec<Scenario> {
+    catalog::examples::examples()
+        .into_iter()
+        .map(|e| e.scenario)
+        .collect()
+}
+
+/// Every rank's timeline against its own ledger figures.
+fn figures_match(p: &Plan) {
+    for r in &p.ranks {
+        let t = p.timeline(r.rank).expect("a rank of the plan");
+        let phases: Vec<StartPhase> = t.iter().map(|m| m.phase).collect();
+        assert_eq!(phases, StartPhase::ALL);
+        let get = |term: Term| r.line(term).map_or(0, |l| l.bytes);
+        let mem = |ph: StartPhase| t[ph as usize].memory.clone();
+        for m in t.iter().filter_map(|m| m.memory.as_ref()) {
+            assert_eq!(m.capacity, get(Term::Total));
+            assert_eq!(m.budget, get(Term::Budget));
+            assert_eq!(m.in_use - m.held, get(Term::PreSnapshot));
+        }
+        let init = mem(StartPhase::InitCheck).unwrap();
+        assert_eq!(init.held, 0);
+        // The init check passes exactly when what is free covers the budget.
+        assert_eq!(init.free(), get(Term::FreeAtStart));
+        let load = mem(StartPhase::LoadWeights).unwrap();
+        assert_eq!(load.held, i128::from(r.load_need.0));
+        assert_eq!(load.free(), r.load_headroom);
+        assert_eq!(
+            load.held - load.transient,
+            get(Term::Weights) + get(Term::Drafter)
+        );
+        let profile = mem(StartPhase::Profile).unwrap();
+        assert_eq!(profile.transient, get(Term::Activation));
+        let sizing = mem(StartPhase::KvSizing).unwrap();
+        assert_eq!(sizing.kv, r.available_kv);
+        assert_eq!(profile.held - profile.transient, sizing.held);
+        match (mem(StartPhase::Serving), &p.replica) {
+            (Some(serving), Some(_)) => {
+                assert_eq!(serving.free(), r.free_after_start, "rank {}", r.rank);
+                assert_eq!(serving.kv, i128::from(r.kv_pool.0));
+                let alloc = mem(StartPhase::Allocation).unwrap();
+                assert_eq!(alloc.free(), r.free_after_start - alloc.transient);
+                assert_eq!(
+                    alloc.free(),
+                    r.allocation_headroom(p.settings.warm_up_after_pool)
+                );
+            }
+            (None, None) => assert!(mem(StartPhase::Allocation).is_none()),
+            (s, rep) => panic!("serving {s:?} with replica {}", rep.is_some()),
+        }
+    }
+}
+
+/// States: phases before the one the start stops at pass on every rank, the one it stops at
+/// fails on some rank, later ones are never reached; a start that passes every check passes
+/// every phase.
+fn states_match(p: &Plan) {
+    let gate_refused = p
+        .checks
+        .iter()
+        .any(|c| c.phase == Phase::UnifiedGate && !c.ok);
+    for r in &p.ranks {
+        let t = p.timeline(r.rank).unwrap();
+        for m in &t {
+            let want = match p.stopped_at {
+                _ if gate_refused => PhaseState::NotReached,
+                None => PhaseState::Ok,
+                Some(stop) if m.phase < stop => PhaseState::Ok,
+                Some(stop) if m.phase > stop => PhaseState::NotReached,
+                Some(_) => m.state,
+            };
+            assert_eq!(m.state, want, "rank {} {:?}", r.rank, m.phase);
+        }
+    }
+    if let (Some(stop), false) = (p.stopped_at, gate_refused) {
+        let failing: Vec<u32> = p
+            .ranks
+            .iter()
+            .filter(|r| p.timeline(r.rank).unwrap()[stop as usize].state == PhaseState::Fail)
+            .map(|r| r.rank)
+            .collect();
+        let check = p.first_failure().expect("a failing check");
+        if let Some(rank) = check.rank {
+            assert!(
+                failing.contains(&rank),
+                "{stop:?}: {failing:?} lacks rank {rank}"
+            );
+        }
+        assert!(!failing.is_empty(), "{stop:?} fails on no rank");
+    } else {
+        assert!(p.starts() || gate_refused, "{:?}", p.first_failure());
+    }
+}
+
+#[test]
+fn timeline_reads_each_ranks_figures() {
+    let mut scenarios = examples();
+    let mut s = scenario("llama-3.1-8b-instruct", "h100-sxm-80gb");
+    s.engine.max_model_len = MaxLen::Value(8192);
+    scenarios.push(s.clone());
+    // Init fails: other processes hold more than the fraction leaves.
+    let mut init = s.clone();
+    init.runtime.other_tenants = headroom::calc::units::Bytes(20 << 30);
+    scenarios.push(init);
+    // Load fails: 405B in FP8 on one GPU.
+    scenarios.push(scenario("llama-3.1-405b-instruct-fp8", "h100-sxm-80gb"));
+    // Capacity fails on a pipeline: the full context of a 70B model on two stages.
+    let mut cap = scenario("llama-3.1-70b-instruct", "h100-sxm-80gb");
+    (cap.parallel.pp, cap.gpus) = (2, 2);
+    scenarios.push(cap);
+    // A pinned pool larger than the profile run leaves room for.
+    let mut pin = s.clone();
+    pin.engine.kv_cache_memory_bytes = Some(70 << 30);
+    scenarios.push(pin);
+    // A pinned pool skips the sizing, not the profile run, whose batch no longer fits.
+    let mut profile = scenario("llama-3.1-8b-instruct", "l4-24gb");
+    profile.engine.max_model_len = MaxLen::Value(8192);
+    profile.engine.kv_cache_memory_bytes = Some(1 << 30);
+    profile.engine.max_num_batched_tokens = Some(1 << 20);
+    scenarios.push(profile);
+    let mut stops = Vec::new();
+    for s in &scenarios {
+        let p = planned(s);
+        figures_match(&p);
+        states_match(&p);
+        stops.push(p.stopped_at);
+    }
+    // The scenarios above stop where they were built to.
+    for want in [
+        StartPhase::InitCheck,
+        StartPhase::LoadWeights,
+        StartPhase::Profile,
+        StartPhase::KvSizing,
+        StartPhase::Capacity,
+        StartPhase::Allocation,
+    ] {
+        assert!(stops.contains(&Some(want)), "{want:?} not in {stops:?}");
+    }
+    assert!(stops.contains(&None));
+}
+
+#[test]
+fn timeline_stops_at_the_failing_phase() {
+    let mut s = scenario("llama-3.1-8b-instruct", "h100-sxm-80gb");
+    s.engine.max_model_len = MaxLen::Value(8192);
+    s.runtime.other_tenants = headroom::calc::units::Bytes(20 << 30);
+    let p = planned(&s);
+    assert_eq!(p.stopped_at, Some(StartPhase::InitCheck));
+    let t = p.timeline(0).unwrap();
+    assert_eq!(t[0].state, PhaseState::Fail);
+    assert!(t[1..].iter().all(|m| m.state == PhaseState::NotReached));
+    // Figures stay for the phases the planner has them for, reached or not.
+    assert!(t[StartPhase::KvSizing as usize].memory.is_some());
+    assert!(t[StartPhase::Serving as usize].memory.is_none());
+    assert!(p.timeline(1).is_none());
+
+    // KV checks run rank by rank: past the rank vLLM stopped at nothing is reached.
+    let mut cap = scenario("llama-3.1-70b-instruct", "h100-sxm-80gb");
+    (cap.parallel.pp, cap.gpus) = (2, 2);
+    let p = planned(&cap);
+    assert_eq!(p.stopped_at, Some(StartPhase::Capacity));
+    let k = p
+        .first_failure()
+        .and_then(|c| c.rank)
+        .expect("the capacity check's rank");
+    for r in &p.ranks {
+        let state = p.timeline(r.rank).unwrap()[StartPhase::Capacity as usize].state;
+        let want = match r.rank.cmp(&k) {
+            std::cmp::Ordering::Less => PhaseState::Ok,
+            std::cmp::Ordering::Equal => PhaseState::Fail,
+            std::cmp::Ordering::Greater => PhaseState::NotReached,
+        };
+        assert_eq!(state, want, "rank {}", r.rank);
+    }
+}
+
+#[test]
+fn knobs_act_where_the_readme_says() {
+    let acts = |i: Input| -> Vec<StartPhase> {
+        StartPhase::ALL
+            .into_iter()
+            .filter(|p| p.knobs().contains(&i))
+            .collect()
+    };
+    assert_eq!(
+        acts(Input::Util),
+        [StartPhase::InitCheck, StartPhase::KvSizing]
+    );
+    assert_eq!(acts(Input::KvBytes), [StartPhase::KvSizing]);
+    assert_eq!(acts(Input::MaxNumBatchedTokens), [StartPhase::Profile]);
+    assert_eq!(acts(Input::Eager), [StartPhase::Allocation]);
+    assert_eq!(acts(Input::MaxModelLen), [StartPhase::Capacity]);
 }

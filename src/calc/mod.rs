@@ -15,6 +15,7 @@ pub mod plan;
 pub mod runtime;
 pub mod scenario;
 pub mod solve;
+pub mod timeline;
 pub mod units;
 pub mod version;
 pub mod weights;

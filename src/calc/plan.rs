@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::formula::Formula;
 use super::kv::KvGroup;
+use super::timeline::StartPhase;
 use super::units::{human, Bytes, UnitSystem};
 use super::version::VllmVersion;
 
@@ -237,6 +238,35 @@ impl RankPlan {
     pub fn line(&self, term: Term) -> Option<&LedgerLine> {
         self.ledger.iter().find(|l| l.term == term)
     }
+
+    /// The bytes of a term's line; 0 when the rank has none (an absent term holds nothing).
+    pub fn line_bytes(&self, term: Term) -> i128 {
+        self.line(term).map_or(0, |l| l.bytes)
+    }
+
+    /// What the profile run leaves above its activation peak: free at the snapshot less the
+    /// weights, drafter and other use, less the activation (negative: the pass runs out of
+    /// memory, which only a pinned pool lets happen, as the budget would leave no KV memory).
+    pub fn profile_headroom(&self) -> i128 {
+        let get = |t: Term| self.line_bytes(t);
+        get(Term::FreeAtStart)
+            - get(Term::Weights)
+            - get(Term::Drafter)
+            - get(Term::OtherConsumption)
+            - get(Term::Activation)
+    }
+
+    /// What stays free once the pool is allocated and the graphs captured, less the warm-up's
+    /// activation peak when it runs between them (`Settings::warm_up_after_pool`); negative:
+    /// the allocation runs out of memory.
+    pub fn allocation_headroom(&self, warm_up: bool) -> i128 {
+        let act = if warm_up {
+            self.line(Term::Activation).map_or(0, |l| l.bytes.max(0))
+        } else {
+            0
+        };
+        self.free_after_start - act
+    }
 }
 
 /// The whole replica (one engine; each DP rank is its own copy).
@@ -342,6 +372,10 @@ pub struct Settings {
     pub in_flight_tokens: u64,
     /// `num_speculative_tokens`; `None` without speculative decoding.
     pub num_speculative_tokens: Option<Setting<u64>>,
+    /// Between the pool and the graphs vLLM warms up with a batch of max-num-batched-tokens
+    /// (FlashInfer's autotune: from 0.20, on SM 9.0 and later, not on ROCm, not where a
+    /// measured overhead stands for the activations), so the activation peak returns then.
+    pub warm_up_after_pool: bool,
 }
 
 /// The phases of a start, in order. Each check names the knobs that act on it.
@@ -598,6 +632,9 @@ pub struct Plan {
     pub notes: Vec<Message>,
     /// The engine settings the start runs with, and where each came from.
     pub settings: Settings,
+    /// The phase of vLLM's start that fails, if one does (the unified-memory gate, which is
+    /// the operator's, is only in `checks`); `Plan::timeline` reads it.
+    pub stopped_at: Option<StartPhase>,
 }
 
 impl Plan {

@@ -74,27 +74,11 @@ pub(super) fn allocation_check(
     ranks: &[RankPlan],
     log_lines: &mut Vec<String>,
 ) -> Option<Check> {
-    // Between the pool and the graphs, vLLM warms up (gpu_worker.compile_or_warm_up_model):
-    // on SM 9.0 and later FlashInfer's autotune runs a batch of max-num-batched-tokens
-    // (kernel_warmup.py), so the activation peak comes back on top of the pool, and the
-    // allocator keeps it while the graphs are captured. Within the budget that room is always
-    // there (the pool leaves the peak's share of it); a pinned pool or a block-count override
-    // can take it. Read from 0.33.0, applied from 0.20; not on ROCm (no FlashInfer), nor where
-    // a measured overhead stands for the activations.
-    let warm_up = s.version.at_least(0, 20)
-        && s.gpu.compute_capability.0 >= 9
-        && !s.gpu.is_rocm()
-        && measured_overhead(s).is_none();
-    let act_of = |r: &RankPlan| {
-        if warm_up {
-            r.line(Term::Activation).map_or(0, |l| l.bytes.max(0))
-        } else {
-            0
-        }
-    };
+    let warm_up = warm_up_after_pool(s);
+    let act_of = |r: &RankPlan| r.free_after_start - r.allocation_headroom(warm_up);
     let worst = ranks
         .iter()
-        .min_by_key(|r| r.free_after_start - act_of(r))?;
+        .min_by_key(|r| r.allocation_headroom(warm_up))?;
     let get = |t: Term| worst.line(t).map_or(0, |l| l.bytes);
     let act = act_of(worst);
     let free = worst.free_after_start - act;
@@ -178,4 +162,18 @@ pub(super) fn allocation_check(
             "max-num-seqs (demand, not a reservation)",
         ],
     })
+}
+
+/// Between the pool and the graphs, vLLM warms up (gpu_worker.compile_or_warm_up_model): on SM
+/// 9.0 and later FlashInfer's autotune runs a batch of max-num-batched-tokens
+/// (kernel_warmup.py), so the activation peak comes back on top of the pool, and the allocator
+/// keeps it while the graphs are captured. Within the budget that room is always there (the
+/// pool leaves the peak's share of it); a pinned pool or a block-count override can take it.
+/// Read from 0.33.0, applied from 0.20; not on ROCm (no FlashInfer), nor where a measured
+/// overhead stands for the activations.
+pub(super) fn warm_up_after_pool(s: &Scenario) -> bool {
+    s.version.at_least(0, 20)
+        && s.gpu.compute_capability.0 >= 9
+        && !s.gpu.is_rocm()
+        && measured_overhead(s).is_none()
 }

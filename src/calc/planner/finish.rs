@@ -6,6 +6,7 @@ use super::ledger::amount;
 use super::vllm_log::{graph_estimate_log, suggestion_log, worker_prefix};
 use super::Planning;
 use crate::calc::plan::*;
+use crate::calc::timeline::StartPhase;
 use crate::calc::units::GibText;
 
 /// The Plan, whichever phase the start stopped at: after a fitting pool the allocation check
@@ -19,6 +20,7 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         unified,
         mut log_lines,
         notes,
+        profile_failed,
     } = p;
     let util = r.util;
     let parts = std::mem::take(&mut r.parts);
@@ -111,6 +113,7 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         printed.push(&r.provenance);
     }
     let log_provenance = Provenance::combine(&printed);
+    let stopped_at = stopped_at(&checks, profile_failed);
     Plan {
         log_provenance,
         version: s.version,
@@ -127,5 +130,21 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         log_lines,
         notes: notes.into_iter().map(Message::new).collect(),
         settings,
+        stopped_at,
     }
+}
+
+/// The phase of vLLM's start that fails: the first failing check's, but for the unified gate
+/// (the operator's, before vLLM launches) and the pinned pool's profile pass, filed under KV
+/// sizing.
+fn stopped_at(checks: &[Check], profile_failed: bool) -> Option<StartPhase> {
+    checks.iter().filter(|c| !c.ok).find_map(|c| match c.phase {
+        Phase::UnifiedGate => None,
+        Phase::KvSizing if profile_failed => Some(StartPhase::Profile),
+        Phase::Init => Some(StartPhase::InitCheck),
+        Phase::Load => Some(StartPhase::LoadWeights),
+        Phase::KvSizing => Some(StartPhase::KvSizing),
+        Phase::Capacity => Some(StartPhase::Capacity),
+        Phase::Allocation => Some(StartPhase::Allocation),
+    })
 }

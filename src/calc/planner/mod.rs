@@ -54,6 +54,8 @@ struct Planning<'a> {
     unified: Option<UnifiedGate>,
     log_lines: Vec<String>,
     notes: Vec<String>,
+    /// The pinned pool's profile pass ran out of memory (its check is filed under KV sizing).
+    profile_failed: bool,
 }
 
 /// Computes the plan of every rank. Pure; the same scenario always gives the same plan.
@@ -160,6 +162,7 @@ fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
         unified,
         log_lines,
         notes,
+        profile_failed: false,
     };
     // Phases 1 and 2: init check and load.
     if init::init_phase(&mut p, &init_fail, sh.requested) || load::load_phase(&mut p, &load_fail) {

@@ -278,7 +278,7 @@ pub(super) fn pinned_profile_phase(p: &mut Planning) -> bool {
                 - get(Term::OtherConsumption)
         };
         let act = |r: &RankPlan| r.line(Term::Activation).map_or(0, |l| l.bytes);
-        if let Some(r) = ranks.iter().find(|r| room(r) < act(r)) {
+        if let Some(r) = ranks.iter().find(|r| r.profile_headroom() < 0) {
             checks.push(Check {
                 phase: Phase::KvSizing,
                 ok: false,
@@ -304,6 +304,7 @@ pub(super) fn pinned_profile_phase(p: &mut Planning) -> bool {
                 ],
             });
             log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+            p.profile_failed = true;
             return true;
         }
     }

@@ -3,6 +3,7 @@
 //! in flight, the layer partition and the block size (forced for MLA before 0.18, raised for
 //! hybrid models), with the checks vLLM makes on them.
 
+use super::checks::warm_up_after_pool;
 use super::layers::hybrid_block_size;
 use super::notes::sparse_mla_note;
 use super::validate;
@@ -339,6 +340,7 @@ impl Resolved {
                     "num_speculative_tokens"
                 }),
             }),
+            warm_up_after_pool: warm_up_after_pool(s),
         }
     }
 
