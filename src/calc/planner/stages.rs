@@ -374,7 +374,6 @@ fn plan_rank(
     init_fail(s, r.util, sh, at, &mut out.init_fail);
     let specs = rank_specs(s, r, d, layers, last);
     let drafter = &loaded.drafter;
-    let w_total = loaded.w_total;
     out.workers.push(WorkerKv {
         layers: specs,
         available,
