@@ -10,7 +10,7 @@
 
 use super::model::{LayerKind, Model};
 use super::scenario::{KvCacheDtype, Scenario};
-use super::CalcError;
+use super::{CalcError, Input};
 
 /// The kernel block sizes a backend declares (`get_supported_kernel_block_sizes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -305,7 +305,7 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
         .collect::<Vec<_>>()
         .join(", ");
     Err(CalcError::new(
-        "attention-backend",
+        Input::AttnBackend,
         format!(
             "Selected backend AttentionBackendEnum.{} is not valid for this configuration. Reason: [{list}] (vLLM 0.33.0's ValueError: {} serves {} attention on {}, with KV cache dtypes {} and kernel blocks of {}; {})",
             b.name,

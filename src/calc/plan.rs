@@ -3,10 +3,12 @@
 //!
 //! Views never compute: every figure they show is a field here, with its formula and provenance.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::formula::Formula;
 use super::kv::KvGroup;
+use super::timeline::StartPhase;
 use super::units::{human, Bytes, UnitSystem};
 use super::version::VllmVersion;
 
@@ -236,6 +238,35 @@ impl RankPlan {
     pub fn line(&self, term: Term) -> Option<&LedgerLine> {
         self.ledger.iter().find(|l| l.term == term)
     }
+
+    /// The bytes of a term's line; 0 when the rank has none (an absent term holds nothing).
+    pub fn line_bytes(&self, term: Term) -> i128 {
+        self.line(term).map_or(0, |l| l.bytes)
+    }
+
+    /// What the profile run leaves above its activation peak: free at the snapshot less the
+    /// weights, drafter and other use, less the activation (negative: the pass runs out of
+    /// memory, which only a pinned pool lets happen, as the budget would leave no KV memory).
+    pub fn profile_headroom(&self) -> i128 {
+        let get = |t: Term| self.line_bytes(t);
+        get(Term::FreeAtStart)
+            - get(Term::Weights)
+            - get(Term::Drafter)
+            - get(Term::OtherConsumption)
+            - get(Term::Activation)
+    }
+
+    /// What stays free once the pool is allocated and the graphs captured, less the warm-up's
+    /// activation peak when it runs between them (`Settings::warm_up_after_pool`); negative:
+    /// the allocation runs out of memory.
+    pub fn allocation_headroom(&self, warm_up: bool) -> i128 {
+        let act = if warm_up {
+            self.line(Term::Activation).map_or(0, |l| l.bytes.max(0))
+        } else {
+            0
+        };
+        self.free_after_start - act
+    }
 }
 
 /// The whole replica (one engine; each DP rank is its own copy).
@@ -275,6 +306,76 @@ impl ReplicaPlan {
         u128::from(self.full_length_requests) * u128::from(self.max_model_len)
             > u128::from(self.kv_cache_tokens)
     }
+}
+
+/// Where a resolved engine setting came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// The user's flag, taken as given.
+    Given,
+    /// vLLM's default for this release, GPU or model.
+    Default,
+    /// A value Headroom assumes where vLLM has no default of its own (one speculative token
+    /// when the count is not given).
+    Assumed,
+    /// vLLM replaced the given or default value: an MLA block forced before 0.18, a hybrid
+    /// model's block raised to fit its state page.
+    Adjusted,
+}
+
+/// One resolved engine setting: the value in force, where it came from, and why in words.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub origin: Origin,
+    /// The flag, or whose default or adjustment (`vLLM's default from 0.20`).
+    pub basis: Cow<'static, str>,
+}
+
+/// The engine settings the planner resolved, so a view shows what a start runs with without
+/// repeating the planner's rules.
+///
+/// ```
+/// use headroom::calc::model::Model;
+/// use headroom::calc::plan::Origin;
+/// use headroom::calc::scenario::Gpu;
+/// use headroom::calc::units::Bytes;
+/// use headroom::calc::{plan, Scenario};
+/// let gpu = Gpu { id: "h100".into(), name: "H100".into(), total: Bytes(85_029_158_912),
+///     total_confirmed: false, unified_memory: false, compute_capability: (9, 0) };
+/// let p = plan(&Scenario::new(Model::example_dense(), gpu)).unwrap();
+/// assert_eq!(p.settings.gpu_memory_utilization.value, 0.92);
+/// assert_eq!(p.settings.gpu_memory_utilization.origin, Origin::Default);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// `--gpu-memory-utilization` in force: given, or the release's default.
+    pub gpu_memory_utilization: Setting<f64>,
+    /// The release's default utilization (0.92 from vLLM 0.20, 0.90 before), given or not.
+    pub default_utilization: f64,
+    /// `--max-num-seqs`: given, or vLLM's default for this GPU (clamped to the batched tokens).
+    pub max_num_seqs: Setting<u64>,
+    /// `--max-num-batched-tokens`: given, or vLLM's default for this GPU (clamped to
+    /// max-num-seqs x max-model-len).
+    pub max_num_batched_tokens: Setting<u64>,
+    /// The max-model-len the defaults and estimates read: given, the model's own, or (auto)
+    /// the upper bound of the fit; the length in force after auto-fit is the replica's.
+    pub max_model_len: Setting<u64>,
+    /// The attention block size: given or the backend's, possibly forced or raised by vLLM.
+    pub block_size: Setting<u64>,
+    /// The attention backend where the plan depends on it: the one selected, DeepSeek-V4's by
+    /// GPU, or DeepSeek-V3.2's sparse MLA backend by GPU and dtype; `None` where vLLM's own
+    /// choice is not modelled.
+    pub attention_backend: Option<Setting<&'static str>>,
+    /// The tokens in flight: `max_concurrent_batches x max-num-batched-tokens` (v0.26+), which
+    /// bounds a sliding-window layer's blocks.
+    pub in_flight_tokens: u64,
+    /// `num_speculative_tokens`; `None` without speculative decoding.
+    pub num_speculative_tokens: Option<Setting<u64>>,
+    /// Between the pool and the graphs vLLM warms up with a batch of max-num-batched-tokens
+    /// (FlashInfer's autotune: from 0.20, on SM 9.0 and later, not on ROCm, not where a
+    /// measured overhead stands for the activations), so the activation peak returns then.
+    pub warm_up_after_pool: bool,
 }
 
 /// The phases of a start, in order. Each check names the knobs that act on it.
@@ -529,6 +630,11 @@ pub struct Plan {
     pub log_provenance: Provenance,
     /// Teaching notes: a sentence per non-obvious fact this scenario shows.
     pub notes: Vec<Message>,
+    /// The engine settings the start runs with, and where each came from.
+    pub settings: Settings,
+    /// The phase of vLLM's start that fails, if one does (the unified-memory gate, which is
+    /// the operator's, is only in `checks`); `Plan::timeline` reads it.
+    pub stopped_at: Option<StartPhase>,
 }
 
 impl Plan {

@@ -333,3 +333,20 @@ pub struct Scenario {
     /// Average request length for the concurrency-at-average figure (`None`: max-model-len / 4).
     pub average_request_len: Option<u64>,
 }
+
+impl Scenario {
+    /// A scenario with vLLM's defaults for this model on one such GPU.
+    pub fn new(model: Model, gpu: Gpu) -> Scenario {
+        Scenario {
+            model,
+            gpu,
+            gpus: 1,
+            parallel: Parallel::default(),
+            engine: Engine::default(),
+            runtime: Runtime::default(),
+            unified: None,
+            version: VllmVersion::CURRENT,
+            average_request_len: None,
+        }
+    }
+}

@@ -5,11 +5,11 @@
 use super::plan::{Plan, Provenance, Term};
 use super::planner::vllm_suggestion;
 use super::scenario::{MaxLen, Scenario};
-use super::units::{Bytes, MIB};
-use super::{plan, CalcError};
+use super::units::Bytes;
+use super::{plan, CalcError, Culprit, Input};
 
-/// vLLM's suggestion log keeps 150 MiB spare (`Worker._compile_or_warm_up_model`).
-pub const SUGGESTION_MARGIN: u64 = 150 * MIB;
+/// vLLM's suggestion log keeps 150 MiB spare; defined beside the log line it belongs to.
+pub use super::planner::SUGGESTION_MARGIN;
 
 /// How certain a solver's answer is: the provenance of every term the start rests on in the
 /// plan with the answer applied (free memory, weights, drafter, other use, activation, graphs,
@@ -196,7 +196,7 @@ pub struct BalancedSplit {
 pub fn layer_equivalents(extra: Bytes, per_layer: Bytes) -> Result<f64, CalcError> {
     if per_layer.0 == 0 {
         return Err(CalcError::new(
-            "per-layer weights",
+            Culprit::SolverArg("per-layer weights"),
             "a decoder layer of 0 bytes cannot measure anything in layers",
         ));
     }
@@ -221,19 +221,19 @@ pub fn balanced_partition(
 ) -> Result<BalancedSplit, CalcError> {
     if pp == 0 || pp > layers {
         return Err(CalcError::new(
-            "pipeline-parallel-size",
+            Input::Pp,
             format!("pipeline-parallel-size {pp} must be between 1 and the {layers} layers"),
         ));
     }
     if !(extras_layers.is_finite() && extras_layers >= 0.0) {
         return Err(CalcError::new(
-            "extras",
+            Culprit::SolverArg("extras"),
             "last-stage extras must be a finite, non-negative number of layers",
         ));
     }
     if pp > 1 && pinned_last > layers - (pp - 1) {
         return Err(CalcError::new(
-            "for",
+            Culprit::SolverArg("for"),
             format!(
                 "{pinned_last} layers cannot be pinned to the last stage: with {pp} stages of at least one layer each, it holds at most {} of the {layers}",
                 layers - (pp - 1)

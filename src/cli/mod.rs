@@ -398,14 +398,17 @@ mod tests {
     #[test]
     fn calc_errors_name_the_flag() {
         let e = CalcError::new(
-            "tensor-parallel-size",
+            calc::Input::Tp,
             "tensor-parallel-size 3 does not divide 64 attention heads",
         );
         assert_eq!(
             CliError::from_calc(&e).to_string(),
             "error: --tensor-parallel-size: 3 does not divide 64 attention heads"
         );
-        let e = CalcError::new("num_hidden_layers", "num_hidden_layers must be at least 1");
+        let e = CalcError::new(
+            calc::Culprit::ConfigKey("num_hidden_layers"),
+            "num_hidden_layers must be at least 1",
+        );
         assert_eq!(
             CliError::from_calc(&e).to_string(),
             "error: MODEL: num_hidden_layers must be at least 1"

@@ -10,8 +10,11 @@
 use std::fmt;
 use std::sync::Arc;
 
+use self::groups::{group_layers, packed_groups};
 use super::units::{cdiv, format_gib};
 use super::version::VllmVersion;
+
+mod groups;
 
 /// What one layer keeps per token, as vLLM's `KVCacheSpec` subclasses describe it.
 #[derive(Clone, Debug, PartialEq)]
@@ -315,207 +318,6 @@ fn blocks_per_request(
     }
 }
 
-/// Groups the union of every worker's layers the way `get_kv_cache_groups` does, returning
-/// (kind, page, block_size, layer indices) per group, the padding layer count, and whether the
-/// one group is a `UniformTypeKVCacheSpecs` (its page is then the sum of its layers' pages).
-fn group_layers(all: &[Resolved], disable_hybrid: bool) -> (Vec<(Resolved, Vec<u32>)>, u64, bool) {
-    // Normalise the spec identity vLLM compares: with the hybrid manager disabled, sliding and
-    // chunked layers become full-attention specs (they keep their page).
-    let identity = |r: &Resolved| -> Resolved {
-        let mut r = r.clone();
-        r.index = 0;
-        if disable_hybrid {
-            r.kind = match r.kind {
-                LayerKv::Sliding { .. } | LayerKv::Chunked { .. } => LayerKv::Full,
-                LayerKv::MlaSliding { .. } => LayerKv::Mla,
-                other => other,
-            };
-        }
-        r
-    };
-    // Buckets of identical specs, in order of first appearance.
-    let mut buckets: Vec<(Resolved, Vec<u32>)> = Vec::new();
-    for r in all {
-        let id = identity(r);
-        match buckets.iter_mut().find(|(k, _)| *k == id) {
-            Some((_, v)) => v.push(r.index),
-            None => buckets.push((id, vec![r.index])),
-        }
-    }
-    if buckets.len() <= 1 {
-        return (buckets, 0, false);
-    }
-    // Same spec type with different pages (e.g. different head sizes, all full attention):
-    // one UniformTypeKVCacheSpecs group holding every layer.
-    let same_type = buckets.iter().all(|(k, _)| {
-        std::mem::discriminant(&k.kind) == std::mem::discriminant(&buckets[0].0.kind)
-            && k.block_size == buckets[0].0.block_size
-    }) && matches!(buckets[0].0.kind, LayerKv::Full | LayerKv::Mla);
-    if same_type {
-        let mut layers: Vec<u32> = buckets.iter().flat_map(|(_, v)| v.clone()).collect();
-        super::sort_small(&mut layers);
-        // UniformTypeKVCacheSpecs.page_size_bytes: the sum over its layers.
-        let mut first = buckets[0].0.clone();
-        first.page = buckets.iter().map(|(k, v)| k.page * v.len() as u64).sum();
-        return (vec![(first, layers)], 0, true);
-    }
-    // True hybrid: _get_kv_cache_groups_uniform_page_size.
-    let min_n = buckets.iter().map(|(_, v)| v.len()).min().unwrap_or(1);
-    let max_n = buckets.iter().map(|(_, v)| v.len()).max().unwrap_or(1);
-    let group_size = if (max_n as f64) < 1.5 * min_n as f64 {
-        max_n
-    } else {
-        min_n
-    };
-    let mut groups = Vec::new();
-    let mut padding = 0u64;
-    for (kind, layers) in buckets {
-        let n_groups = cdiv(layers.len() as u64, group_size as u64) as usize;
-        for i in 0..n_groups {
-            let members: Vec<u32> = layers.iter().skip(i).step_by(n_groups).copied().collect();
-            padding += (group_size - members.len()) as u64;
-            groups.push((kind.clone(), members));
-        }
-    }
-    (groups, padding, false)
-}
-
-/// The type family `UniformTypeKVCacheSpecs.is_uniform_type` compares (with the block size):
-/// full attention and MLA are one family, a sliding window is one per window size.
-fn family(kind: &LayerKv) -> (u8, u64) {
-    match kind {
-        LayerKv::Full | LayerKv::Mla => (0, 0),
-        LayerKv::Sliding { window } | LayerKv::MlaSliding { window } => (1, *window),
-        LayerKv::Chunked { chunk } => (2, *chunk),
-        LayerKv::Mamba { .. } => (3, 0),
-    }
-}
-
-/// `_approximate_gcd`: the d in `[lower_bound, max(values)]` that pads the values least when
-/// each is rounded up to a multiple of d; ties go to the larger d.
-fn approximate_gcd(values: &[u64], lower_bound: u64) -> u64 {
-    let min_d = lower_bound.max(1);
-    let max_d = values.iter().copied().max().unwrap_or(1);
-    if min_d > max_d {
-        return min_d;
-    }
-    let mut best = (min_d, u64::MAX);
-    for d in min_d..=max_d {
-        let pad: u64 = values.iter().map(|x| (d - x % d) % d).sum();
-        if pad < best.1 || (pad == best.1 && d > best.0) {
-            best = (d, pad);
-        }
-    }
-    best.0
-}
-
-/// One bucket of `_get_packed_kv_cache_groups`: its first layer, its layers in order, and
-/// its layers by page size (in order of first appearance).
-struct Bucket {
-    first: Resolved,
-    order: Vec<u32>,
-    by_page: Vec<(u64, Vec<u32>)>,
-}
-
-impl Bucket {
-    /// As many layers of each page size: a repeating pattern.
-    fn balanced(&self) -> bool {
-        self.by_page
-            .iter()
-            .all(|(_, v)| v.len() == self.by_page[0].1.len())
-    }
-
-    /// `get_max_layers_per_page_size`.
-    fn most(&self) -> u64 {
-        self.by_page
-            .iter()
-            .map(|(_, v)| v.len() as u64)
-            .max()
-            .unwrap_or(0)
-    }
-}
-
-/// `_get_packed_kv_cache_groups` (vLLM 0.33.0) for a block-outermost layout: layers are
-/// bucketed by type family and block size, in order; a balanced bucket is a repeating pattern
-/// and splits into `cdiv(layers per page size, repeats)` groups taken round-robin, any other
-/// bucket stays whole. Every group is a `UniformTypeKVCacheSpecs`, its page the sum of its
-/// layers' pages. (No Mamba or circular-buffer bucket is planned through here.)
-fn packed_groups(all: &[Resolved], page_of: &[u64]) -> Vec<(Resolved, Vec<u32>)> {
-    let mut buckets: Vec<Bucket> = Vec::new();
-    for r in all {
-        let key = (family(&r.kind), r.block_size);
-        let i = match buckets
-            .iter()
-            .position(|b| (family(&b.first.kind), b.first.block_size) == key)
-        {
-            Some(i) => i,
-            None => {
-                buckets.push(Bucket {
-                    first: r.clone(),
-                    order: Vec::new(),
-                    by_page: Vec::new(),
-                });
-                buckets.len() - 1
-            }
-        };
-        let b = &mut buckets[i];
-        b.order.push(r.index);
-        match b.by_page.iter_mut().find(|(p, _)| *p == r.page) {
-            Some((_, v)) => v.push(r.index),
-            None => b.by_page.push((r.page, vec![r.index])),
-        }
-    }
-    // Balanced buckets that mix page sizes stay whole: the largest sets the floor.
-    let min_repeats = buckets
-        .iter()
-        .filter(|b| b.balanced() && b.by_page.len() > 1)
-        .map(Bucket::most)
-        .max()
-        .unwrap_or(0);
-    let repeats = (min_repeats > 0).then(|| {
-        let counts: Vec<u64> = buckets
-            .iter()
-            .filter(|b| b.balanced())
-            .map(Bucket::most)
-            .collect();
-        approximate_gcd(&counts, min_repeats)
-    });
-    let mut groups = Vec::new();
-    for b in buckets {
-        let n = match repeats {
-            Some(r) if b.balanced() => cdiv(b.most(), r).max(1) as usize,
-            _ => 1,
-        };
-        let mut member_lists: Vec<Vec<u32>> = Vec::with_capacity(n);
-        if n == 1 {
-            member_lists.push(b.order.clone());
-        } else {
-            // Pattern repeat i holds the i-th layer of every page size; group g takes the
-            // repeats g, g + n, g + 2n, ...
-            let len = b.by_page[0].1.len();
-            for g in 0..n {
-                let mut members = Vec::new();
-                for i in (g..len).step_by(n) {
-                    for (_, v) in &b.by_page {
-                        members.push(v[i]);
-                    }
-                }
-                member_lists.push(members);
-            }
-        }
-        for members in member_lists {
-            let mut head = b.first.clone();
-            head.page = members.iter().map(|i| page_of[*i as usize]).sum();
-            groups.push((head, members));
-        }
-    }
-    groups
-}
-
-/// Plans the KV cache of one engine: the same steps as
-/// `EngineCore._initialize_kv_caches` → `get_kv_cache_configs` → `update_kv_cache_capacity`.
-///
-/// `workers` are the engine's ranks (TP x PP), each with its own layers and budget.
 /// Each worker's bytes per block, which depend on the layout alone (not on the length, the
 /// memory or an override): read from a plan at one token with an override large enough that no
 /// check can fail. Empty when the layout itself is invalid.
@@ -530,6 +332,10 @@ pub fn bytes_per_block(workers: &[WorkerKv], settings: &KvSettings) -> Vec<u64> 
         .unwrap_or_default()
 }
 
+/// Plans the KV cache of one engine: the same steps as
+/// `EngineCore._initialize_kv_caches` → `get_kv_cache_configs` → `update_kv_cache_capacity`.
+///
+/// `workers` are the engine's ranks (TP x PP), each with its own layers and budget.
 pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, KvError> {
     if workers.is_empty() {
         return Err(KvError::Invalid("the engine has no workers".into()));
@@ -538,6 +344,163 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         return Err(KvError::Invalid("block-size must be at least 1".into()));
     }
     let bs = settings.block_size;
+    let canon = canonical_workers(workers);
+    let (all, page_of) = global_layers(workers, &canon, bs)?;
+    let (raw_groups, padding_layers, uniform) = if settings.packed {
+        let groups = packed_groups(&all, &page_of);
+        let n = groups.len();
+        (groups, 0, vec![true; n])
+    } else {
+        let (g, padding, uniform_type) = group_layers(&all, settings.disable_hybrid);
+        let n = g.len();
+        (g, padding, vec![uniform_type; n])
+    };
+
+    let (max_model_len_initial, auto_upper) = match settings.max_model_len {
+        MaxModelLen::Value(v) => (v, None),
+        MaxModelLen::Auto { upper } => (upper, Some(upper)),
+    };
+    if max_model_len_initial == 0 {
+        return Err(KvError::Invalid("max-model-len must be at least 1".into()));
+    }
+    let (worker_bpb, worker_pages) =
+        worker_blocks(workers, &canon, &raw_groups, &uniform, &page_of);
+    let null_block = settings.version.at_least(0, 29);
+    let mut available: Vec<i128> = workers.iter().map(|w| w.available).collect();
+    // Each rank's own block count from its measured memory, before any override (what vLLM's
+    // "Overriding num_gpu_blocks=N" line prints).
+    let own_raw: Vec<u64> = available
+        .iter()
+        .zip(&worker_bpb)
+        .map(|(a, bpb)| {
+            if *bpb == 0 {
+                0
+            } else {
+                (*a / i128::from(*bpb)).max(0) as u64
+            }
+        })
+        .collect();
+    if let Some(n) = settings.num_gpu_blocks_override {
+        for (a, bpb) in available.iter_mut().zip(&worker_bpb) {
+            *a = i128::from(n) * i128::from(*bpb);
+        }
+    }
+    let check_memory: Vec<i128> = available
+        .iter()
+        .zip(&worker_bpb)
+        .map(|(a, bpb)| if null_block { a - i128::from(*bpb) } else { *a })
+        .collect();
+
+    let fit = Fit {
+        settings,
+        groups: &raw_groups,
+        canon: &canon,
+        worker_bpb: &worker_bpb,
+        check_memory: &check_memory,
+    };
+    let (max_model_len, auto_fit, auto_fit_worker) =
+        fit.auto_fit(max_model_len_initial, auto_upper)?;
+    fit.check_workers(max_model_len)?;
+
+    let own: Vec<u64> = available
+        .iter()
+        .zip(&worker_bpb)
+        .map(|(a, bpb)| {
+            if *bpb == 0 {
+                u64::MAX
+            } else {
+                (*a / i128::from(*bpb)).max(0) as u64
+            }
+        })
+        .collect();
+    let (limiting_worker, &num_blocks) = own
+        .iter()
+        .enumerate()
+        .min_by_key(|(_, n)| **n)
+        .expect("at least one worker");
+    let blocks = fit.group_blocks(max_model_len);
+    let blocks_per_request: u64 = blocks.iter().sum();
+    let groups: Vec<KvGroup> = raw_groups
+        .iter()
+        .zip(&blocks)
+        .zip(&uniform)
+        .map(|(((k, members), b), uniform_type)| KvGroup {
+            kind: k.kind.clone(),
+            layer_indices: members.clone(),
+            page_size: k.page,
+            uniform_type: *uniform_type,
+            block_size: k.block_size,
+            blocks_per_request: *b,
+        })
+        .collect();
+    let (max_concurrency, kv_cache_tokens) = capacity(
+        num_blocks,
+        &groups,
+        blocks_per_request,
+        max_model_len,
+        settings.version,
+    );
+
+    let mut estimates: Vec<u64> = Vec::with_capacity(workers.len());
+    for w in 0..workers.len() {
+        let e = if worker_bpb[w] == 0 {
+            0
+        } else if fit.dup(w) {
+            estimates[w - 1]
+        } else {
+            // vLLM's estimate searches up to the configured length (the model's own limit
+            // under auto-fit, not the fitted result).
+            fit.estimate(w, auto_upper.unwrap_or(max_model_len))
+        };
+        estimates.push(e);
+    }
+    let workers_out = worker_plans(
+        workers,
+        &fit,
+        &available,
+        &own_raw,
+        &estimates,
+        &worker_pages,
+        max_model_len,
+    );
+
+    Ok(KvPlan {
+        groups,
+        workers: workers_out,
+        max_model_len,
+        auto_fit,
+        auto_fit_worker,
+        blocks_per_request,
+        num_blocks,
+        limiting_worker,
+        kv_cache_tokens,
+        max_concurrency,
+        padding_layers,
+    })
+}
+
+/// Identical neighbours (the TP ranks of a stage) hold the same layers: each worker's index of
+/// the first of its run, so each is visited once.
+fn canonical_workers(workers: &[WorkerKv]) -> Vec<usize> {
+    let mut canon: Vec<usize> = Vec::with_capacity(workers.len());
+    for w in 0..workers.len() {
+        let c = if w > 0 && workers[w].layers == workers[w - 1].layers {
+            canon[w - 1]
+        } else {
+            w
+        };
+        canon.push(c);
+    }
+    canon
+}
+
+/// The global set of layers, by index, each with its page resolved, and each index's page. A
+/// layer lives on exactly one PP stage; TP ranks of a stage repeat the same indices.
+fn global_layers(
+    workers: &[WorkerKv],
+    canon: &[usize],
+    bs: u64,
+) -> Result<(Vec<Resolved>, Vec<u64>), KvError> {
     // Resolve every layer's page. Attention pages follow the block size; Mamba pages are padded
     // to the attention page (hybrid alignment makes them equal).
     let attn_page_max = workers
@@ -562,18 +525,6 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             shape: (l.num_kv_heads, l.per_head_token_bytes),
         }
     };
-    // The global set of layers, by index (a layer lives on exactly one PP stage; TP ranks of a
-    // stage repeat the same indices).
-    // Identical neighbours (the TP ranks of a stage) hold the same layers: visit each once.
-    let mut canon: Vec<usize> = Vec::with_capacity(workers.len());
-    for w in 0..workers.len() {
-        let c = if w > 0 && workers[w].layers == workers[w - 1].layers {
-            canon[w - 1]
-        } else {
-            w
-        };
-        canon.push(c);
-    }
     // The global layers, by index: a layer lives on one PP stage, and the TP ranks of a stage
     // repeat it.
     let max_index = workers
@@ -608,41 +559,24 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
     for r in &all {
         page_of[r.index as usize] = r.page;
     }
-    let (raw_groups, padding_layers, uniform) = if settings.packed {
-        let groups = packed_groups(&all, &page_of);
-        let n = groups.len();
-        (groups, 0, vec![true; n])
-    } else {
-        let (g, padding, uniform_type) = group_layers(&all, settings.disable_hybrid);
-        let n = g.len();
-        (g, padding, vec![uniform_type; n])
-    };
+    Ok((all, page_of))
+}
 
-    let (max_model_len_initial, auto_upper) = match settings.max_model_len {
-        MaxModelLen::Value(v) => (v, None),
-        MaxModelLen::Auto { upper } => (upper, Some(upper)),
-    };
-    if max_model_len_initial == 0 {
-        return Err(KvError::Invalid("max-model-len must be at least 1".into()));
-    }
-    let in_flight = settings.max_in_flight_tokens;
-    // Blocks one request at `len` tokens needs in a group.
-    let blocks_of = |k: &Resolved, len: u64| -> u64 {
-        blocks_per_request(
-            &k.kind,
-            k.block_size,
-            len,
-            in_flight,
-            settings.extra_retained_tokens,
-            settings.disable_hybrid,
-        )
-    };
-    let group_blocks =
-        |len: u64| -> Vec<u64> { raw_groups.iter().map(|(k, _)| blocks_of(k, len)).collect() };
+/// What one block of a worker holds: runs of (layers, page bytes).
+type BlockPages = Arc<[(u64, u64)]>;
 
-    // Per worker: bytes per block is the largest group's page sum over the layers it holds
-    // (padded groups are padded logically; the largest member count decides). Each layer
-    // brings its own page: equal within a group, except in a UniformTypeKVCacheSpecs.
+/// Per worker: bytes per block is the largest group's page sum over the layers it holds
+/// (padded groups are padded logically; the largest member count decides), and what one block
+/// of that group holds, as runs of equal pages. Each layer brings its own page: equal within a
+/// group, except in a UniformTypeKVCacheSpecs.
+fn worker_blocks(
+    workers: &[WorkerKv],
+    canon: &[usize],
+    raw_groups: &[(Resolved, Vec<u32>)],
+    uniform: &[bool],
+    page_of: &[u64],
+) -> (Vec<u64>, Vec<BlockPages>) {
+    let max_index = page_of.len() - 1;
     let mut worker_bpb: Vec<u64> = Vec::with_capacity(workers.len());
     let mut worker_pages: Vec<Arc<[(u64, u64)]>> = Vec::with_capacity(workers.len());
     for (w, wk) in workers.iter().enumerate() {
@@ -685,49 +619,73 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
         worker_bpb.push(best.0);
         worker_pages.push(runs.into());
     }
-    // _project_kv_cache_groups_to_worker keeps every global group on every worker (a group
-    // with none of this worker's layers stays, empty), so a request needs every group's blocks.
-    let blocks_sum = |len: u64| -> u64 { raw_groups.iter().map(|(k, _)| blocks_of(k, len)).sum() };
-    let needed_for = |w: usize, len: u64| -> u64 { worker_bpb[w].saturating_mul(blocks_sum(len)) };
-    let null_block = settings.version.at_least(0, 29);
-    let mut available: Vec<i128> = workers.iter().map(|w| w.available).collect();
-    // Each rank's own block count from its measured memory, before any override (what vLLM's
-    // "Overriding num_gpu_blocks=N" line prints).
-    let own_raw: Vec<u64> = available
-        .iter()
-        .zip(&worker_bpb)
-        .map(|(a, bpb)| {
-            if *bpb == 0 {
-                0
-            } else {
-                (*a / i128::from(*bpb)).max(0) as u64
-            }
-        })
-        .collect();
-    if let Some(n) = settings.num_gpu_blocks_override {
-        for (a, bpb) in available.iter_mut().zip(&worker_bpb) {
-            *a = i128::from(n) * i128::from(*bpb);
-        }
-    }
-    let check_memory: Vec<i128> = available
-        .iter()
-        .zip(&worker_bpb)
-        .map(|(a, bpb)| if null_block { a - i128::from(*bpb) } else { *a })
-        .collect();
+    (worker_bpb, worker_pages)
+}
 
-    // A worker identical to its neighbour in layers and memory has the same outcome.
-    let dup =
-        |w: usize| w > 0 && canon[w] == canon[w - 1] && check_memory[w] == check_memory[w - 1];
-    // _estimate_max_model_len_from_groups: the largest length in [1, upper] that fits.
-    let estimate = |w: usize, upper: u64| -> u64 {
-        let mem = check_memory[w];
+/// The length in force after auto-fit, the auto-fit's (upper, fitted), and the worker that
+/// decided it.
+type AutoFit = (u64, Option<(u64, u64)>, usize);
+
+/// The global groups against each worker's memory: what a request at a length needs, and the
+/// longest length that fits.
+struct Fit<'a> {
+    settings: &'a KvSettings,
+    groups: &'a [(Resolved, Vec<u32>)],
+    canon: &'a [usize],
+    worker_bpb: &'a [u64],
+    /// The memory each worker's checks compare with: available, less the null block (v0.29+).
+    check_memory: &'a [i128],
+}
+
+impl Fit<'_> {
+    /// Blocks one request at `len` tokens needs in a group.
+    fn blocks_of(&self, k: &Resolved, len: u64) -> u64 {
+        blocks_per_request(
+            &k.kind,
+            k.block_size,
+            len,
+            self.settings.max_in_flight_tokens,
+            self.settings.extra_retained_tokens,
+            self.settings.disable_hybrid,
+        )
+    }
+
+    fn group_blocks(&self, len: u64) -> Vec<u64> {
+        self.groups
+            .iter()
+            .map(|(k, _)| self.blocks_of(k, len))
+            .collect()
+    }
+
+    /// _project_kv_cache_groups_to_worker keeps every global group on every worker (a group
+    /// with none of this worker's layers stays, empty), so a request needs every group's
+    /// blocks.
+    fn needed_for(&self, w: usize, len: u64) -> u64 {
+        let blocks: u64 = self
+            .groups
+            .iter()
+            .map(|(k, _)| self.blocks_of(k, len))
+            .sum();
+        self.worker_bpb[w].saturating_mul(blocks)
+    }
+
+    /// A worker identical to its neighbour in layers and memory has the same outcome.
+    fn dup(&self, w: usize) -> bool {
+        w > 0
+            && self.canon[w] == self.canon[w - 1]
+            && self.check_memory[w] == self.check_memory[w - 1]
+    }
+
+    /// _estimate_max_model_len_from_groups: the largest length in [1, upper] that fits.
+    fn estimate(&self, w: usize, upper: u64) -> u64 {
+        let mem = self.check_memory[w];
         if mem <= 0 {
             return 0;
         }
         let (mut lo, mut hi, mut best) = (1u64, upper, 0u64);
         while lo <= hi {
             let mid = lo + (hi - lo) / 2;
-            if i128::from(needed_for(w, mid)) <= mem {
+            if i128::from(self.needed_for(w, mid)) <= mem {
                 best = mid;
                 lo = mid + 1;
             } else {
@@ -735,110 +693,86 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
             }
         }
         best
-    };
+    }
 
-    // Auto-fit (v0.14+): the minimum over workers of the longest length that fits.
-    let mut max_model_len = max_model_len_initial;
-    let mut auto_fit = None;
-    let mut auto_fit_worker = 0;
-    if let Some(upper) = auto_upper {
-        let mut fit = upper;
-        for (w, bpb) in worker_bpb.iter().enumerate() {
-            if *bpb == 0 || dup(w) {
+    /// Auto-fit (v0.14+): the minimum over workers of the longest length that fits. Returns
+    /// the length in force, the auto-fit's (upper, fitted) and the worker that decided it.
+    fn auto_fit(
+        &self,
+        max_model_len_initial: u64,
+        auto_upper: Option<u64>,
+    ) -> Result<AutoFit, KvError> {
+        let worker_bpb = self.worker_bpb;
+        let mut max_model_len = max_model_len_initial;
+        let mut auto_fit = None;
+        let mut auto_fit_worker = 0;
+        if let Some(upper) = auto_upper {
+            let mut fit = upper;
+            for (w, bpb) in worker_bpb.iter().enumerate() {
+                if *bpb == 0 || self.dup(w) {
+                    continue;
+                }
+                let e = self.estimate(w, upper);
+                if e == 0 {
+                    return Err(KvError::AutoFit {
+                        worker: w,
+                        bytes_per_block: *bpb,
+                    });
+                }
+                if e < fit {
+                    fit = e;
+                    auto_fit_worker = w;
+                }
+            }
+            auto_fit = Some((upper, fit));
+            max_model_len = fit;
+        }
+        Ok((max_model_len, auto_fit, auto_fit_worker))
+    }
+
+    /// _check_enough_kv_cache_memory on every worker, in order.
+    fn check_workers(&self, max_model_len: u64) -> Result<(), KvError> {
+        let (worker_bpb, check_memory) = (self.worker_bpb, self.check_memory);
+        for w in 0..worker_bpb.len() {
+            if worker_bpb[w] == 0 || self.dup(w) {
                 continue;
             }
-            let e = estimate(w, upper);
-            if e == 0 {
-                return Err(KvError::AutoFit {
+            if check_memory[w] <= 0 {
+                return Err(KvError::NoMemory {
                     worker: w,
-                    bytes_per_block: *bpb,
+                    bytes_per_block: worker_bpb[w],
                 });
             }
-            if e < fit {
-                fit = e;
-                auto_fit_worker = w;
+            let needed = self.needed_for(w, max_model_len);
+            if i128::from(needed) > check_memory[w] {
+                return Err(KvError::Capacity {
+                    worker: w,
+                    max_model_len,
+                    needed,
+                    check_memory: check_memory[w],
+                    estimate: self.estimate(w, max_model_len),
+                });
             }
         }
-        auto_fit = Some((upper, fit));
-        max_model_len = fit;
+        Ok(())
     }
+}
 
-    // _check_enough_kv_cache_memory on every worker, in order.
-    for w in 0..workers.len() {
-        if worker_bpb[w] == 0 || dup(w) {
-            continue;
-        }
-        if check_memory[w] <= 0 {
-            return Err(KvError::NoMemory {
-                worker: w,
-                bytes_per_block: worker_bpb[w],
-            });
-        }
-        let needed = needed_for(w, max_model_len);
-        if i128::from(needed) > check_memory[w] {
-            return Err(KvError::Capacity {
-                worker: w,
-                max_model_len,
-                needed,
-                check_memory: check_memory[w],
-                estimate: estimate(w, max_model_len),
-            });
-        }
-    }
-
-    let own: Vec<u64> = available
-        .iter()
-        .zip(&worker_bpb)
-        .map(|(a, bpb)| {
-            if *bpb == 0 {
-                u64::MAX
-            } else {
-                (*a / i128::from(*bpb)).max(0) as u64
-            }
-        })
-        .collect();
-    let (limiting_worker, &num_blocks) = own
-        .iter()
-        .enumerate()
-        .min_by_key(|(_, n)| **n)
-        .expect("at least one worker");
-    let blocks = group_blocks(max_model_len);
-    let blocks_per_request: u64 = blocks.iter().sum();
-    let groups: Vec<KvGroup> = raw_groups
-        .iter()
-        .zip(&blocks)
-        .zip(&uniform)
-        .map(|(((k, members), b), uniform_type)| KvGroup {
-            kind: k.kind.clone(),
-            layer_indices: members.clone(),
-            page_size: k.page,
-            uniform_type: *uniform_type,
-            block_size: k.block_size,
-            blocks_per_request: *b,
-        })
-        .collect();
-    let (max_concurrency, kv_cache_tokens) = capacity(
-        num_blocks,
-        &groups,
-        blocks_per_request,
-        max_model_len,
-        settings.version,
-    );
-
-    let mut estimates: Vec<u64> = Vec::with_capacity(workers.len());
-    for w in 0..workers.len() {
-        let e = if worker_bpb[w] == 0 {
-            0
-        } else if dup(w) {
-            estimates[w - 1]
-        } else {
-            // vLLM's estimate searches up to the configured length (the model's own limit
-            // under auto-fit, not the fitted result).
-            estimate(w, auto_upper.unwrap_or(max_model_len))
-        };
-        estimates.push(e);
-    }
-    let workers_out = workers
+/// Every worker's figures once the pool is sized.
+#[allow(clippy::too_many_arguments)]
+fn worker_plans(
+    workers: &[WorkerKv],
+    fit: &Fit,
+    available: &[i128],
+    own_raw: &[u64],
+    estimates: &[u64],
+    worker_pages: &[Arc<[(u64, u64)]>],
+    max_model_len: u64,
+) -> Vec<WorkerKvPlan> {
+    let (worker_bpb, check_memory, bs) =
+        (fit.worker_bpb, fit.check_memory, fit.settings.block_size);
+    let needed_for = |w, len| fit.needed_for(w, len);
+    workers
         .iter()
         .enumerate()
         .map(|(w, wk)| WorkerKvPlan {
@@ -872,21 +806,7 @@ pub fn plan_kv(workers: &[WorkerKv], settings: &KvSettings) -> Result<KvPlan, Kv
                     / bs,
             block_pages: Arc::clone(&worker_pages[w]),
         })
-        .collect();
-
-    Ok(KvPlan {
-        groups,
-        workers: workers_out,
-        max_model_len,
-        auto_fit,
-        auto_fit_worker,
-        blocks_per_request,
-        num_blocks,
-        limiting_worker,
-        kv_cache_tokens,
-        max_concurrency,
-        padding_layers,
-    })
+        .collect()
 }
 
 /// `get_max_concurrency_for_kv_cache_config` and the "GPU KV cache size" token figure, with the

@@ -1,0 +1,97 @@
+//! The init check (`Worker.init_device`, `request_memory`): the free memory at the snapshot
+//! against `ceil(total x utilization)`, on every rank, also with `--kv-cache-memory-bytes`;
+//! with the lines the API server writes before the workers start.
+
+use super::ledger::amount;
+use super::stages::{RankAt, Shared};
+use super::Planning;
+use crate::calc::plan::*;
+use crate::calc::runtime;
+use crate::calc::scenario::Scenario;
+use crate::calc::units::GibText;
+use crate::calc::version::VllmVersion;
+
+/// The init check on one rank: the first rank whose free memory is below the budget is kept,
+/// with vLLM's error.
+pub(super) fn init_fail(
+    s: &Scenario,
+    util: f64,
+    sh: &Shared,
+    at: RankAt,
+    init_fail: &mut Option<(u32, String, String)>,
+) {
+    let RankAt { tp_rank, rank, .. } = at;
+    let (free0, requested) = (sh.free0, sh.requested);
+    let total = s.gpu.total.0;
+    if free0 < requested && init_fail.is_none() {
+        let msg = format!(
+            "Free memory on device cuda:{tp_rank} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+            GibText(i128::from(free0)),
+            GibText(i128::from(total)),
+            crate::calc::units::py_float_str(util),
+            GibText(i128::from(requested))
+        );
+        *init_fail = Some((
+            rank,
+            format!(
+                "rank {rank}: {} free at start is less than the budget ceil(total x {util}) = {}",
+                amount(i128::from(free0)),
+                amount(i128::from(requested))
+            ),
+            msg,
+        ));
+    }
+}
+
+/// Phase 1: the init check's verdict and the API server's lines before it. Returns whether the
+/// start stops here.
+pub(super) fn init_phase(
+    p: &mut Planning,
+    init_fail: &Option<(u32, String, String)>,
+    requested: u64,
+) -> bool {
+    let Planning {
+        s,
+        ref r,
+        ref mut checks,
+        ref mut log_lines,
+        ..
+    } = *p;
+    let (m, v, util) = (&s.model, s.version, r.util);
+    let init_ok = init_fail.is_none();
+    checks.push(Check {
+        phase: Phase::Init,
+        ok: init_ok,
+        rank: init_fail.as_ref().map(|f| f.0),
+        message: match &init_fail {
+            Some((_, m, _)) => m.clone().into(),
+            None => format!(
+                "free memory at start covers the budget ceil(total x {util}) = {} on every rank",
+                amount(i128::from(requested))
+            )
+            .into(),
+        },
+        vllm_error: init_fail.as_ref().map(|f| f.2.clone()),
+        knobs: vec!["gpu-memory-utilization", "other processes on the GPU"],
+        not_knobs: vec!["max-model-len", "max-num-seqs", "kv-cache-memory-bytes"],
+    });
+    // Hybrid models: the config hook turns the Mamba cache to "align" mode, as prefix caching
+    // is on by default (MambaModelConfig.verify_and_update_config, in the API server).
+    if m.linear.is_some() && v == VllmVersion::CURRENT && !m.architecture.is_empty() {
+        log_lines.push(format!(
+            "(APIServer pid=P) Mamba cache mode is set to 'align' for {} by default when prefix caching is enabled",
+            m.architecture
+        ));
+    }
+    // 0.26 to 0.32 turn async scheduling off for these drafters (VllmConfig.__post_init__).
+    if !s.engine.no_async_scheduling && !runtime::async_scheduling(s) {
+        if let Some(sp) = &s.engine.speculative {
+            log_lines.push(format!("(APIServer pid=P) Async scheduling not supported with {}-based speculative decoding and will be disabled.", sp.method));
+        }
+    }
+    if let Some((_, _, msg)) = &init_fail {
+        log_lines.push(format!("ValueError: {msg}"));
+        return true;
+    }
+    false
+}

@@ -1,0 +1,370 @@
+//! The load phase (`load_model`): the target's weights and the drafter's on each rank, and any
+//! transient above them, against the physical free memory, which the utilization fraction does
+//! not cap.
+
+use super::drafter::{draft_rank_weights, Drafter};
+use super::layers::hybrid_pages;
+use super::ledger::{amount, layers_formula, line};
+use super::resolve::Resolved;
+use super::stages::{RankAt, Shared};
+use super::vllm_log::worker_prefix;
+use super::Planning;
+use crate::calc::backend;
+use crate::calc::formula::{Arg, Formula};
+use crate::calc::model::LayerKind;
+use crate::calc::plan::*;
+use crate::calc::runtime;
+use crate::calc::scenario::{KvCacheDtype, Scenario};
+use crate::calc::units::{py_fixed, GibText};
+use crate::calc::weights::{self, Placement, RankWeights};
+
+/// A rank's weights once loaded: the target's and the drafter's.
+pub(super) struct Loaded {
+    pub(super) w_total: u64,
+    pub(super) w_prov: Provenance,
+    /// The drafter's weights on this rank (0 and exact without one).
+    pub(super) drafter: (u64, Provenance),
+    /// Target and drafter: what vLLM's "Model loading took" counts.
+    pub(super) weights_all: u64,
+}
+
+/// The target's weights on this rank: measured, or estimated line by line (embedding, layers,
+/// head); either way the "Model loading took" line.
+pub(super) fn weight_lines(
+    s: &Scenario,
+    sh: &Shared,
+    place: &Placement,
+    est: &RankWeights,
+    at: RankAt,
+    ledger: &mut Vec<LedgerLine>,
+) -> (u64, Provenance) {
+    let RankAt { stage, layers, .. } = at;
+    let tp = s.parallel.tp;
+    let m = &s.model;
+    let weight_basis = &sh.weight_basis;
+    let measured_w = s
+        .runtime
+        .weights_per_stage
+        .as_ref()
+        .and_then(|v| v.get(stage as usize))
+        .and_then(Option::as_ref)
+        .or(s.runtime.weights.as_ref());
+    let (w_total, w_prov) = match measured_w {
+        Some(mw) => (mw.bytes.0, Provenance::Measured(mw.source.clone().into())),
+        None => {
+            let prov = Provenance::Estimate(weight_basis.clone().into());
+            ledger.push(line(
+                Term::WeightsEmbedding,
+                i128::from(sh.scaled(est.embedding)),
+                if place.holds_embedding(m) {
+                    Formula::template(
+                        "padded vocab {} / TP {} rows x hidden {} x {} B",
+                        &[
+                            Arg::Plain(i128::from(m.padded_vocab())),
+                            Arg::Plain(i128::from(tp)),
+                            Arg::Plain(i128::from(m.hidden_size)),
+                            Arg::Plain(i128::from(m.dtype.bytes())),
+                        ],
+                    )
+                } else {
+                    Formula::from("not on this stage")
+                },
+                prov.clone(),
+            ));
+            ledger.push(line(
+                Term::WeightsLayers,
+                i128::from(sh.scaled(est.layers)),
+                layers_formula(layers, tp),
+                prov.clone(),
+            ));
+            ledger.push(line(
+                Term::WeightsHead,
+                i128::from(sh.scaled(est.head)),
+                if place.holds_head(m) {
+                    if place.head_is_embedding(m) {
+                        Formula::from("tied to the embedding: final norm only")
+                    } else {
+                        Formula::template(
+                            "LM head: padded vocab / TP {} rows x hidden + final norm",
+                            &[Arg::Plain(i128::from(tp))],
+                        )
+                    }
+                } else {
+                    Formula::from("not on this stage")
+                },
+                prov.clone(),
+            ));
+            (sh.scaled(est.target()), prov)
+        }
+    };
+    ledger.push(line(
+        Term::Weights,
+        i128::from(w_total),
+        Formula::template(
+            "Model loading took {} GiB",
+            &[Arg::Gib(i128::from(w_total))],
+        ),
+        w_prov.clone(),
+    ));
+    (w_total, w_prov)
+}
+
+/// The drafter's weights on a last-stage rank: given, a draft model's from its parameter
+/// counts, or the MTP / EAGLE / DSpark layers'.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn drafter_weights(
+    s: &Scenario,
+    d: &Drafter,
+    sh: &Shared,
+    place: &Placement,
+    est: &RankWeights,
+    at: RankAt,
+    w_total: u64,
+    w_prov: Provenance,
+    ledger: &mut Vec<LedgerLine>,
+) -> Loaded {
+    let RankAt { tp_rank, last, .. } = at;
+    let Drafter {
+        layers: drafter_layers,
+        dspark,
+        draft,
+    } = *d;
+    let draft_model = sh.draft_model;
+    let tp = s.parallel.tp;
+    let tp64 = u64::from(tp);
+    let m = &s.model;
+    let drafter = if last && (drafter_layers > 0 || draft_model) {
+        let given = s
+            .engine
+            .speculative
+            .as_ref()
+            .and_then(|sp| sp.drafter_weights.as_ref());
+        match (given, draft) {
+            (Some(d), _) => (d.bytes.0, Provenance::Measured(d.source.clone().into())),
+            (None, Some(d)) => (
+                    draft_rank_weights(s, d, tp64, u64::from(tp_rank)),
+                    Provenance::Estimate(
+                        format!(
+                            "the draft model {} from its parameter counts ({}), all of it on every last-stage rank at TP {tp}",
+                            d.name,
+                            d.quant.label()
+                        )
+                        .into(),
+                    ),
+                ),
+            (None, None) => {
+                // DSpark's layers, projections and Markov head; other drafters are
+                // MTP/EAGLE layers.
+                let (bytes, what) = match dspark {
+                    Some((targets, rank, head_dim)) => (
+                        weights::dspark_bytes(m, place, drafter_layers, targets, rank, head_dim),
+                        format!("{drafter_layers} DSpark layer(s), main_proj over {targets} target layers and a Markov head of rank {rank}, from parameter counts"),
+                    ),
+                    None => (
+                        est.drafter,
+                        format!("{drafter_layers} MTP/EAGLE layer(s) from parameter counts"),
+                    ),
+                };
+                (sh.scaled(bytes), Provenance::Estimate(what.into()))
+            }
+        }
+    } else {
+        (0, Provenance::Exact)
+    };
+    if drafter.0 > 0 {
+        ledger.push(line(
+            Term::Drafter,
+            i128::from(drafter.0),
+            "the speculative drafter, built on the last PP stage only",
+            drafter.1.clone(),
+        ));
+    }
+    let weights_all = w_total + drafter.0;
+    if drafter.0 > 0 {
+        // Both model runners load the drafter inside the same DeviceMemoryProfiler as
+        // the target (GPUModelRunner.load_model), so vLLM's figure counts both.
+        if let Some(l) = ledger.iter_mut().find(|l| l.term == Term::Weights) {
+            l.formula = format!(
+                "target model only; vLLM's \"Model loading took {} GiB\" on this rank also counts the drafter",
+                GibText(i128::from(weights_all))
+            )
+            .into();
+        }
+    }
+    Loaded {
+        w_total,
+        w_prov,
+        drafter,
+        weights_all,
+    }
+}
+
+/// The load's peak on this rank (weights plus a transient, or target plus drafter), checked
+/// against the free memory at the snapshot; the first rank it does not fit on is kept.
+pub(super) fn load_need(
+    s: &Scenario,
+    l: &Loaded,
+    free0: u64,
+    rank: u32,
+    ledger: &mut Vec<LedgerLine>,
+    load_fail: &mut Option<(u32, String)>,
+) -> u64 {
+    let (w_total, weights_all) = (l.w_total, l.weights_all);
+    // Load phase: weights plus a transient against physical free memory.
+    let (load_peak, load_prov) = runtime::term(
+        &s.runtime.load_peak,
+        0,
+        "no load-time transient assumed".into(),
+    );
+    if s.runtime.load_peak.is_some() {
+        ledger.push(line(
+            Term::LoadPeak,
+            i128::from(load_peak),
+            "transient above the weights while loading (e.g. an expert repack)",
+            load_prov.clone(),
+        ));
+    }
+    // The transient belongs to the target's loading (process_weights_after_loading runs
+    // per layer as the target loads); the drafter loads after it. The peak is whichever
+    // is larger: target + transient, or target + drafter.
+    let load_need = w_total.saturating_add(load_peak).max(weights_all);
+    if load_need > free0 && load_fail.is_none() {
+        *load_fail = Some((
+            rank,
+            format!(
+                "rank {rank} needs {} while loading ({}) but only {} is free: CUDA out of memory while loading. gpu-memory-utilization does not act here.",
+                amount(i128::from(load_need)),
+                // Whichever term set the peak: the transient, or the drafter.
+                if w_total.saturating_add(load_peak) >= weights_all && load_peak > 0 {
+                    format!("weights plus a {} transient", amount(i128::from(load_peak)))
+                } else if weights_all > w_total {
+                    format!("weights {} and the drafter {}", amount(i128::from(w_total)), amount(i128::from(weights_all - w_total)))
+                } else {
+                    "weights".to_string()
+                },
+                amount(i128::from(free0))
+            ),
+        ));
+    }
+    load_need
+}
+
+/// Phase 2: the load's verdict, the lines every worker writes while loading (the KV cache
+/// format, the attention backend, the block size), and once loaded "Model loading took".
+/// Returns whether the start stops here.
+pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) -> bool {
+    let Planning {
+        s,
+        ref r,
+        ref ranks,
+        ref mut checks,
+        ref mut log_lines,
+        ref mut notes,
+        ..
+    } = *p;
+    let Resolved {
+        ref v4,
+        block_size,
+        forced_block,
+        ref block_basis,
+        hybrid_raised,
+        num_spec,
+        ..
+    } = *r;
+    let (m, v, tp64) = (&s.model, s.version, u64::from(s.parallel.tp));
+    checks.push(Check {
+        phase: Phase::Load,
+        ok: load_fail.is_none(),
+        rank: load_fail.as_ref().map(|f| f.0),
+        message: match &load_fail {
+            Some((_, m)) => m.clone().into(),
+            None => "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into(),
+        },
+        vllm_error: load_fail.as_ref().map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
+        knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel", "speculative-config (the drafter loads on the last stage)"],
+        not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
+    });
+    // DeepSeek-V4's attention classes switch auto / fp8 to fp8_ds_mla as they are built,
+    // during the load; every worker says so once (written once, under the first rank's name).
+    let first = worker_prefix(s, &ranks[0]);
+    if v4.as_ref().is_some_and(|a| !a.plain) && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla {
+        log_lines.push(format!(
+            "{first} Using DeepSeek's fp8_ds_mla KV cache format."
+        ));
+    }
+    // Every worker builds its attention layers with the selected backend (cuda.py's
+    // `logger.info("Using %s backend.", selected_backend)`, the enum member printed whole).
+    if let Some(b) = backend::selected(s) {
+        log_lines.push(format!(
+            "{first} Using AttentionBackendEnum.{} backend.",
+            b.name
+        ));
+        notes.push(format!("--attention-backend {}: checked as vLLM 0.33.0 checks a selected backend (head size, KV cache dtype, kernel blocks, MLA, attention sinks, compute capability and its own kernel rules), assuming its kernels are built in (FlashAttention 3 on SM 9.x and 4 on SM 10.x, FlashMLA, FlashInfer's TRT-LLM kernels).", b.name));
+    }
+    if backend::selected(s).is_some_and(|b| b.name == "FLASHINFER")
+        && ![16, 32, 64].contains(&block_size)
+        && m.layers
+            .iter()
+            .any(|l| matches!(l, LayerKind::Sliding { .. }))
+    {
+        notes.push(format!("FLASHINFER's kernels take blocks of 16, 32 or 64: for its sliding-window layers vLLM picks the largest of those within --block-size {block_size} (_largest_kernel_block_within) and pads the pages; Headroom plans those layers at {block_size}, so their pages are not vLLM's."));
+    }
+    if let Some((_, line)) = forced_block {
+        log_lines.push(format!("(APIServer pid=P) {line}"));
+        notes.push(format!("Block size {block_size} tokens: {block_basis}."));
+    }
+    // update_block_size_for_backend and its line arrived in 0.18.
+    let backend_line = !hybrid_raised
+        && block_size != 16
+        && s.engine.block_size.is_none()
+        && forced_block.is_none()
+        && v.at_least(0, 18);
+    if backend_line {
+        notes.push(format!("Block size {block_size} tokens: {block_basis}."));
+    }
+    if load_fail.is_some() {
+        // The failing rank never finishes loading, so it never prints "Model loading took".
+        log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        return true;
+    }
+    for r in ranks.iter().filter(|r| r.tp_rank == 0) {
+        // The consumed memory of load_model: the target and, on the last stage, the drafter.
+        let loaded = i128::from(r.weights.0) + r.line(Term::Drafter).map_or(0, |l| l.bytes);
+        log_lines.push(format!(
+            "{} Model loading took {} GiB memory and T seconds",
+            worker_prefix(s, r),
+            GibText(loaded)
+        ));
+    }
+    notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
+    // Each worker sets its block size once its model is loaded (`update_block_size_for_backend`
+    // follows `load_model` in both executors); the sentences are alike on every rank, so they
+    // are written once, with the first rank's name.
+    if hybrid_raised {
+        // platforms/interface.py's wording for hybrid models.
+        log_lines.push(format!("{first} Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
+    }
+    // The state page is padded to the attention page; vLLM says by how much.
+    if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64, num_spec) {
+        let attn_page = attn_1 * block_size;
+        if attn_page > mamba_page {
+            let pct = (100 * (attn_page - mamba_page)) as f64 / mamba_page as f64;
+            log_lines.push(format!(
+                "{first} Padding mamba page size by {}% to ensure that mamba page size and attention page size are exactly equal.",
+                py_fixed(pct, 2)
+            ));
+        }
+    }
+    if backend_line {
+        // The backends' names lead the basis ("FLASHMLA for an fp8 MLA cache ..."); the
+        // reason is in the notes, the line stays vLLM's.
+        let backend = block_basis
+            .split([' ', ',', ':'])
+            .next()
+            .unwrap_or_default();
+        log_lines.push(format!(
+            "{first} Setting kv cache block size to {block_size} for {backend} backend(s)."
+        ));
+    }
+    false
+}

@@ -1,0 +1,182 @@
+//! `plan`: a worker's start-up in vLLM's order, for every rank of the TP x PP grid.
+//!
+//! `plan` normalises the scenario, then `plan_given` runs the phases, each in its own file:
+//! `validate` (every refusal), `resolve` (the settings in force), `drafter`, the stage loop
+//! (`stages`: every rank through `load` and `profile`, their KV specs from `layers`), the
+//! unified-memory gate (`unified`), the phase checks of `init`, `load` and `profile`, KV
+//! sizing and capacity (`kv_sizing`, or `measured` for a measured ratio), and `finish`
+//! (allocation and graphs, the Plan). vLLM's log lines are written with `vllm_log`'s helpers.
+//!
+//! 1. init check (`request_memory`): free at the snapshot >= ceil(total x utilization);
+//! 2. load: weights (+ a transient peak) against physical free memory, which the fraction does
+//!    not cap;
+//! 3. profiling and the KV budget: `requested - non_kv - cuda_graphs`, or the pinned
+//!    `--kv-cache-memory-bytes`;
+//! 4. the KV layout, the capacity check and `num_blocks` (the minimum over ranks), in `kv`.
+
+mod checks;
+mod drafter;
+mod finish;
+mod init;
+mod kv_sizing;
+mod layers;
+mod ledger;
+mod load;
+mod measured;
+mod notes;
+mod profile;
+mod resolve;
+mod stages;
+mod unified;
+mod validate;
+mod vllm_log;
+
+use self::finish::finish;
+use self::measured::measured_kv_plan;
+use self::resolve::Resolved;
+use self::unified::unified_gate;
+use self::validate::validate;
+use super::plan::*;
+use super::scenario::Scenario;
+use super::CalcError;
+
+pub(super) use self::vllm_log::vllm_suggestion;
+pub use self::vllm_log::SUGGESTION_MARGIN;
+
+/// A plan under way once every rank is planned: the scenario, the settings resolved, and what
+/// the phases have written so far. Each phase after the stage loop takes it, and `finish`
+/// turns it into the `Plan`, whichever phase the start stops at.
+struct Planning<'a> {
+    s: &'a Scenario,
+    r: Resolved,
+    ranks: Vec<RankPlan>,
+    checks: Vec<Check>,
+    unified: Option<UnifiedGate>,
+    log_lines: Vec<String>,
+    notes: Vec<String>,
+    /// The pinned pool's profile pass ran out of memory (its check is filed under KV sizing).
+    profile_failed: bool,
+}
+
+/// Computes the plan of every rank. Pure; the same scenario always gives the same plan.
+///
+/// ```
+/// use headroom::calc::{plan, Scenario};
+/// use headroom::calc::model::Model;
+/// use headroom::calc::scenario::Gpu;
+/// use headroom::calc::units::Bytes;
+/// let gpu = Gpu { id: "h100".into(), name: "H100".into(), total: Bytes(85_029_158_912),
+///     total_confirmed: false, unified_memory: false, compute_capability: (9, 0) };
+/// let p = plan(&Scenario::new(Model::example_dense(), gpu)).unwrap();
+/// assert!(p.starts());
+/// ```
+pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
+    let mut notes: Vec<String> = Vec::new();
+    let mut t: Option<Scenario> = None;
+    // vLLM reads the pin with `if kv_cache_memory_bytes := ...`: 0 is false, so it profiles.
+    if s.engine.kv_cache_memory_bytes == Some(0) {
+        t.get_or_insert_with(|| s.clone())
+            .engine
+            .kv_cache_memory_bytes = None;
+        notes.push("kv-cache-memory-bytes 0 is the same as leaving it unset: vLLM tests it with `if kv_cache_memory_bytes := ...`, where 0 is false, so the pool is profiled from gpu-memory-utilization.".into());
+    }
+    // `--dtype auto` (ModelConfig's _resolve_auto_dtype) downcasts a float32 checkpoint to the
+    // platform's first dtype: bfloat16, or float16 before Ampere. Both are 2 bytes.
+    if s.model.dtype == super::model::ModelDtype::Float32 {
+        let m = &mut t.get_or_insert_with(|| s.clone()).model;
+        let half = if s.gpu.compute_capability.0 >= 8 {
+            super::model::ModelDtype::Bfloat16
+        } else {
+            super::model::ModelDtype::Float16
+        };
+        m.dtype = half;
+        m.checkpoint_bytes = m.checkpoint_bytes.map(|b| b / 2);
+        notes.push(format!(
+            "The config's dtype (torch_dtype) is float32: vLLM's default --dtype auto downcasts it to {}, so weights and the KV cache take 2 bytes per value (Headroom has no --dtype flag).",
+            half.as_str()
+        ));
+    }
+    let shared_experts = s.model.moe.as_ref().is_some_and(|moe| {
+        moe.n_shared_experts > 0 || moe.shared_intermediate_size.is_some_and(|i| i > 0)
+    });
+    if shared_experts && s.parallel.expert_parallel && s.parallel.tp > 1 && s.parallel.dp > 1 {
+        notes.push("Expert parallelism with tensor-parallel-size > 1 and data-parallel-size > 1 makes vLLM's MoE sequence-parallel (use_sequence_parallel_moe, under the default allgather_reducescatter all2all backend): the shared experts are built whole on every rank, not split by TP, and the weights count them so.".into());
+    }
+    // A catalog row's estimate is scaled to its checkpoint's size, which counts them.
+    if !s.model.quant_skips.is_empty()
+        && s.model.checkpoint_bytes.is_none()
+        && s.runtime.weights.is_none()
+        && s.runtime.weights_per_stage.is_none()
+    {
+        let shown: Vec<&str> = s
+            .model
+            .quant_skips
+            .iter()
+            .take(4)
+            .map(String::as_str)
+            .collect();
+        notes.push(format!(
+            "The quantization config keeps {}{} unquantized; vLLM loads those at full width, while Headroom's estimate sizes every decoder linear at the quantized width, so it is low by their difference. Give the measured weights (vLLM's \"Model loading took\") for the exact figure.",
+            shown.join(", "),
+            if s.model.quant_skips.len() > 4 {
+                format!(" and {} more", s.model.quant_skips.len() - 4)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if s.model.vision_encoder && s.model.checkpoint_bytes.is_none() {
+        notes.push("The config has a vision_config: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into());
+    }
+    let mut p = plan_given(t.as_ref().unwrap_or(s))?;
+    p.notes.splice(0..0, notes.into_iter().map(Message::new));
+    Ok(p)
+}
+
+/// The phases in vLLM's order; each returns early, through `finish`, where the start stops.
+fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
+    validate(s)?;
+    let mut notes: Vec<String> = Vec::new();
+    let r = resolve::resolve(s, &mut notes)?;
+    let d = drafter::drafter(s, &mut notes)?;
+    let sh = stages::shared(s, &r, &mut notes);
+    let stages::Stages {
+        ranks,
+        workers,
+        init_fail,
+        load_fail,
+    } = stages::plan_stages(s, &r, &d, &sh, &mut notes);
+
+    // Phase 0: the unified-memory gate (checked before the launch).
+    let unified = s
+        .unified
+        .as_ref()
+        .map(|u| unified_gate(s, u, &ranks, &mut notes));
+    // About a dozen engine lines and six or so a stage: one allocation instead of a doubling run.
+    let log_lines: Vec<String> = Vec::with_capacity(16 + 8 * r.parts.len());
+    let mut p = Planning {
+        s,
+        r,
+        ranks,
+        checks: Vec::new(),
+        unified,
+        log_lines,
+        notes,
+        profile_failed: false,
+    };
+    // Phases 1 and 2: init check and load.
+    if init::init_phase(&mut p, &init_fail, sh.requested) || load::load_phase(&mut p, &load_fail) {
+        return Ok(finish(p, None, None));
+    }
+    // The profile run, also under a pinned pool.
+    if profile::pinned_profile_phase(&mut p) {
+        return Ok(finish(p, None, None));
+    }
+    profile::profiled_logs(&mut p);
+
+    // Phases 3 and 4: KV sizing and capacity.
+    if s.model.measured_kv.is_some() {
+        return Ok(measured_kv_plan(p));
+    }
+    kv_sizing::size_kv(p, workers, sh.tp_ranks_identical)
+}
