@@ -91,6 +91,22 @@ fn strip(line: &str) -> String {
     out
 }
 
+/// Every code line (test modules aside) of the files under `sub` that contains any of `words`,
+/// as `file:line: text`.
+fn offending_lines(sub: &str, words: &[&str]) -> Vec<String> {
+    let mut bad = Vec::new();
+    for f in src(sub) {
+        let text = fs::read_to_string(&f).unwrap();
+        for (n, line) in code_lines(&text).iter().enumerate() {
+            let l = strip(line);
+            if words.iter().any(|w| l.contains(w)) {
+                bad.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
+            }
+        }
+    }
+    bad
+}
+
 /// `(name, first line, length in lines)` of every `fn` with a body.
 fn functions(text: &str) -> Vec<(String, usize, usize)> {
     let lines: Vec<&str> = text.lines().collect();
@@ -194,18 +210,7 @@ fn calc_is_pure_and_std_only() {
         "println!",
         "eprintln!",
     ];
-    let mut bad = Vec::new();
-    for f in src("calc") {
-        let text = fs::read_to_string(&f).unwrap();
-        for (n, line) in code_lines(&text).iter().enumerate() {
-            let l = strip(line);
-            for w in forbidden {
-                if l.contains(w) {
-                    bad.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
-                }
-            }
-        }
-    }
+    let bad = offending_lines("calc", &forbidden);
     assert!(
         bad.is_empty(),
         "calc must stay pure and std-only:\n{}",
@@ -250,16 +255,7 @@ fn calc_mod_is_a_facade() {
 fn the_cli_does_not_import_the_page_url_module() {
     // A link goes through the input layer's codec (`input::query`), which the page uses too;
     // `io::url` is the page's own module.
-    let mut bad = Vec::new();
-    for f in src("cli") {
-        let text = fs::read_to_string(&f).unwrap();
-        for (n, line) in code_lines(&text).iter().enumerate() {
-            let l = strip(line);
-            if l.contains("io::url") || l.contains("crate::ui") {
-                bad.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
-            }
-        }
-    }
+    let bad = offending_lines("cli", &["io::url", "crate::ui"]);
     assert!(
         bad.is_empty(),
         "the CLI reads the input layer, not the page:\n{}",
@@ -278,18 +274,7 @@ fn the_input_layer_is_std_only_and_below_the_views() {
         "web_sys",
         "serde",
     ];
-    let mut bad = Vec::new();
-    for f in src("input") {
-        let text = fs::read_to_string(&f).unwrap();
-        for (n, line) in code_lines(&text).iter().enumerate() {
-            let l = strip(line);
-            for w in forbidden {
-                if l.contains(w) {
-                    bad.push(format!("{}:{}: {}", rel(&f), n + 1, line.trim()));
-                }
-            }
-        }
-    }
+    let bad = offending_lines("input", &forbidden);
     assert!(
         bad.is_empty(),
         "input turns text into a Scenario and imports no view:\n{}",
