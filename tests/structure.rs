@@ -74,8 +74,8 @@ fn strip(line: &str) -> String {
             '\'' => {
                 // A char literal ('{', '\'') or a lifetime ('a): skip a literal only.
                 let rest: String = chars.clone().take(3).collect();
-                if rest.starts_with('\\') {
-                    if let Some(end) = rest[1..].find('\'') {
+                if let Some(escaped) = rest.strip_prefix('\\') {
+                    if let Some(end) = escaped.find('\'') {
                         for _ in 0..end + 2 {
                             chars.next();
                         }
