@@ -5,7 +5,7 @@
 
 use headroom::calc::plan::Origin;
 use headroom::calc::runtime;
-use headroom::calc::scenario::{MaxLen, Scenario, Speculative};
+use headroom::calc::scenario::{MaxLen, Scenario, SpecMethod, Speculative};
 use headroom::calc::timeline::{PhaseState, StartPhase};
 use headroom::calc::units::UnitSystem;
 use headroom::calc::version::VllmVersion;
@@ -148,7 +148,7 @@ fn in_flight_and_speculative_tokens() {
 
     let mut s = scenario("deepseek-v4-flash", "b200-192gb");
     s.engine.speculative = Some(Speculative {
-        method: "mtp".into(),
+        method: SpecMethod::Mtp("mtp"),
         num_speculative_tokens: 1,
         drafter_weights: None,
         draft_model: None,

@@ -4,7 +4,7 @@
 
 use super::model::{LayerKind, Model};
 use super::plan::Provenance;
-use super::scenario::{KvCacheDtype, MaxLen, Measured, Scenario};
+use super::scenario::{KvCacheDtype, MaxLen, Measured, Scenario, SpecMethod};
 use super::units::{GIB, MIB};
 use super::version::VllmVersion;
 
@@ -81,15 +81,10 @@ pub fn in_flight_tokens(
     batches * mnbt
 }
 
-/// The speculative method as `SpeculativeConfig` leaves it: every MTP model type is `mtp`.
-fn spec_method(s: &Scenario) -> Option<&str> {
-    s.engine.speculative.as_ref().map(|sp| {
-        if sp.method.contains("mtp") {
-            "mtp"
-        } else {
-            sp.method.as_str()
-        }
-    })
+/// The speculative method, if any (every MTP spelling is one [`SpecMethod::Mtp`], as
+/// `SpeculativeConfig` renames them all `mtp`).
+fn spec_method(s: &Scenario) -> Option<SpecMethod> {
+    s.engine.speculative.as_ref().map(|sp| sp.method)
 }
 
 /// Whether async scheduling is on: unless `--no-async-scheduling`, vLLM 0.26 to 0.32 turn it
@@ -101,9 +96,12 @@ pub fn async_scheduling(s: &Scenario) -> bool {
     }
     let v = s.version;
     match spec_method(s) {
-        Some("ngram") => !v.at_least(0, 26) || v.at_least(0, 33),
-        Some("draft_model") => !v.at_least(0, 26) || v.at_least(0, 28),
-        _ => true,
+        Some(SpecMethod::Ngram) => !v.at_least(0, 26) || v.at_least(0, 33),
+        Some(SpecMethod::DraftModel) => !v.at_least(0, 26) || v.at_least(0, 28),
+        None
+        | Some(SpecMethod::Mtp(_) | SpecMethod::Dspark | SpecMethod::Eagle | SpecMethod::Eagle3) => {
+            true
+        }
     }
 }
 
@@ -123,10 +121,13 @@ pub fn runner_v2(s: &Scenario) -> bool {
     let method = spec_method(s);
     if v.at_least(0, 29) {
         return match method {
-            Some("ngram") => v.at_least(0, 32),
-            Some("draft_model") => v.at_least(0, 31),
-            Some("eagle3") if s.parallel.pp > 1 => v.at_least(0, 30),
-            _ => true,
+            Some(SpecMethod::Ngram) => v.at_least(0, 32),
+            Some(SpecMethod::DraftModel) => v.at_least(0, 31),
+            Some(SpecMethod::Eagle3) if s.parallel.pp > 1 => v.at_least(0, 30),
+            None
+            | Some(
+                SpecMethod::Mtp(_) | SpecMethod::Dspark | SpecMethod::Eagle | SpecMethod::Eagle3,
+            ) => true,
         };
     }
     // 0.26 to 0.28: _is_default_v2_model_runner_model, then the unsupported features.
@@ -152,7 +153,13 @@ pub fn runner_v2(s: &Scenario) -> bool {
         .any(|l| matches!(l, LayerKind::GatedDeltaNet | LayerKind::Mamba2));
     let default_model =
         !(hybrid && !(default_arch && v.at_least(0, 27))) && (default_arch || m.moe.is_none());
-    default_model && !matches!(method, Some("ngram" | "draft_model"))
+    match method {
+        Some(SpecMethod::Ngram | SpecMethod::DraftModel) => false,
+        None
+        | Some(SpecMethod::Mtp(_) | SpecMethod::Dspark | SpecMethod::Eagle | SpecMethod::Eagle3) => {
+            default_model
+        }
+    }
 }
 
 /// DeepSeek-V3.2's sparse MLA backend as vLLM 0.33.0 picks it (platforms/cuda.py's priorities),

@@ -110,11 +110,127 @@ pub enum MaxLen {
     Auto,
 }
 
+/// vLLM 0.33.0's `MTPModelTypes`: the model types an MTP drafter may end with, and the
+/// method names `--speculative-config` takes for it (each is renamed `mtp`).
+pub const MTP_MODEL_TYPES: &[&str] = &[
+    "deepseek_mtp",
+    "dots3_note_mtp",
+    "mimo_mtp",
+    "mimo_v2_mtp",
+    "glm4_moe_mtp",
+    "glm4_moe_lite_mtp",
+    "glm_ocr_mtp",
+    "ernie_mtp",
+    "nemotron_h_mtp",
+    "exaone_moe_mtp",
+    "exaone4_5_mtp",
+    "qwen3_next_mtp",
+    "qwen4_exp_mtp",
+    "qwen3_5_mtp",
+    "longcat_flash_mtp",
+    "bailing_hybrid_v3_mtp",
+    "minimax_m3_mtp",
+    "bailing_hybrid_mtp",
+    "mtp",
+    "kimi_k3_mtp",
+    "pangu_ultra_moe_mtp",
+    "step3p5_mtp",
+    "step5_mtp",
+    "hy_v3_mtp",
+    "hy_v4_mtp",
+    "gemma4_mtp",
+    "inkling_mtp",
+    "glm5_next_mtp",
+];
+
+/// The speculative config's `method`: the drafters whose memory Headroom plans.
+///
+/// vLLM takes several spellings for MTP and renames them all `mtp`; the spelling given is kept
+/// in [`SpecMethod::Mtp`] because the log lines, notes, links and JSON print it as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecMethod {
+    /// `mtp` or another of vLLM's MTP model types ([`MTP_MODEL_TYPES`]: `deepseek_mtp`,
+    /// `qwen3_next_mtp` ...), as spelled: the model's own MTP layers on the last stage.
+    Mtp(&'static str),
+    /// `dspark`: DeepSeek-V4's DSpark drafter, built from the checkpoint's `mtp.*` stages.
+    Dspark,
+    /// `eagle`: an EAGLE head, a checkpoint of its own named by the config's `model`.
+    Eagle,
+    /// `eagle3`: an EAGLE-3 head, likewise a checkpoint of its own.
+    Eagle3,
+    /// `draft_model`: a separate smaller model, loaded whole on the last stage.
+    DraftModel,
+    /// `ngram`: prompt lookup, with no drafter to load.
+    Ngram,
+}
+
+impl SpecMethod {
+    /// The methods the page offers, in its order (after its `none`).
+    pub const OFFERED: [SpecMethod; 7] = [
+        SpecMethod::Mtp("mtp"),
+        SpecMethod::Mtp("deepseek_mtp"),
+        SpecMethod::Dspark,
+        SpecMethod::Eagle,
+        SpecMethod::Eagle3,
+        SpecMethod::DraftModel,
+        SpecMethod::Ngram,
+    ];
+
+    /// The method as the user wrote it (vLLM's name; an MTP model type as given).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SpecMethod::Mtp(spelling) => spelling,
+            SpecMethod::Dspark => "dspark",
+            SpecMethod::Eagle => "eagle",
+            SpecMethod::Eagle3 => "eagle3",
+            SpecMethod::DraftModel => "draft_model",
+            SpecMethod::Ngram => "ngram",
+        }
+    }
+
+    /// The method of that exact name: an offered one or any of [`MTP_MODEL_TYPES`] (vLLM
+    /// reads each as `mtp`). `None` for any other text; each front door words its own error.
+    pub fn from_name(name: &str) -> Option<SpecMethod> {
+        if let Some(mtp) = MTP_MODEL_TYPES.iter().find(|t| **t == name) {
+            return Some(SpecMethod::Mtp(mtp));
+        }
+        SpecMethod::OFFERED.into_iter().find(|m| m.as_str() == name)
+    }
+
+    /// MTP under any spelling (`SpeculativeConfig` renames them all `mtp`).
+    pub fn is_mtp(self) -> bool {
+        match self {
+            SpecMethod::Mtp(_) => true,
+            SpecMethod::Dspark
+            | SpecMethod::Eagle
+            | SpecMethod::Eagle3
+            | SpecMethod::DraftModel
+            | SpecMethod::Ngram => false,
+        }
+    }
+
+    /// An EAGLE head (`eagle`, `eagle3`): one decoder layer from a checkpoint of its own.
+    pub fn is_eagle(self) -> bool {
+        match self {
+            SpecMethod::Eagle | SpecMethod::Eagle3 => true,
+            SpecMethod::Mtp(_)
+            | SpecMethod::Dspark
+            | SpecMethod::DraftModel
+            | SpecMethod::Ngram => false,
+        }
+    }
+}
+
+impl std::fmt::Display for SpecMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// `--speculative-config` (the parts that cost memory).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Speculative {
-    /// `deepseek_mtp`, `mtp`, `dspark` (DeepSeek-V4), `eagle`, `eagle3`, `draft_model`, `ngram`.
-    pub method: String,
+    pub method: SpecMethod,
     pub num_speculative_tokens: u32,
     /// Drafter weights per last-stage rank, when known (measured or from a checkpoint).
     pub drafter_weights: Option<Measured>,
@@ -347,6 +463,32 @@ impl Scenario {
             unified: None,
             version: VllmVersion::CURRENT,
             average_request_len: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_method_names_round_trip() {
+        for m in SpecMethod::OFFERED {
+            assert_eq!(SpecMethod::from_name(m.as_str()), Some(m), "{m}");
+        }
+        // Every MTP model type keeps its spelling and is MTP; nothing else is.
+        for t in MTP_MODEL_TYPES {
+            let m = SpecMethod::from_name(t).expect(t);
+            assert_eq!((m.as_str(), m.is_mtp(), m.is_eagle()), (*t, true, false));
+        }
+        let eagles: Vec<&str> = SpecMethod::OFFERED
+            .into_iter()
+            .filter(|m| m.is_eagle())
+            .map(SpecMethod::as_str)
+            .collect();
+        assert_eq!(eagles, ["eagle", "eagle3"]);
+        for t in ["none", "", "MTP", " mtp", "eagle2", "draft-model"] {
+            assert_eq!(SpecMethod::from_name(t), None, "{t:?}");
         }
     }
 }

@@ -233,7 +233,7 @@ pub fn input(s: &Scenario) -> Value {
         "async_scheduling": !s.engine.no_async_scheduling,
         "attention_backend": s.engine.attention_backend,
         "speculative": s.engine.speculative.as_ref().map(|sp| json!({
-            "method": sp.method,
+            "method": sp.method.as_str(),
             "num_speculative_tokens": sp.num_speculative_tokens,
         })),
     })

@@ -395,7 +395,7 @@ pub(super) fn rank_specs(
                 .engine
                 .speculative
                 .as_ref()
-                .is_some_and(|sp| sp.method.starts_with("eagle"));
+                .is_some_and(|sp| sp.method.is_eagle());
             let kind = match m.layers.last() {
                 Some(k) if !eagle => k.clone(),
                 _ if m.mla.is_some() => LayerKind::Mla,

@@ -92,8 +92,7 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
     // tokens less one beyond its trailing edge (kv_cache_planning.py, vLLM 0.33.0).
     let extra_retained_tokens = match &s.engine.speculative {
         Some(sp)
-            if sp.method.contains("mtp")
-                && m.mtp_layers.max(1).min(sp.num_speculative_tokens) > 1 =>
+            if sp.method.is_mtp() && m.mtp_layers.max(1).min(sp.num_speculative_tokens) > 1 =>
         {
             num_spec - 1
         }
