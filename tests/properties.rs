@@ -1022,7 +1022,7 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     e.no_async_scheduling = rng.chance(20);
     e.attention_backend = rng
         .chance(10)
-        .then(|| *rng.pick(&headroom::calc::scenario::ATTENTION_BACKENDS));
+        .then(|| *rng.pick(&headroom::calc::scenario::AttentionBackend::SELECTABLE));
     let r = &mut s.runtime;
     r.weights = maybe_measured(rng);
     r.weights_per_stage = rng

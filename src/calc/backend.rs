@@ -9,7 +9,7 @@
 //! sparse backends are planned elsewhere (`runtime::sparse_mla_backend`, `runtime::v4_attention`).
 
 use super::model::{LayerKind, Model};
-use super::scenario::{KvCacheDtype, Scenario};
+use super::scenario::{AttentionBackend, KvCacheDtype, Scenario};
 use super::{CalcError, Input};
 
 /// The kernel block sizes a backend declares (`get_supported_kernel_block_sizes`).
@@ -49,7 +49,7 @@ impl Kernel {
 
 /// What a dense or MLA backend declares in vLLM 0.33.0 (CUDA).
 pub struct Backend {
-    pub name: &'static str,
+    pub name: AttentionBackend,
     pub mla: bool,
     pub kernel: Kernel,
     /// `supported_kv_cache_dtypes`, by vLLM's names.
@@ -95,7 +95,7 @@ fn fa_version(cc: (u32, u32)) -> u32 {
 /// The backends a user can select for ordinary decoder attention, in the enum's order.
 pub const BACKENDS: [Backend; 9] = [
     Backend {
-        name: "FLASH_ATTN",
+        name: AttentionBackend::FlashAttn,
         mla: false,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: FP8,
@@ -107,7 +107,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 8.0 and later",
     },
     Backend {
-        name: "TRITON_ATTN",
+        name: AttentionBackend::TritonAttn,
         mla: false,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: FP8_E5M2,
@@ -118,7 +118,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "any GPU",
     },
     Backend {
-        name: "FLASHINFER",
+        name: AttentionBackend::Flashinfer,
         mla: false,
         kernel: Kernel::Sizes(&[16, 32, 64]),
         kv_dtypes: FP8_E5M2,
@@ -130,7 +130,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 8.0 to 12.1",
     },
     Backend {
-        name: "TRITON_MLA",
+        name: AttentionBackend::TritonMla,
         mla: true,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: FP8,
@@ -141,7 +141,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "any GPU",
     },
     Backend {
-        name: "CUTLASS_MLA",
+        name: AttentionBackend::CutlassMla,
         mla: true,
         kernel: Kernel::Sizes(&[128]),
         kv_dtypes: FP8,
@@ -152,7 +152,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 10.x",
     },
     Backend {
-        name: "FLASHMLA",
+        name: AttentionBackend::Flashmla,
         mla: true,
         kernel: Kernel::Sizes(&[64]),
         kv_dtypes: FP8,
@@ -163,7 +163,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 9.x (its dense kernels)",
     },
     Backend {
-        name: "FLASHINFER_MLA",
+        name: AttentionBackend::FlashinferMla,
         mla: true,
         kernel: Kernel::Sizes(&[32, 64]),
         kv_dtypes: FP8,
@@ -174,7 +174,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 10.x",
     },
     Backend {
-        name: "FLASH_ATTN_MLA",
+        name: AttentionBackend::FlashAttnMla,
         mla: true,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: PLAIN,
@@ -185,7 +185,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 9.x",
     },
     Backend {
-        name: "FLEX_ATTENTION",
+        name: AttentionBackend::FlexAttention,
         mla: false,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: PLAIN,
@@ -198,7 +198,7 @@ pub const BACKENDS: [Backend; 9] = [
 ];
 
 /// The dense or MLA backend of that name, if it is one.
-pub fn find(name: &str) -> Option<&'static Backend> {
+pub fn find(name: AttentionBackend) -> Option<&'static Backend> {
     BACKENDS.iter().find(|b| b.name == name)
 }
 
@@ -242,7 +242,8 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
         reasons.push("head_size not supported".into());
     }
     // FlashAttention takes fp8 only where its release reads it (3 on SM 9.x, 4 on SM 10.x).
-    let fa_fp8 = b.name != "FLASH_ATTN" || !quantized || matches!(fa_version(cc), 3 | 4);
+    let fa_fp8 =
+        b.name != AttentionBackend::FlashAttn || !quantized || matches!(fa_version(cc), 3 | 4);
     if !b.kv_dtypes.contains(&dtype) || !fa_fp8 {
         reasons.push("kv_cache_dtype not supported".into());
     }
@@ -273,20 +274,22 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
     }
     // supports_combination.
     match b.name {
-        "FLASH_ATTN" if sink && known_cc && cc < (9, 0) => {
+        AttentionBackend::FlashAttn if sink && known_cc && cc < (9, 0) => {
             reasons.push("sink not supported on compute capability < 9.0".into())
         }
-        "FLASH_ATTN" if quantized && b.kv_dtypes.contains(&dtype) && !fa_fp8 => reasons.push(
-            "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
-                .into(),
-        ),
-        "FLASHMLA" if known_cc && cc.0 != 9 => {
+        AttentionBackend::FlashAttn if quantized && b.kv_dtypes.contains(&dtype) && !fa_fp8 => {
+            reasons.push(
+                "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
+                    .into(),
+            )
+        }
+        AttentionBackend::Flashmla if known_cc && cc.0 != 9 => {
             reasons.push("FlashMLA Dense is only supported on Hopper devices.".into())
         }
-        "FLASH_ATTN_MLA" if known_cc && cc.0 != 9 => {
+        AttentionBackend::FlashAttnMla if known_cc && cc.0 != 9 => {
             reasons.push("FlashAttention MLA not supported on this device".into())
         }
-        "FLASHINFER_MLA" => {
+        AttentionBackend::FlashinferMla => {
             let nope = m.mla.as_ref().map_or(1, |x| x.qk_nope_head_dim);
             if ![64, 128, 192].contains(&nope) {
                 reasons.push(format!(
@@ -294,7 +297,24 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
                 ));
             }
         }
-        _ => {}
+        // No combination rule of its own (the sparse names never reach here: `find` has only
+        // the dense and MLA backends).
+        AttentionBackend::FlashAttn
+        | AttentionBackend::Flashmla
+        | AttentionBackend::FlashAttnMla
+        | AttentionBackend::TritonAttn
+        | AttentionBackend::Flashinfer
+        | AttentionBackend::FlexAttention
+        | AttentionBackend::CutlassMla
+        | AttentionBackend::TritonMla
+        | AttentionBackend::FlashmlaSparseDsv4
+        | AttentionBackend::FlashinferMlaSparseDsv4
+        | AttentionBackend::FlashmlaSparse
+        | AttentionBackend::FlashinferMlaSparse
+        | AttentionBackend::FlashinferMlaSparseSm120
+        | AttentionBackend::FlashinferMlaSparseSm90
+        | AttentionBackend::FlashAttnMlaSparse
+        | AttentionBackend::FlashAttnMlaSparseFa4 => {}
     }
     if reasons.is_empty() {
         return Ok(());
@@ -329,6 +349,7 @@ mod tests {
 
     #[test]
     fn preferred_blocks_follow_the_declared_kernels() {
+        let find = |n: &str| find(AttentionBackend::parse(n).unwrap().unwrap());
         let pref = |n: &str| find(n).unwrap().kernel.preferred();
         assert_eq!(pref("FLASH_ATTN"), 16);
         assert_eq!(pref("FLASHINFER"), 16);

@@ -353,21 +353,21 @@ impl Resolved {
         };
         if let Some(b) = s.engine.attention_backend {
             return Some(Setting {
-                value: b,
+                value: b.as_str(),
                 origin: Origin::Given,
                 basis: Cow::Borrowed("--attention-backend"),
             });
         }
         if let Some(a) = &self.v4 {
             return Some(default(
-                a.backend,
+                a.backend.as_str(),
                 "DeepSeek-V4's attention class: FlashInfer on SM 12.x, else FlashMLA",
             ));
         }
         if s.model.sparse_mla.is_some() {
             return runtime::sparse_mla_backend(s).name.map(|n| {
                 default(
-                    n,
+                    n.as_str(),
                     "DeepSeek-V3.2's sparse MLA backend for this GPU and KV cache dtype",
                 )
             });
