@@ -52,8 +52,8 @@ pub struct Backend {
     pub name: AttentionBackend,
     pub mla: bool,
     pub kernel: Kernel,
-    /// `supported_kv_cache_dtypes`, by vLLM's names.
-    kv_dtypes: &'static [&'static str],
+    /// `supported_kv_cache_dtypes`, in vLLM's order.
+    kv_dtypes: &'static [KvCacheDtype],
     /// `supports_compute_capability`.
     capability: fn((u32, u32)) -> bool,
     /// `supports_head_size`.
@@ -66,9 +66,26 @@ pub struct Backend {
     runs_on: &'static str,
 }
 
-const PLAIN: &[&str] = &["auto", "float16", "bfloat16"];
-const FP8: &[&str] = &["auto", "float16", "bfloat16", "fp8", "fp8_e4m3"];
-const FP8_E5M2: &[&str] = &["auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"];
+const PLAIN: &[KvCacheDtype] = &[
+    KvCacheDtype::Auto,
+    KvCacheDtype::Float16,
+    KvCacheDtype::Bfloat16,
+];
+const FP8: &[KvCacheDtype] = &[
+    KvCacheDtype::Auto,
+    KvCacheDtype::Float16,
+    KvCacheDtype::Bfloat16,
+    KvCacheDtype::Fp8,
+    KvCacheDtype::Fp8E4m3,
+];
+const FP8_E5M2: &[KvCacheDtype] = &[
+    KvCacheDtype::Auto,
+    KvCacheDtype::Float16,
+    KvCacheDtype::Bfloat16,
+    KvCacheDtype::Fp8,
+    KvCacheDtype::Fp8E4m3,
+    KvCacheDtype::Fp8E5m2,
+];
 const MLA_HEADS: [u64; 3] = [320, 512, 576];
 
 fn any_cc(_: (u32, u32)) -> bool {
@@ -227,10 +244,10 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
     let known_cc = cc.0 != 0;
     // A checkpoint's KV scheme turns `auto` into fp8 (the cache config's dtype).
     let dtype = match s.engine.kv_cache_dtype {
-        KvCacheDtype::Auto if m.kv_fp8_from_checkpoint => "fp8",
-        d => d.as_str(),
+        KvCacheDtype::Auto if m.kv_fp8_from_checkpoint => KvCacheDtype::Fp8,
+        d => d,
     };
-    let quantized = dtype.starts_with("fp8");
+    let quantized = dtype.is_fp8();
     let mla = m.mla.is_some();
     let sink = has_sink(m);
     let sliding = m
@@ -332,7 +349,11 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
             b.name,
             if b.mla { "MLA" } else { "non-MLA" },
             b.runs_on,
-            b.kv_dtypes.join(", "),
+            b.kv_dtypes
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             b.kernel.describe(),
             if known_cc {
                 format!("this GPU is SM {}.{}", cc.0, cc.1)
@@ -361,5 +382,39 @@ mod tests {
         assert!(find("FLASHMLA").unwrap().kernel.accepts(192));
         assert!(!find("CUTLASS_MLA").unwrap().kernel.accepts(64));
         assert!(find("FLASHINFER").unwrap().kernel.accepts(48));
+    }
+
+    #[test]
+    fn refusals_name_the_dtypes_in_vllms_words() {
+        use crate::calc::model::Model;
+        use crate::calc::scenario::Gpu;
+        use crate::calc::units::{Bytes, GIB};
+        let gpu = |cc| Gpu {
+            id: "test".into(),
+            name: "test GPU".into(),
+            total: Bytes(80 * GIB),
+            total_confirmed: true,
+            unified_memory: false,
+            compute_capability: cc,
+        };
+        let mut s = Scenario::new(Model::example_dense(), gpu((9, 0)));
+        let message = |s: &Scenario, b| {
+            validate(s, find(b).unwrap())
+                .unwrap_err()
+                .message()
+                .to_string()
+        };
+        let m = message(&s, AttentionBackend::Flashmla);
+        assert!(m.starts_with("Selected backend AttentionBackendEnum.FLASHMLA is not valid for this configuration. Reason: ['head_size not supported', 'non-MLA not supported']"), "{m}");
+        assert!(m.contains("with KV cache dtypes auto, float16, bfloat16, fp8, fp8_e4m3 and kernel blocks of [64]"), "{m}");
+        // FlashAttention 2 (SM 8.x) takes no fp8 cache, whichever fp8 name is given.
+        s.gpu = gpu((8, 0));
+        for d in [KvCacheDtype::Fp8, KvCacheDtype::Fp8E4m3] {
+            s.engine.kv_cache_dtype = d;
+            let m = message(&s, AttentionBackend::FlashAttn);
+            assert!(m.contains("Reason: ['kv_cache_dtype not supported', 'FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']"), "{m}");
+        }
+        s.engine.kv_cache_dtype = KvCacheDtype::Bfloat16;
+        assert!(validate(&s, find(AttentionBackend::FlashAttn).unwrap()).is_ok());
     }
 }
