@@ -582,7 +582,12 @@ pub(super) fn v4(
                     format!("kv-cache-dtype {}: FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x takes auto, bfloat16, fp8 and fp8_e4m3 only (vLLM: \"kv_cache_dtype not supported\")", s.engine.kv_cache_dtype.as_str()),
                 ))
             }
-            _ => {}
+            // The four it takes (fp8_inc was refused above, for every backend).
+            KvCacheDtype::Auto
+            | KvCacheDtype::Bfloat16
+            | KvCacheDtype::Fp8
+            | KvCacheDtype::Fp8E4m3
+            | KvCacheDtype::Fp8Inc => {}
         }
     } else if matches!(
         s.engine.kv_cache_dtype,
