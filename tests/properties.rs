@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use headroom::calc::model::{LayerKind, Model, ModelDtype, WeightQuant};
 use headroom::calc::scenario::{
-    Gpu, KvCacheDtype, MaxLen, Measured, Parallel, Scenario, Speculative, Unified,
+    Gpu, KvCacheDtype, MaxLen, Measured, Parallel, Scenario, SpecMethod, Speculative, Unified,
 };
 use headroom::calc::units::{Bytes, GIB, MIB};
 use headroom::calc::version::VllmVersion;
@@ -685,7 +685,7 @@ fn mixed_provenance_scenario(rng: &mut Rng) -> Scenario {
         s.engine.speculative = Some(Speculative {
             count_assumed: false,
             draft_model: None,
-            method: "deepseek_mtp".into(),
+            method: SpecMethod::Mtp("deepseek_mtp"),
             num_speculative_tokens: 1,
             drafter_weights: if rng.chance(50) {
                 Some(Measured::new(rng.range(MIB, 4 * GIB), "generated drafter"))
@@ -1005,18 +1005,16 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     e.speculative = rng.chance(25).then(|| Speculative {
         count_assumed: false,
         draft_model: None,
-        method: rng
-            .pick(&[
-                "deepseek_mtp",
-                "mtp",
-                "dspark",
-                "eagle",
-                "eagle3",
-                "ngram",
-                "draft_model",
-                "",
-            ])
-            .to_string(),
+        // A method outside these is no longer representable (SpecMethod is closed).
+        method: *rng.pick(&[
+            SpecMethod::Mtp("deepseek_mtp"),
+            SpecMethod::Mtp("mtp"),
+            SpecMethod::Dspark,
+            SpecMethod::Eagle,
+            SpecMethod::Eagle3,
+            SpecMethod::Ngram,
+            SpecMethod::DraftModel,
+        ]),
         num_speculative_tokens: wild_u32(rng),
         drafter_weights: maybe_measured(rng),
     });
@@ -1024,7 +1022,7 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
     e.no_async_scheduling = rng.chance(20);
     e.attention_backend = rng
         .chance(10)
-        .then(|| *rng.pick(&headroom::calc::scenario::ATTENTION_BACKENDS));
+        .then(|| *rng.pick(&headroom::calc::scenario::AttentionBackend::SELECTABLE));
     let r = &mut s.runtime;
     r.weights = maybe_measured(rng);
     r.weights_per_stage = rng
@@ -1282,7 +1280,7 @@ fn named_extremes_are_errors_with_a_field() {
                 s.engine.speculative = Some(Speculative {
                     count_assumed: false,
                     draft_model: None,
-                    method: "eagle".into(),
+                    method: SpecMethod::Eagle,
                     num_speculative_tokens: 0,
                     drafter_weights: None,
                 })

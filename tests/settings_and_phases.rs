@@ -5,7 +5,7 @@
 
 use headroom::calc::plan::Origin;
 use headroom::calc::runtime;
-use headroom::calc::scenario::{MaxLen, Scenario, Speculative};
+use headroom::calc::scenario::{AttentionBackend, MaxLen, Scenario, SpecMethod, Speculative};
 use headroom::calc::timeline::{PhaseState, StartPhase};
 use headroom::calc::units::UnitSystem;
 use headroom::calc::version::VllmVersion;
@@ -119,7 +119,7 @@ fn attention_backend_is_the_one_the_plan_reads() {
     // A dense model: vLLM's choice is not modelled.
     let mut s = scenario("llama-3.1-8b-instruct", "h100-sxm-80gb");
     assert_eq!(planned(&s).settings.attention_backend, None);
-    s.engine.attention_backend = Some("FLASHINFER");
+    s.engine.attention_backend = Some(AttentionBackend::Flashinfer);
     let p = planned(&s);
     let b = p.settings.attention_backend.as_ref().expect("given");
     assert_eq!((b.value, b.origin), ("FLASHINFER", Origin::Given));
@@ -148,7 +148,7 @@ fn in_flight_and_speculative_tokens() {
 
     let mut s = scenario("deepseek-v4-flash", "b200-192gb");
     s.engine.speculative = Some(Speculative {
-        method: "mtp".into(),
+        method: SpecMethod::Mtp("mtp"),
         num_speculative_tokens: 1,
         drafter_weights: None,
         draft_model: None,

@@ -2,7 +2,7 @@
 //! integer: every assumed runtime figure is given as a measurement, the rest is `calc::plan`.
 
 use headroom::calc::model::{LayerKind, Mla, Model};
-use headroom::calc::scenario::{Gpu, KvCacheDtype, MaxLen, Measured, Parallel};
+use headroom::calc::scenario::{Gpu, KvCacheDtype, MaxLen, Measured, Parallel, SpecMethod};
 use headroom::calc::units::Bytes;
 use headroom::calc::{plan, Plan, Scenario, Term};
 
@@ -188,7 +188,7 @@ fn example_b_mtp_adds_a_layer_on_the_last_stage() {
     s.engine.speculative = Some(headroom::calc::scenario::Speculative {
         count_assumed: false,
         draft_model: None,
-        method: "deepseek_mtp".into(),
+        method: SpecMethod::Mtp("deepseek_mtp"),
         num_speculative_tokens: 1,
         drafter_weights: given(0),
     });

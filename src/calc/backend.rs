@@ -9,7 +9,7 @@
 //! sparse backends are planned elsewhere (`runtime::sparse_mla_backend`, `runtime::v4_attention`).
 
 use super::model::{LayerKind, Model};
-use super::scenario::{KvCacheDtype, Scenario};
+use super::scenario::{AttentionBackend, KvCacheDtype, Scenario};
 use super::{CalcError, Input};
 
 /// The kernel block sizes a backend declares (`get_supported_kernel_block_sizes`).
@@ -49,11 +49,11 @@ impl Kernel {
 
 /// What a dense or MLA backend declares in vLLM 0.33.0 (CUDA).
 pub struct Backend {
-    pub name: &'static str,
+    pub name: AttentionBackend,
     pub mla: bool,
     pub kernel: Kernel,
-    /// `supported_kv_cache_dtypes`, by vLLM's names.
-    kv_dtypes: &'static [&'static str],
+    /// `supported_kv_cache_dtypes`, in vLLM's order.
+    kv_dtypes: &'static [KvCacheDtype],
     /// `supports_compute_capability`.
     capability: fn((u32, u32)) -> bool,
     /// `supports_head_size`.
@@ -66,9 +66,26 @@ pub struct Backend {
     runs_on: &'static str,
 }
 
-const PLAIN: &[&str] = &["auto", "float16", "bfloat16"];
-const FP8: &[&str] = &["auto", "float16", "bfloat16", "fp8", "fp8_e4m3"];
-const FP8_E5M2: &[&str] = &["auto", "float16", "bfloat16", "fp8", "fp8_e4m3", "fp8_e5m2"];
+const PLAIN: &[KvCacheDtype] = &[
+    KvCacheDtype::Auto,
+    KvCacheDtype::Float16,
+    KvCacheDtype::Bfloat16,
+];
+const FP8: &[KvCacheDtype] = &[
+    KvCacheDtype::Auto,
+    KvCacheDtype::Float16,
+    KvCacheDtype::Bfloat16,
+    KvCacheDtype::Fp8,
+    KvCacheDtype::Fp8E4m3,
+];
+const FP8_E5M2: &[KvCacheDtype] = &[
+    KvCacheDtype::Auto,
+    KvCacheDtype::Float16,
+    KvCacheDtype::Bfloat16,
+    KvCacheDtype::Fp8,
+    KvCacheDtype::Fp8E4m3,
+    KvCacheDtype::Fp8E5m2,
+];
 const MLA_HEADS: [u64; 3] = [320, 512, 576];
 
 fn any_cc(_: (u32, u32)) -> bool {
@@ -95,7 +112,7 @@ fn fa_version(cc: (u32, u32)) -> u32 {
 /// The backends a user can select for ordinary decoder attention, in the enum's order.
 pub const BACKENDS: [Backend; 9] = [
     Backend {
-        name: "FLASH_ATTN",
+        name: AttentionBackend::FlashAttn,
         mla: false,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: FP8,
@@ -107,7 +124,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 8.0 and later",
     },
     Backend {
-        name: "TRITON_ATTN",
+        name: AttentionBackend::TritonAttn,
         mla: false,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: FP8_E5M2,
@@ -118,7 +135,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "any GPU",
     },
     Backend {
-        name: "FLASHINFER",
+        name: AttentionBackend::Flashinfer,
         mla: false,
         kernel: Kernel::Sizes(&[16, 32, 64]),
         kv_dtypes: FP8_E5M2,
@@ -130,7 +147,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 8.0 to 12.1",
     },
     Backend {
-        name: "TRITON_MLA",
+        name: AttentionBackend::TritonMla,
         mla: true,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: FP8,
@@ -141,7 +158,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "any GPU",
     },
     Backend {
-        name: "CUTLASS_MLA",
+        name: AttentionBackend::CutlassMla,
         mla: true,
         kernel: Kernel::Sizes(&[128]),
         kv_dtypes: FP8,
@@ -152,7 +169,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 10.x",
     },
     Backend {
-        name: "FLASHMLA",
+        name: AttentionBackend::Flashmla,
         mla: true,
         kernel: Kernel::Sizes(&[64]),
         kv_dtypes: FP8,
@@ -163,7 +180,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 9.x (its dense kernels)",
     },
     Backend {
-        name: "FLASHINFER_MLA",
+        name: AttentionBackend::FlashinferMla,
         mla: true,
         kernel: Kernel::Sizes(&[32, 64]),
         kv_dtypes: FP8,
@@ -174,7 +191,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 10.x",
     },
     Backend {
-        name: "FLASH_ATTN_MLA",
+        name: AttentionBackend::FlashAttnMla,
         mla: true,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: PLAIN,
@@ -185,7 +202,7 @@ pub const BACKENDS: [Backend; 9] = [
         runs_on: "SM 9.x",
     },
     Backend {
-        name: "FLEX_ATTENTION",
+        name: AttentionBackend::FlexAttention,
         mla: false,
         kernel: Kernel::MultipleOf(16),
         kv_dtypes: PLAIN,
@@ -198,7 +215,7 @@ pub const BACKENDS: [Backend; 9] = [
 ];
 
 /// The dense or MLA backend of that name, if it is one.
-pub fn find(name: &str) -> Option<&'static Backend> {
+pub fn find(name: AttentionBackend) -> Option<&'static Backend> {
     BACKENDS.iter().find(|b| b.name == name)
 }
 
@@ -227,10 +244,10 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
     let known_cc = cc.0 != 0;
     // A checkpoint's KV scheme turns `auto` into fp8 (the cache config's dtype).
     let dtype = match s.engine.kv_cache_dtype {
-        KvCacheDtype::Auto if m.kv_fp8_from_checkpoint => "fp8",
-        d => d.as_str(),
+        KvCacheDtype::Auto if m.kv_fp8_from_checkpoint => KvCacheDtype::Fp8,
+        d => d,
     };
-    let quantized = dtype.starts_with("fp8");
+    let quantized = dtype.is_fp8();
     let mla = m.mla.is_some();
     let sink = has_sink(m);
     let sliding = m
@@ -242,7 +259,8 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
         reasons.push("head_size not supported".into());
     }
     // FlashAttention takes fp8 only where its release reads it (3 on SM 9.x, 4 on SM 10.x).
-    let fa_fp8 = b.name != "FLASH_ATTN" || !quantized || matches!(fa_version(cc), 3 | 4);
+    let fa_fp8 =
+        b.name != AttentionBackend::FlashAttn || !quantized || matches!(fa_version(cc), 3 | 4);
     if !b.kv_dtypes.contains(&dtype) || !fa_fp8 {
         reasons.push("kv_cache_dtype not supported".into());
     }
@@ -273,20 +291,22 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
     }
     // supports_combination.
     match b.name {
-        "FLASH_ATTN" if sink && known_cc && cc < (9, 0) => {
+        AttentionBackend::FlashAttn if sink && known_cc && cc < (9, 0) => {
             reasons.push("sink not supported on compute capability < 9.0".into())
         }
-        "FLASH_ATTN" if quantized && b.kv_dtypes.contains(&dtype) && !fa_fp8 => reasons.push(
-            "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
-                .into(),
-        ),
-        "FLASHMLA" if known_cc && cc.0 != 9 => {
+        AttentionBackend::FlashAttn if quantized && b.kv_dtypes.contains(&dtype) && !fa_fp8 => {
+            reasons.push(
+                "FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100"
+                    .into(),
+            )
+        }
+        AttentionBackend::Flashmla if known_cc && cc.0 != 9 => {
             reasons.push("FlashMLA Dense is only supported on Hopper devices.".into())
         }
-        "FLASH_ATTN_MLA" if known_cc && cc.0 != 9 => {
+        AttentionBackend::FlashAttnMla if known_cc && cc.0 != 9 => {
             reasons.push("FlashAttention MLA not supported on this device".into())
         }
-        "FLASHINFER_MLA" => {
+        AttentionBackend::FlashinferMla => {
             let nope = m.mla.as_ref().map_or(1, |x| x.qk_nope_head_dim);
             if ![64, 128, 192].contains(&nope) {
                 reasons.push(format!(
@@ -294,7 +314,24 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
                 ));
             }
         }
-        _ => {}
+        // No combination rule of its own (the sparse names never reach here: `find` has only
+        // the dense and MLA backends).
+        AttentionBackend::FlashAttn
+        | AttentionBackend::Flashmla
+        | AttentionBackend::FlashAttnMla
+        | AttentionBackend::TritonAttn
+        | AttentionBackend::Flashinfer
+        | AttentionBackend::FlexAttention
+        | AttentionBackend::CutlassMla
+        | AttentionBackend::TritonMla
+        | AttentionBackend::FlashmlaSparseDsv4
+        | AttentionBackend::FlashinferMlaSparseDsv4
+        | AttentionBackend::FlashmlaSparse
+        | AttentionBackend::FlashinferMlaSparse
+        | AttentionBackend::FlashinferMlaSparseSm120
+        | AttentionBackend::FlashinferMlaSparseSm90
+        | AttentionBackend::FlashAttnMlaSparse
+        | AttentionBackend::FlashAttnMlaSparseFa4 => {}
     }
     if reasons.is_empty() {
         return Ok(());
@@ -312,7 +349,11 @@ pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
             b.name,
             if b.mla { "MLA" } else { "non-MLA" },
             b.runs_on,
-            b.kv_dtypes.join(", "),
+            b.kv_dtypes
+                .iter()
+                .map(|d| d.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
             b.kernel.describe(),
             if known_cc {
                 format!("this GPU is SM {}.{}", cc.0, cc.1)
@@ -329,6 +370,7 @@ mod tests {
 
     #[test]
     fn preferred_blocks_follow_the_declared_kernels() {
+        let find = |n: &str| find(AttentionBackend::parse(n).unwrap().unwrap());
         let pref = |n: &str| find(n).unwrap().kernel.preferred();
         assert_eq!(pref("FLASH_ATTN"), 16);
         assert_eq!(pref("FLASHINFER"), 16);
@@ -340,5 +382,39 @@ mod tests {
         assert!(find("FLASHMLA").unwrap().kernel.accepts(192));
         assert!(!find("CUTLASS_MLA").unwrap().kernel.accepts(64));
         assert!(find("FLASHINFER").unwrap().kernel.accepts(48));
+    }
+
+    #[test]
+    fn refusals_name_the_dtypes_in_vllms_words() {
+        use crate::calc::model::Model;
+        use crate::calc::scenario::Gpu;
+        use crate::calc::units::{Bytes, GIB};
+        let gpu = |cc| Gpu {
+            id: "test".into(),
+            name: "test GPU".into(),
+            total: Bytes(80 * GIB),
+            total_confirmed: true,
+            unified_memory: false,
+            compute_capability: cc,
+        };
+        let mut s = Scenario::new(Model::example_dense(), gpu((9, 0)));
+        let message = |s: &Scenario, b| {
+            validate(s, find(b).unwrap())
+                .unwrap_err()
+                .message()
+                .to_string()
+        };
+        let m = message(&s, AttentionBackend::Flashmla);
+        assert!(m.starts_with("Selected backend AttentionBackendEnum.FLASHMLA is not valid for this configuration. Reason: ['head_size not supported', 'non-MLA not supported']"), "{m}");
+        assert!(m.contains("with KV cache dtypes auto, float16, bfloat16, fp8, fp8_e4m3 and kernel blocks of [64]"), "{m}");
+        // FlashAttention 2 (SM 8.x) takes no fp8 cache, whichever fp8 name is given.
+        s.gpu = gpu((8, 0));
+        for d in [KvCacheDtype::Fp8, KvCacheDtype::Fp8E4m3] {
+            s.engine.kv_cache_dtype = d;
+            let m = message(&s, AttentionBackend::FlashAttn);
+            assert!(m.contains("Reason: ['kv_cache_dtype not supported', 'FP8 KV cache requires FA3 on SM90, FA4 with head_size=512 on SM90, or FA4 on SM100']"), "{m}");
+        }
+        s.engine.kv_cache_dtype = KvCacheDtype::Bfloat16;
+        assert!(validate(&s, find(AttentionBackend::FlashAttn).unwrap()).is_ok());
     }
 }

@@ -4,7 +4,7 @@
 
 use super::model::{LayerKind, Model};
 use super::plan::Provenance;
-use super::scenario::{KvCacheDtype, MaxLen, Measured, Scenario};
+use super::scenario::{AttentionBackend, KvCacheDtype, MaxLen, Measured, Scenario, SpecMethod};
 use super::units::{GIB, MIB};
 use super::version::VllmVersion;
 
@@ -81,15 +81,10 @@ pub fn in_flight_tokens(
     batches * mnbt
 }
 
-/// The speculative method as `SpeculativeConfig` leaves it: every MTP model type is `mtp`.
-fn spec_method(s: &Scenario) -> Option<&str> {
-    s.engine.speculative.as_ref().map(|sp| {
-        if sp.method.contains("mtp") {
-            "mtp"
-        } else {
-            sp.method.as_str()
-        }
-    })
+/// The speculative method, if any (every MTP spelling is one [`SpecMethod::Mtp`], as
+/// `SpeculativeConfig` renames them all `mtp`).
+fn spec_method(s: &Scenario) -> Option<SpecMethod> {
+    s.engine.speculative.as_ref().map(|sp| sp.method)
 }
 
 /// Whether async scheduling is on: unless `--no-async-scheduling`, vLLM 0.26 to 0.32 turn it
@@ -101,9 +96,12 @@ pub fn async_scheduling(s: &Scenario) -> bool {
     }
     let v = s.version;
     match spec_method(s) {
-        Some("ngram") => !v.at_least(0, 26) || v.at_least(0, 33),
-        Some("draft_model") => !v.at_least(0, 26) || v.at_least(0, 28),
-        _ => true,
+        Some(SpecMethod::Ngram) => !v.at_least(0, 26) || v.at_least(0, 33),
+        Some(SpecMethod::DraftModel) => !v.at_least(0, 26) || v.at_least(0, 28),
+        None
+        | Some(SpecMethod::Mtp(_) | SpecMethod::Dspark | SpecMethod::Eagle | SpecMethod::Eagle3) => {
+            true
+        }
     }
 }
 
@@ -123,10 +121,13 @@ pub fn runner_v2(s: &Scenario) -> bool {
     let method = spec_method(s);
     if v.at_least(0, 29) {
         return match method {
-            Some("ngram") => v.at_least(0, 32),
-            Some("draft_model") => v.at_least(0, 31),
-            Some("eagle3") if s.parallel.pp > 1 => v.at_least(0, 30),
-            _ => true,
+            Some(SpecMethod::Ngram) => v.at_least(0, 32),
+            Some(SpecMethod::DraftModel) => v.at_least(0, 31),
+            Some(SpecMethod::Eagle3) if s.parallel.pp > 1 => v.at_least(0, 30),
+            None
+            | Some(
+                SpecMethod::Mtp(_) | SpecMethod::Dspark | SpecMethod::Eagle | SpecMethod::Eagle3,
+            ) => true,
         };
     }
     // 0.26 to 0.28: _is_default_v2_model_runner_model, then the unsupported features.
@@ -152,7 +153,13 @@ pub fn runner_v2(s: &Scenario) -> bool {
         .any(|l| matches!(l, LayerKind::GatedDeltaNet | LayerKind::Mamba2));
     let default_model =
         !(hybrid && !(default_arch && v.at_least(0, 27))) && (default_arch || m.moe.is_none());
-    default_model && !matches!(method, Some("ngram" | "draft_model"))
+    match method {
+        Some(SpecMethod::Ngram | SpecMethod::DraftModel) => false,
+        None
+        | Some(SpecMethod::Mtp(_) | SpecMethod::Dspark | SpecMethod::Eagle | SpecMethod::Eagle3) => {
+            default_model
+        }
+    }
 }
 
 /// DeepSeek-V3.2's sparse MLA backend as vLLM 0.33.0 picks it (platforms/cuda.py's priorities),
@@ -161,7 +168,7 @@ pub fn runner_v2(s: &Scenario) -> bool {
 /// `name` is `None` off SM 9.0 and 10.x, where the choice was not evaluated (an fp8 cache is
 /// then taken as FlashMLA's).
 pub struct SparseMlaBackend {
-    pub name: Option<&'static str>,
+    pub name: Option<AttentionBackend>,
     pub ds_mla: bool,
 }
 
@@ -171,19 +178,19 @@ pub fn sparse_mla_backend(s: &Scenario) -> SparseMlaBackend {
     let heads = s.model.n_heads / u64::from(s.parallel.tp.max(1));
     let name = match s.gpu.compute_capability {
         // The only Hopper backend that keeps fp8_e4m3 as it is.
-        (9, 0) if dtype == KvCacheDtype::Fp8E4m3 => Some("FLASHINFER_MLA_SPARSE_SM90"),
-        (9, 0) if fp8 => Some("FLASHMLA_SPARSE"),
-        (9, 0) => Some("FLASH_ATTN_MLA_SPARSE"),
-        (10, _) if dtype == KvCacheDtype::Fp8DsMla => Some("FLASHMLA_SPARSE"),
-        (10, _) if fp8 => Some("FLASHINFER_MLA_SPARSE"),
-        (10, _) if heads <= 16 => Some("FLASH_ATTN_MLA_SPARSE_FA4"),
-        (10, _) => Some("FLASHMLA_SPARSE"),
+        (9, 0) if dtype == KvCacheDtype::Fp8E4m3 => Some(AttentionBackend::FlashinferMlaSparseSm90),
+        (9, 0) if fp8 => Some(AttentionBackend::FlashmlaSparse),
+        (9, 0) => Some(AttentionBackend::FlashAttnMlaSparse),
+        (10, _) if dtype == KvCacheDtype::Fp8DsMla => Some(AttentionBackend::FlashmlaSparse),
+        (10, _) if fp8 => Some(AttentionBackend::FlashinferMlaSparse),
+        (10, _) if heads <= 16 => Some(AttentionBackend::FlashAttnMlaSparseFa4),
+        (10, _) => Some(AttentionBackend::FlashmlaSparse),
         _ => None,
     };
     let ds_mla = dtype == KvCacheDtype::Fp8DsMla
         || (fp8
             && match name {
-                Some(n) => n == "FLASHMLA_SPARSE",
+                Some(n) => n == AttentionBackend::FlashmlaSparse,
                 None => dtype != KvCacheDtype::Fp8E4m3,
             });
     SparseMlaBackend { name, ds_mla }
@@ -193,34 +200,58 @@ pub fn sparse_mla_backend(s: &Scenario) -> SparseMlaBackend {
 /// on SM 12.x or when `FLASHINFER_MLA_SPARSE_DSV4` is asked for, else FlashMLA. Every class but
 /// FlashInfer's off SM 12.x stores fp8_ds_mla blobs; that one stores plain rows (`plain`).
 pub struct V4Attention {
-    pub backend: &'static str,
+    pub backend: AttentionBackend,
     pub plain: bool,
 }
 
 pub fn v4_attention(s: &Scenario) -> V4Attention {
     match s.engine.attention_backend {
-        Some("FLASHINFER_MLA_SPARSE_DSV4") => V4Attention {
-            backend: "FLASHINFER_MLA_SPARSE_DSV4",
+        Some(AttentionBackend::FlashinferMlaSparseDsv4) => V4Attention {
+            backend: AttentionBackend::FlashinferMlaSparseDsv4,
             plain: s.gpu.compute_capability.0 != 12,
         },
-        Some(_) => V4Attention {
-            backend: "FLASHMLA_SPARSE_DSV4",
+        // Any other name plans FlashMLA's class (`validate` refuses the dense names and the
+        // two FlashInfer sparse names for V4).
+        Some(
+            AttentionBackend::FlashAttn
+            | AttentionBackend::TritonAttn
+            | AttentionBackend::Flashinfer
+            | AttentionBackend::FlexAttention
+            | AttentionBackend::FlashAttnMla
+            | AttentionBackend::Flashmla
+            | AttentionBackend::FlashinferMla
+            | AttentionBackend::CutlassMla
+            | AttentionBackend::TritonMla
+            | AttentionBackend::FlashmlaSparseDsv4
+            | AttentionBackend::FlashmlaSparse
+            | AttentionBackend::FlashinferMlaSparse
+            | AttentionBackend::FlashinferMlaSparseSm120
+            | AttentionBackend::FlashinferMlaSparseSm90
+            | AttentionBackend::FlashAttnMlaSparse
+            | AttentionBackend::FlashAttnMlaSparseFa4,
+        ) => V4Attention {
+            backend: AttentionBackend::FlashmlaSparseDsv4,
             plain: false,
         },
         None => V4Attention {
-            backend: v4_default_backend(s),
+            backend: v4_default(s),
             plain: false,
         },
     }
 }
 
 /// DeepSeek-V4's backend without `--attention-backend`: FlashInfer on SM 12.x, else FlashMLA.
-pub fn v4_default_backend(s: &Scenario) -> &'static str {
+fn v4_default(s: &Scenario) -> AttentionBackend {
     if s.gpu.compute_capability.0 == 12 {
-        "FLASHINFER_MLA_SPARSE_DSV4"
+        AttentionBackend::FlashinferMlaSparseDsv4
     } else {
-        "FLASHMLA_SPARSE_DSV4"
+        AttentionBackend::FlashmlaSparseDsv4
     }
+}
+
+/// The name of DeepSeek-V4's backend without `--attention-backend` (the form's placeholder).
+pub fn v4_default_backend(s: &Scenario) -> &'static str {
+    v4_default(s).as_str()
 }
 
 /// Before 0.18, `CudaPlatform.check_and_update_config` forced a dense MLA model's block size
@@ -241,25 +272,43 @@ pub fn forced_mla_block(s: &Scenario, block: u64) -> Option<(u64, &'static str)>
     let backend = match s.engine.attention_backend {
         Some(b) => b,
         None if cc == 10 && s.version.at_least(0, 16) && mla.qk_nope_head_dim == 128 => {
-            "FLASHINFER_MLA"
+            AttentionBackend::FlashinferMla
         }
-        None if cc == 10 => "CUTLASS_MLA",
-        None => "FLASHMLA",
+        None if cc == 10 => AttentionBackend::CutlassMla,
+        None => AttentionBackend::Flashmla,
     };
     match backend {
-        "FLASHMLA" if cc == 9 && block % 64 != 0 => Some((
+        AttentionBackend::Flashmla if cc == 9 && block % 64 != 0 => Some((
             64,
             "Forcing kv cache block size to 64 for FlashMLA backend.",
         )),
-        "CUTLASS_MLA" if block % 128 != 0 => Some((
+        AttentionBackend::CutlassMla if block % 128 != 0 => Some((
             128,
             "Forcing kv cache block size to 128 for CUTLASS_MLA backend.",
         )),
-        "FLASHINFER_MLA" if block != 32 && block % 64 != 0 => Some((
+        AttentionBackend::FlashinferMla if block != 32 && block % 64 != 0 => Some((
             64,
             "Forcing kv cache block size to 64 for FlashInferMLA backend.",
         )),
-        _ => None,
+        // A block these three already take (or FlashMLA off Hopper) stands; the other
+        // backends force none.
+        AttentionBackend::Flashmla
+        | AttentionBackend::CutlassMla
+        | AttentionBackend::FlashinferMla
+        | AttentionBackend::FlashAttn
+        | AttentionBackend::TritonAttn
+        | AttentionBackend::Flashinfer
+        | AttentionBackend::FlexAttention
+        | AttentionBackend::FlashAttnMla
+        | AttentionBackend::TritonMla
+        | AttentionBackend::FlashmlaSparseDsv4
+        | AttentionBackend::FlashinferMlaSparseDsv4
+        | AttentionBackend::FlashmlaSparse
+        | AttentionBackend::FlashinferMlaSparse
+        | AttentionBackend::FlashinferMlaSparseSm120
+        | AttentionBackend::FlashinferMlaSparseSm90
+        | AttentionBackend::FlashAttnMlaSparse
+        | AttentionBackend::FlashAttnMlaSparseFa4 => None,
     }
 }
 

@@ -110,11 +110,127 @@ pub enum MaxLen {
     Auto,
 }
 
+/// vLLM 0.33.0's `MTPModelTypes`: the model types an MTP drafter may end with, and the
+/// method names `--speculative-config` takes for it (each is renamed `mtp`).
+pub const MTP_MODEL_TYPES: &[&str] = &[
+    "deepseek_mtp",
+    "dots3_note_mtp",
+    "mimo_mtp",
+    "mimo_v2_mtp",
+    "glm4_moe_mtp",
+    "glm4_moe_lite_mtp",
+    "glm_ocr_mtp",
+    "ernie_mtp",
+    "nemotron_h_mtp",
+    "exaone_moe_mtp",
+    "exaone4_5_mtp",
+    "qwen3_next_mtp",
+    "qwen4_exp_mtp",
+    "qwen3_5_mtp",
+    "longcat_flash_mtp",
+    "bailing_hybrid_v3_mtp",
+    "minimax_m3_mtp",
+    "bailing_hybrid_mtp",
+    "mtp",
+    "kimi_k3_mtp",
+    "pangu_ultra_moe_mtp",
+    "step3p5_mtp",
+    "step5_mtp",
+    "hy_v3_mtp",
+    "hy_v4_mtp",
+    "gemma4_mtp",
+    "inkling_mtp",
+    "glm5_next_mtp",
+];
+
+/// The speculative config's `method`: the drafters whose memory Headroom plans.
+///
+/// vLLM takes several spellings for MTP and renames them all `mtp`; the spelling given is kept
+/// in [`SpecMethod::Mtp`] because the log lines, notes, links and JSON print it as written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SpecMethod {
+    /// `mtp` or another of vLLM's MTP model types ([`MTP_MODEL_TYPES`]: `deepseek_mtp`,
+    /// `qwen3_next_mtp` ...), as spelled: the model's own MTP layers on the last stage.
+    Mtp(&'static str),
+    /// `dspark`: DeepSeek-V4's DSpark drafter, built from the checkpoint's `mtp.*` stages.
+    Dspark,
+    /// `eagle`: an EAGLE head, a checkpoint of its own named by the config's `model`.
+    Eagle,
+    /// `eagle3`: an EAGLE-3 head, likewise a checkpoint of its own.
+    Eagle3,
+    /// `draft_model`: a separate smaller model, loaded whole on the last stage.
+    DraftModel,
+    /// `ngram`: prompt lookup, with no drafter to load.
+    Ngram,
+}
+
+impl SpecMethod {
+    /// The methods the page offers, in its order (after its `none`).
+    pub const OFFERED: [SpecMethod; 7] = [
+        SpecMethod::Mtp("mtp"),
+        SpecMethod::Mtp("deepseek_mtp"),
+        SpecMethod::Dspark,
+        SpecMethod::Eagle,
+        SpecMethod::Eagle3,
+        SpecMethod::DraftModel,
+        SpecMethod::Ngram,
+    ];
+
+    /// The method as the user wrote it (vLLM's name; an MTP model type as given).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SpecMethod::Mtp(spelling) => spelling,
+            SpecMethod::Dspark => "dspark",
+            SpecMethod::Eagle => "eagle",
+            SpecMethod::Eagle3 => "eagle3",
+            SpecMethod::DraftModel => "draft_model",
+            SpecMethod::Ngram => "ngram",
+        }
+    }
+
+    /// The method of that exact name: an offered one or any of [`MTP_MODEL_TYPES`] (vLLM
+    /// reads each as `mtp`). `None` for any other text; each front door words its own error.
+    pub fn from_name(name: &str) -> Option<SpecMethod> {
+        if let Some(mtp) = MTP_MODEL_TYPES.iter().find(|t| **t == name) {
+            return Some(SpecMethod::Mtp(mtp));
+        }
+        SpecMethod::OFFERED.into_iter().find(|m| m.as_str() == name)
+    }
+
+    /// MTP under any spelling (`SpeculativeConfig` renames them all `mtp`).
+    pub fn is_mtp(self) -> bool {
+        match self {
+            SpecMethod::Mtp(_) => true,
+            SpecMethod::Dspark
+            | SpecMethod::Eagle
+            | SpecMethod::Eagle3
+            | SpecMethod::DraftModel
+            | SpecMethod::Ngram => false,
+        }
+    }
+
+    /// An EAGLE head (`eagle`, `eagle3`): one decoder layer from a checkpoint of its own.
+    pub fn is_eagle(self) -> bool {
+        match self {
+            SpecMethod::Eagle | SpecMethod::Eagle3 => true,
+            SpecMethod::Mtp(_)
+            | SpecMethod::Dspark
+            | SpecMethod::DraftModel
+            | SpecMethod::Ngram => false,
+        }
+    }
+}
+
+impl std::fmt::Display for SpecMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// `--speculative-config` (the parts that cost memory).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Speculative {
-    /// `deepseek_mtp`, `mtp`, `dspark` (DeepSeek-V4), `eagle`, `eagle3`, `draft_model`, `ngram`.
-    pub method: String,
+    pub method: SpecMethod,
     pub num_speculative_tokens: u32,
     /// Drafter weights per last-stage rank, when known (measured or from a checkpoint).
     pub drafter_weights: Option<Measured>,
@@ -193,45 +309,140 @@ pub struct Engine {
     /// `--no-async-scheduling` (or an executor without async scheduling, such as Ray's): one
     /// batch in flight per pipeline stage instead of one more.
     pub no_async_scheduling: bool,
-    /// `--attention-backend`, one of [`ATTENTION_BACKENDS`]; `None` is vLLM's choice.
-    pub attention_backend: Option<&'static str>,
+    /// `--attention-backend`, one of [`AttentionBackend::SELECTABLE`]; `None` is vLLM's choice.
+    pub attention_backend: Option<AttentionBackend>,
 }
 
-/// The `--attention-backend` names Headroom plans: the dense and MLA backends of ordinary
-/// decoder attention (`calc::backend`), DeepSeek-V4's sparse backends, and the two FlashInfer
-/// names vLLM refuses for V4 with a message of its own.
-pub const ATTENTION_BACKENDS: [&str; 14] = [
-    "FLASH_ATTN",
-    "TRITON_ATTN",
-    "FLASHINFER",
-    "FLEX_ATTENTION",
-    "FLASH_ATTN_MLA",
-    "FLASHMLA",
-    "FLASHINFER_MLA",
-    "CUTLASS_MLA",
-    "TRITON_MLA",
-    "FLASHMLA_SPARSE_DSV4",
-    "FLASHINFER_MLA_SPARSE_DSV4",
-    "FLASHMLA_SPARSE",
-    "FLASHINFER_MLA_SPARSE",
-    "FLASHINFER_MLA_SPARSE_SM120",
-];
+/// An attention backend, by vLLM's `AttentionBackendEnum` name: the ones `--attention-backend`
+/// may select ([`AttentionBackend::SELECTABLE`]) and the sparse MLA backends vLLM picks itself
+/// for DeepSeek-V3.2 (`runtime::sparse_mla_backend`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttentionBackend {
+    /// `FLASH_ATTN`: FlashAttention for dense attention (fp8 caches only with FA3/FA4).
+    FlashAttn,
+    /// `TRITON_ATTN`: the Triton kernels for dense attention.
+    TritonAttn,
+    /// `FLASHINFER`: FlashInfer for dense attention.
+    Flashinfer,
+    /// `FLEX_ATTENTION`: PyTorch's FlexAttention for dense attention.
+    FlexAttention,
+    /// `FLASH_ATTN_MLA`: FlashAttention's MLA kernels (Hopper).
+    FlashAttnMla,
+    /// `FLASHMLA`: DeepSeek's dense FlashMLA (Hopper; vLLM forced 64-token blocks before 0.18).
+    Flashmla,
+    /// `FLASHINFER_MLA`: FlashInfer's MLA kernels (Blackwell's default from 0.16 for
+    /// qk_nope_head_dim 128).
+    FlashinferMla,
+    /// `CUTLASS_MLA`: CUTLASS's MLA kernels (Blackwell's default before, 128-token blocks).
+    CutlassMla,
+    /// `TRITON_MLA`: the Triton MLA kernels (ROCm's default).
+    TritonMla,
+    /// `FLASHMLA_SPARSE_DSV4`: DeepSeek-V4's FlashMLA class (fp8_ds_mla blobs).
+    FlashmlaSparseDsv4,
+    /// `FLASHINFER_MLA_SPARSE_DSV4`: DeepSeek-V4's FlashInfer class (SM 12.x's default; plain
+    /// rows on SM 10.x).
+    FlashinferMlaSparseDsv4,
+    /// `FLASHMLA_SPARSE`: DeepSeek-V3.2's FlashMLA sparse backend, vLLM's pick for its fp8
+    /// caches (which become fp8_ds_mla); selected for V4, the plan takes V4's FlashMLA class.
+    FlashmlaSparse,
+    /// `FLASHINFER_MLA_SPARSE`: DeepSeek-V3.2's FlashInfer sparse backend on SM 10.x; vLLM
+    /// refuses it for V4 with a message of its own.
+    FlashinferMlaSparse,
+    /// `FLASHINFER_MLA_SPARSE_SM120`: FlashInfer's sparse backend for SM 12.x; refused for V4
+    /// likewise.
+    FlashinferMlaSparseSm120,
+    /// `FLASHINFER_MLA_SPARSE_SM90`: the Hopper sparse backend vLLM picks for fp8_e4m3 (it
+    /// keeps that dtype as it is); not selectable here.
+    FlashinferMlaSparseSm90,
+    /// `FLASH_ATTN_MLA_SPARSE`: vLLM's Hopper pick for a 16-bit V3.2 cache; not selectable here.
+    FlashAttnMlaSparse,
+    /// `FLASH_ATTN_MLA_SPARSE_FA4`: vLLM's SM 10.x pick for a 16-bit V3.2 cache with at most
+    /// 16 heads per rank; not selectable here.
+    FlashAttnMlaSparseFa4,
+}
 
-/// `--attention-backend NAME` (`auto` for vLLM's choice).
-pub fn parse_attention_backend(text: &str) -> Result<Option<&'static str>, String> {
-    match text.trim() {
-        "" | "auto" => Ok(None),
-        t => ATTENTION_BACKENDS
-            .iter()
-            .find(|n| n.eq_ignore_ascii_case(t))
-            .map(|n| Some(*n))
-            .ok_or_else(|| {
-                format!(
-                    "attention-backend {t:?}: Headroom plans auto (vLLM's choice) or one of {}",
-                    ATTENTION_BACKENDS.join(", ")
-                )
-            }),
+impl AttentionBackend {
+    /// The backends `--attention-backend` takes, in the form's order: the dense and MLA
+    /// backends of ordinary decoder attention (`calc::backend`), DeepSeek-V4's sparse backends,
+    /// and the two FlashInfer names vLLM refuses for V4 with a message of its own.
+    pub const SELECTABLE: [AttentionBackend; 14] = [
+        AttentionBackend::FlashAttn,
+        AttentionBackend::TritonAttn,
+        AttentionBackend::Flashinfer,
+        AttentionBackend::FlexAttention,
+        AttentionBackend::FlashAttnMla,
+        AttentionBackend::Flashmla,
+        AttentionBackend::FlashinferMla,
+        AttentionBackend::CutlassMla,
+        AttentionBackend::TritonMla,
+        AttentionBackend::FlashmlaSparseDsv4,
+        AttentionBackend::FlashinferMlaSparseDsv4,
+        AttentionBackend::FlashmlaSparse,
+        AttentionBackend::FlashinferMlaSparse,
+        AttentionBackend::FlashinferMlaSparseSm120,
+    ];
+
+    /// vLLM's name (`AttentionBackendEnum.NAME`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            AttentionBackend::FlashAttn => "FLASH_ATTN",
+            AttentionBackend::TritonAttn => "TRITON_ATTN",
+            AttentionBackend::Flashinfer => "FLASHINFER",
+            AttentionBackend::FlexAttention => "FLEX_ATTENTION",
+            AttentionBackend::FlashAttnMla => "FLASH_ATTN_MLA",
+            AttentionBackend::Flashmla => "FLASHMLA",
+            AttentionBackend::FlashinferMla => "FLASHINFER_MLA",
+            AttentionBackend::CutlassMla => "CUTLASS_MLA",
+            AttentionBackend::TritonMla => "TRITON_MLA",
+            AttentionBackend::FlashmlaSparseDsv4 => "FLASHMLA_SPARSE_DSV4",
+            AttentionBackend::FlashinferMlaSparseDsv4 => "FLASHINFER_MLA_SPARSE_DSV4",
+            AttentionBackend::FlashmlaSparse => "FLASHMLA_SPARSE",
+            AttentionBackend::FlashinferMlaSparse => "FLASHINFER_MLA_SPARSE",
+            AttentionBackend::FlashinferMlaSparseSm120 => "FLASHINFER_MLA_SPARSE_SM120",
+            AttentionBackend::FlashinferMlaSparseSm90 => "FLASHINFER_MLA_SPARSE_SM90",
+            AttentionBackend::FlashAttnMlaSparse => "FLASH_ATTN_MLA_SPARSE",
+            AttentionBackend::FlashAttnMlaSparseFa4 => "FLASH_ATTN_MLA_SPARSE_FA4",
+        }
     }
+
+    /// `--attention-backend NAME`, any case (`auto` or nothing for vLLM's choice).
+    pub fn parse(text: &str) -> Result<Option<AttentionBackend>, String> {
+        match text.trim() {
+            "" | "auto" => Ok(None),
+            t => AttentionBackend::SELECTABLE
+                .into_iter()
+                .find(|b| b.as_str().eq_ignore_ascii_case(t))
+                .map(Some)
+                .ok_or_else(|| {
+                    format!(
+                        "attention-backend {t:?}: Headroom plans auto (vLLM's choice) or one of {}",
+                        ATTENTION_BACKENDS.join(", ")
+                    )
+                }),
+        }
+    }
+}
+
+impl std::fmt::Display for AttentionBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The `--attention-backend` names the form offers: [`AttentionBackend::SELECTABLE`]'s.
+pub const ATTENTION_BACKENDS: [&str; 14] = {
+    let mut names = [""; 14];
+    let mut i = 0;
+    while i < names.len() {
+        names[i] = AttentionBackend::SELECTABLE[i].as_str();
+        i += 1;
+    }
+    names
+};
+
+/// `--attention-backend NAME` (`auto` for vLLM's choice): [`AttentionBackend::parse`].
+pub fn parse_attention_backend(text: &str) -> Result<Option<AttentionBackend>, String> {
+    AttentionBackend::parse(text)
 }
 
 /// Runtime terms only a GPU can measure. Each is measured when given, else estimated.
@@ -347,6 +558,73 @@ impl Scenario {
             unified: None,
             version: VllmVersion::CURRENT,
             average_request_len: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_method_names_round_trip() {
+        for m in SpecMethod::OFFERED {
+            assert_eq!(SpecMethod::from_name(m.as_str()), Some(m), "{m}");
+        }
+        // Every MTP model type keeps its spelling and is MTP; nothing else is.
+        for t in MTP_MODEL_TYPES {
+            let m = SpecMethod::from_name(t).expect(t);
+            assert_eq!((m.as_str(), m.is_mtp(), m.is_eagle()), (*t, true, false));
+        }
+        let eagles: Vec<&str> = SpecMethod::OFFERED
+            .into_iter()
+            .filter(|m| m.is_eagle())
+            .map(SpecMethod::as_str)
+            .collect();
+        assert_eq!(eagles, ["eagle", "eagle3"]);
+        for t in ["none", "", "MTP", " mtp", "eagle2", "draft-model"] {
+            assert_eq!(SpecMethod::from_name(t), None, "{t:?}");
+        }
+    }
+
+    #[test]
+    fn attention_backend_names_round_trip() {
+        // The form's list, as it was written out before the enum.
+        assert_eq!(
+            ATTENTION_BACKENDS,
+            [
+                "FLASH_ATTN",
+                "TRITON_ATTN",
+                "FLASHINFER",
+                "FLEX_ATTENTION",
+                "FLASH_ATTN_MLA",
+                "FLASHMLA",
+                "FLASHINFER_MLA",
+                "CUTLASS_MLA",
+                "TRITON_MLA",
+                "FLASHMLA_SPARSE_DSV4",
+                "FLASHINFER_MLA_SPARSE_DSV4",
+                "FLASHMLA_SPARSE",
+                "FLASHINFER_MLA_SPARSE",
+                "FLASHINFER_MLA_SPARSE_SM120",
+            ]
+        );
+        for b in AttentionBackend::SELECTABLE {
+            assert_eq!(AttentionBackend::parse(b.as_str()), Ok(Some(b)));
+            let lower = b.as_str().to_ascii_lowercase();
+            assert_eq!(AttentionBackend::parse(&format!(" {lower} ")), Ok(Some(b)));
+        }
+        assert_eq!(AttentionBackend::parse("auto"), Ok(None));
+        assert_eq!(AttentionBackend::parse(""), Ok(None));
+        // vLLM's own picks for DeepSeek-V3.2 are not selectable, as before.
+        for t in [
+            "FLASHINFER_MLA_SPARSE_SM90",
+            "FLASH_ATTN_MLA_SPARSE",
+            "FLASH_ATTN_MLA_SPARSE_FA4",
+        ] {
+            assert!(AttentionBackend::parse(t)
+                .unwrap_err()
+                .starts_with(&format!("attention-backend {t:?}: Headroom plans auto (vLLM's choice) or one of FLASH_ATTN, TRITON_ATTN,")));
         }
     }
 }

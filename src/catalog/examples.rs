@@ -2,7 +2,7 @@
 //! figure the articles state comes out of `calc::plan` on these inputs.
 
 use crate::calc::model::{LayerKind, MeasuredKv, Model};
-use crate::calc::scenario::{Gpu, MaxLen, Measured, Parallel, Speculative, Unified};
+use crate::calc::scenario::{Gpu, MaxLen, Measured, Parallel, SpecMethod, Speculative, Unified};
 use crate::calc::units::{Bytes, UnitSystem, GB, GIB};
 use crate::calc::Scenario;
 
@@ -76,7 +76,7 @@ pub fn s1_three_cards() -> Scenario {
     s.engine.speculative = Some(Speculative {
         count_assumed: false,
         draft_model: None,
-        method: "deepseek_mtp".into(),
+        method: SpecMethod::Mtp("deepseek_mtp"),
         num_speculative_tokens: 1,
         drafter_weights: Some(Measured::new(
             12 * GIB,
@@ -165,7 +165,7 @@ pub fn s2_drafter() -> Speculative {
     Speculative {
         count_assumed: false,
         draft_model: None,
-        method: "deepseek_mtp".into(),
+        method: SpecMethod::Mtp("deepseek_mtp"),
         num_speculative_tokens: 1,
         drafter_weights: Some(Measured::new(
             gib_f(5.06),

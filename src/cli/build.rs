@@ -6,7 +6,7 @@
 //! page's own decoder.
 
 use crate::calc::input::Input;
-use crate::calc::scenario::Scenario;
+use crate::calc::scenario::{Scenario, SpecMethod};
 use crate::catalog;
 use crate::input::query::{self, UrlState};
 use crate::input::schema::{Cli, ROWS};
@@ -94,7 +94,7 @@ fn given(a: &Args) -> Result<Given, CliError> {
     let mut draft_file = None;
     if let Some(t) = v("speculative-config") {
         let sp = spec_inputs(t)?;
-        let method = sp.method.as_deref().unwrap_or("none");
+        let method = sp.method.map_or("none", SpecMethod::as_str);
         set(&mut state, Input::Spec, method)?;
         if let Some(n) = sp.tokens {
             set(&mut state, Input::SpecTokens, &n.to_string())?;

@@ -10,7 +10,7 @@ use serde_json::{json, Map, Value};
 
 use crate::calc::kv::KvGroup;
 use crate::calc::plan::{Demand, UnifiedGate};
-use crate::calc::scenario::MaxLen;
+use crate::calc::scenario::{AttentionBackend, MaxLen};
 use crate::calc::{Check, LedgerLine, Plan, Provenance, RankPlan, ReplicaPlan, Scenario};
 
 /// The version of this JSON layout; bumped when a key changes meaning or disappears.
@@ -231,9 +231,9 @@ pub fn input(s: &Scenario) -> Value {
         "kv_cache_memory_bytes": s.engine.kv_cache_memory_bytes,
         "enforce_eager": s.engine.enforce_eager,
         "async_scheduling": !s.engine.no_async_scheduling,
-        "attention_backend": s.engine.attention_backend,
+        "attention_backend": s.engine.attention_backend.map(AttentionBackend::as_str),
         "speculative": s.engine.speculative.as_ref().map(|sp| json!({
-            "method": sp.method,
+            "method": sp.method.as_str(),
             "num_speculative_tokens": sp.num_speculative_tokens,
         })),
     })

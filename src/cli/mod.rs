@@ -420,7 +420,7 @@ mod tests {
         let s = parse_speculative(r#"{"method":"deepseek_mtp","num_speculative_tokens":2}"#)
             .unwrap()
             .unwrap();
-        assert_eq!(s.method, "deepseek_mtp");
+        assert_eq!(s.method.as_str(), "deepseek_mtp");
         assert_eq!(s.num_speculative_tokens, 2);
         assert!(!s.count_assumed);
         // An EAGLE head's count may come from its config, which is not read: 1, noted.

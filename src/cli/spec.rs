@@ -4,7 +4,7 @@
 
 use std::io::Read;
 
-use crate::calc::scenario::Speculative;
+use crate::calc::scenario::{SpecMethod, Speculative};
 use crate::calc::{self};
 use crate::catalog;
 
@@ -88,23 +88,21 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
     // The page's methods, less its "none" (JSON says null).
     let methods = &crate::input::values::SPEC_METHODS[1..];
     let method = match obj.get("method") {
-        Some(serde_json::Value::String(m)) => m.clone(),
+        // Any of vLLM's MTP model types is taken too (vLLM reads each as `mtp`).
+        Some(serde_json::Value::String(m)) => SpecMethod::from_name(m).ok_or_else(|| {
+            err(format!(
+                "method {m:?} is not one of {} (or another of vLLM's MTP model types, such as qwen3_next_mtp)",
+                methods.join(", ")
+            ))
+        })?,
         Some(other) => return Err(err(format!("method must be a string, not {other}"))),
         // vLLM infers a draft model when only `model` is given.
-        None if obj.contains_key("model") => "draft_model".into(),
+        None if obj.contains_key("model") => SpecMethod::DraftModel,
         None => return Err(err("method is missing".into())),
     };
-    if !methods.contains(&method.as_str())
-        && !crate::catalog::config::MTP_MODEL_TYPES.contains(&method.as_str())
-    {
-        return Err(err(format!(
-            "method {method:?} is not one of {} (or another of vLLM's MTP model types, such as qwen3_next_mtp)",
-            methods.join(", ")
-        )));
-    }
     let has_model = obj.get("model").is_some_and(|m| !m.is_null());
     // SpeculativeConfig: EAGLE heads are checkpoints of their own, named by `model`.
-    if !has_model && method.starts_with("eagle") {
+    if !has_model && method.is_eagle() {
         return Err(err(
             "num_speculative_tokens was provided but without speculative model. (vLLM's ValueError: eagle and eagle3 need the head's checkpoint as \"model\")".into(),
         ));
@@ -112,10 +110,10 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
     // draft_model's drafter: a catalog id, its Hugging Face repo (as vLLM takes it) or a
     // config.json path. Other methods' `model` (an EAGLE head) is not read.
     let draft_model = match obj.get("model") {
-        Some(serde_json::Value::String(d)) if method == "draft_model" => Some(Box::new(
+        Some(serde_json::Value::String(d)) if method == SpecMethod::DraftModel => Some(Box::new(
             resolve_model(d).map_err(|e| err(format!("model: {}", e.message)))?,
         )),
-        Some(other) if method == "draft_model" && !other.is_null() => {
+        Some(other) if method == SpecMethod::DraftModel && !other.is_null() => {
             return Err(err(format!("model must be a string, not {other}")))
         }
         _ => None,
@@ -129,7 +127,7 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
                 "num_speculative_tokens must be provided with speculative model unless the draft model config contains an n_predict parameter. (vLLM's ValueError; give num_speculative_tokens)".into(),
             ))
         }
-        None | Some(serde_json::Value::Null) if method == "draft_model" => {
+        None | Some(serde_json::Value::Null) if method == SpecMethod::DraftModel => {
             return Err(err(
                 "A speculative model was provided, but `num_speculative_tokens` was not provided (vLLM's ValueError; the draft model's config has no n_predict to default to)".into(),
             ))
@@ -142,7 +140,7 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
         })?,
     };
     // ngram's window: one bound given stands for both; min above max is refused.
-    if method == "ngram" {
+    if method == SpecMethod::Ngram {
         let bound = |k: &str| -> Result<Option<u64>, CliError> {
             match obj.get(k) {
                 None | Some(serde_json::Value::Null) => Ok(None),
@@ -176,7 +174,7 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
 /// JSON gives one, and the drafter of `draft_model` (a catalog id or Hugging Face repo as the
 /// input `draft-model`; a config.json path, which a link cannot carry, as its model).
 pub(super) struct SpecInputs {
-    pub method: Option<String>,
+    pub method: Option<SpecMethod>,
     pub tokens: Option<u32>,
     pub draft_id: Option<String>,
     pub draft_file: Option<Box<calc::model::Model>>,

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use crate::calc::input::Input as Field;
 use crate::calc::scenario::{
-    parse_attention_backend, KvCacheDtype, Measured, Scenario, Speculative, StageTerm, Unified,
+    parse_attention_backend, KvCacheDtype, Measured, Scenario, SpecMethod, Speculative, StageTerm,
+    Unified,
 };
 use crate::calc::units::Bytes;
 use crate::calc::version::VllmVersion;
@@ -157,8 +158,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                         // (every MTP name builds the same drafter: vLLM reads them as mtp).
                         drafter_weights: old
                             .filter(|o| {
-                                o.method == method
-                                    || (o.method.contains("mtp") && method.contains("mtp"))
+                                o.method == method || (o.method.is_mtp() && method.is_mtp())
                             })
                             .and_then(|o| o.drafter_weights),
                         method,
@@ -242,7 +242,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             .engine
             .speculative
             .as_mut()
-            .filter(|sp| sp.method == "draft_model")
+            .filter(|sp| sp.method == SpecMethod::DraftModel)
             .ok_or_else(|| {
                 fail(
                     Field::DraftModel,

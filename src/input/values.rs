@@ -6,7 +6,7 @@
 use std::sync::Mutex;
 
 use crate::calc::model::Model;
-use crate::calc::scenario::MaxLen;
+use crate::calc::scenario::{MaxLen, SpecMethod};
 use crate::calc::units::{self, parse_bytes, UnitSystem};
 use crate::catalog;
 
@@ -165,28 +165,28 @@ pub fn unit_text(unit: UnitSystem) -> &'static str {
 
 /// The speculative methods vLLM knows whose memory Headroom plans, after `none` (first: the
 /// CLI's speculative config takes the rest, and `null` for none).
-pub const SPEC_METHODS: [&str; 8] = [
-    "none",
-    "mtp",
-    "deepseek_mtp",
-    "dspark",
-    "eagle",
-    "eagle3",
-    "draft_model",
-    "ngram",
-];
+/// Written from [`SpecMethod::OFFERED`], so the form's choices are the enum's.
+pub const SPEC_METHODS: [&str; 8] = {
+    let mut names = ["none"; 8];
+    let mut i = 0;
+    while i < SpecMethod::OFFERED.len() {
+        names[i + 1] = SpecMethod::OFFERED[i].as_str();
+        i += 1;
+    }
+    names
+};
 
 /// A speculative method: `None` for `none`.
-pub fn parse_method(text: &str) -> Result<Option<String>, String> {
+pub fn parse_method(text: &str) -> Result<Option<SpecMethod>, String> {
     let t = text.trim();
-    match SPEC_METHODS.iter().find(|m| **m == t) {
-        Some(&"none") => Ok(None),
-        Some(m) => Ok(Some((*m).to_string())),
-        // vLLM reads each of its MTP model types (`qwen3_next_mtp`, ...) as `mtp`; the CLI's
-        // speculative config takes them, so a link written from it must too.
-        None if catalog::config::MTP_MODEL_TYPES.contains(&t) => Ok(Some(t.to_string())),
-        None => Err(format!("{t:?} is not one of {}", SPEC_METHODS.join(", "))),
+    if t == "none" {
+        return Ok(None);
     }
+    // vLLM reads each of its MTP model types (`qwen3_next_mtp`, ...) as `mtp`; the CLI's
+    // speculative config takes them, so a link written from it must too.
+    SpecMethod::from_name(t)
+        .map(Some)
+        .ok_or_else(|| format!("{t:?} is not one of {}", SPEC_METHODS.join(", ")))
 }
 
 /// A pasted config.json as a model, through the catalog's parser. The last text and its
@@ -263,6 +263,28 @@ mod tests {
             .starts_with("stage 1: \"x\""));
         assert!(parse_fraction("0").is_err());
         assert_eq!(parse_method("none"), Ok(None));
+        // The form's choices, in its order, as they were written out before the enum.
+        assert_eq!(
+            SPEC_METHODS,
+            [
+                "none",
+                "mtp",
+                "deepseek_mtp",
+                "dspark",
+                "eagle",
+                "eagle3",
+                "draft_model",
+                "ngram"
+            ]
+        );
+        assert_eq!(
+            parse_method(" qwen3_next_mtp "),
+            Ok(Some(SpecMethod::Mtp("qwen3_next_mtp")))
+        );
+        assert_eq!(
+            parse_method("magic"),
+            Err("\"magic\" is not one of none, mtp, deepseek_mtp, dspark, eagle, eagle3, draft_model, ngram".into())
+        );
         assert_eq!(Field::Tp.validate("3"), Ok(()));
         assert!(Field::Tp
             .validate("0")

@@ -321,7 +321,7 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .engine
             .speculative
             .as_ref()
-            .map_or("none".into(), |sp| sp.method.clone()),
+            .map_or("none".into(), |sp| sp.method.as_str().into()),
         Field::DraftModel => s
             .engine
             .speculative

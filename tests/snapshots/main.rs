@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::PathBuf;
 
-use headroom::calc::scenario::{MaxLen, Parallel, Speculative};
+use headroom::calc::scenario::{MaxLen, Parallel, SpecMethod, Speculative};
 use headroom::calc::units::thousands_signed;
 use headroom::calc::{plan, Plan, Scenario};
 use headroom::catalog;
@@ -42,7 +42,7 @@ fn cases() -> Vec<(&'static str, &'static str, Scenario)> {
     mla.engine.speculative = Some(Speculative {
         count_assumed: false,
         draft_model: None,
-        method: "deepseek_mtp".into(),
+        method: SpecMethod::Mtp("deepseek_mtp"),
         num_speculative_tokens: 1,
         drafter_weights: None,
     });

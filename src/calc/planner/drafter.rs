@@ -2,7 +2,7 @@
 //! separate draft model loaded whole on every last-stage rank, and the checks vLLM makes first.
 
 use crate::calc::model::{Model, MtpDraft};
-use crate::calc::scenario::Scenario;
+use crate::calc::scenario::{Scenario, SpecMethod};
 use crate::calc::weights::{self, Placement};
 use crate::calc::{CalcError, Input};
 
@@ -42,7 +42,7 @@ fn check_mtp(s: &Scenario, notes: &mut Vec<String>) -> Result<(), CalcError> {
         .engine
         .speculative
         .as_ref()
-        .filter(|sp| sp.method.contains("mtp"));
+        .filter(|sp| sp.method.is_mtp());
     if mtp.is_some() {
         match &m.mtp_draft {
             MtpDraft::Mapped => {}
@@ -94,8 +94,8 @@ fn drafter_layers(
     let m = &s.model;
     // DSpark's heads (target layers, Markov rank, head_dim) size its weights below.
     let mut dspark: Option<DsparkHeads> = None;
-    let drafter_layers: u32 = match &s.engine.speculative {
-        Some(sp) if sp.method == "dspark" => match &m.compressed {
+    let drafter_layers: u32 = match s.engine.speculative.as_ref().map(|sp| sp.method) {
+        Some(SpecMethod::Dspark) => match &m.compressed {
             Some(c) => {
                 let missing = match (c.dspark_target_layers, c.dspark_markov_rank) {
                     (Some(targets), Some(rank)) => {
@@ -139,15 +139,15 @@ fn drafter_layers(
                 ))
             }
         },
-        Some(sp) if sp.method.contains("mtp") => m.mtp_layers.max(1),
-        Some(sp) if sp.method.starts_with("eagle") => {
+        Some(SpecMethod::Mtp(_)) => m.mtp_layers.max(1),
+        Some(method @ (SpecMethod::Eagle | SpecMethod::Eagle3)) => {
             notes.push(format!(
-                "{}: vLLM loads the head's own checkpoint, named by the speculative config's model (without one it stops: \"num_speculative_tokens was provided but without speculative model\"); Headroom plans a head of one decoder layer of the target's shape on the last stage, unless drafter-weights gives its size.",
-                sp.method
+                "{method}: vLLM loads the head's own checkpoint, named by the speculative config's model (without one it stops: \"num_speculative_tokens was provided but without speculative model\"); Headroom plans a head of one decoder layer of the target's shape on the last stage, unless drafter-weights gives its size.",
             ));
             1
         }
-        _ => 0,
+        // A draft model's layers are its own (`draft_model` below); ngram has none.
+        None | Some(SpecMethod::DraftModel | SpecMethod::Ngram) => 0,
     };
     Ok((drafter_layers, dspark))
 }
@@ -163,7 +163,7 @@ fn draft_model<'a>(
         .engine
         .speculative
         .as_ref()
-        .filter(|sp| sp.method == "draft_model")
+        .filter(|sp| sp.method == SpecMethod::DraftModel)
         .and_then(|sp| sp.draft_model.as_deref());
     if let Some(d) = draft {
         notes.push(format!(
@@ -186,7 +186,7 @@ fn draft_model<'a>(
         .engine
         .speculative
         .as_ref()
-        .filter(|sp| sp.method == "draft_model" && sp.draft_model.is_none())
+        .filter(|sp| sp.method == SpecMethod::DraftModel && sp.draft_model.is_none())
     {
         // vLLM needs the drafter named; Headroom can still plan its measured weights.
         if sp.drafter_weights.is_none() {

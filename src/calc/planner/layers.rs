@@ -15,10 +15,11 @@ pub(super) fn kv_elem_bytes_of(s: &Scenario, m: &Model) -> u64 {
         KvCacheDtype::Auto if m.kv_fp8_from_checkpoint => 1,
         KvCacheDtype::Auto => m.dtype.bytes(),
         KvCacheDtype::Bfloat16 | KvCacheDtype::Float16 => 2,
-        d => {
-            debug_assert!(d.is_fp8());
-            1
-        }
+        KvCacheDtype::Fp8
+        | KvCacheDtype::Fp8E4m3
+        | KvCacheDtype::Fp8E5m2
+        | KvCacheDtype::Fp8DsMla
+        | KvCacheDtype::Fp8Inc => 1,
     }
 }
 
@@ -395,7 +396,7 @@ pub(super) fn rank_specs(
                 .engine
                 .speculative
                 .as_ref()
-                .is_some_and(|sp| sp.method.starts_with("eagle"));
+                .is_some_and(|sp| sp.method.is_eagle());
             let kind = match m.layers.last() {
                 Some(k) if !eagle => k.clone(),
                 _ if m.mla.is_some() => LayerKind::Mla,

@@ -14,7 +14,7 @@ use crate::calc::formula::{Arg, Formula};
 use crate::calc::model::LayerKind;
 use crate::calc::plan::*;
 use crate::calc::runtime;
-use crate::calc::scenario::{KvCacheDtype, Scenario};
+use crate::calc::scenario::{AttentionBackend, KvCacheDtype, Scenario};
 use crate::calc::units::{py_fixed, GibText};
 use crate::calc::weights::{self, Placement, RankWeights};
 
@@ -301,7 +301,7 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
         ));
         notes.push(format!("--attention-backend {}: checked as vLLM 0.33.0 checks a selected backend (head size, KV cache dtype, kernel blocks, MLA, attention sinks, compute capability and its own kernel rules), assuming its kernels are built in (FlashAttention 3 on SM 9.x and 4 on SM 10.x, FlashMLA, FlashInfer's TRT-LLM kernels).", b.name));
     }
-    if backend::selected(s).is_some_and(|b| b.name == "FLASHINFER")
+    if backend::selected(s).is_some_and(|b| b.name == AttentionBackend::Flashinfer)
         && ![16, 32, 64].contains(&block_size)
         && m.layers
             .iter()

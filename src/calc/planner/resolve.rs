@@ -13,7 +13,7 @@ use crate::calc::kv::MaxModelLen;
 use crate::calc::model::LayerKind;
 use crate::calc::plan::{Origin, Setting, Settings};
 use crate::calc::runtime::{self, V4Attention};
-use crate::calc::scenario::{MaxLen, Scenario};
+use crate::calc::scenario::{MaxLen, Scenario, SpecMethod};
 use crate::calc::units::plural;
 use crate::calc::{pp_partition, CalcError, Input};
 
@@ -90,14 +90,20 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
     // Multi-module MTP (`use_multi_module_mtp`: more than one MTP layer and speculative token)
     // reads num_speculative_tokens ahead mid-prefill, so every sliding window keeps that many
     // tokens less one beyond its trailing edge (kv_cache_planning.py, vLLM 0.33.0).
-    let extra_retained_tokens = match &s.engine.speculative {
-        Some(sp)
-            if sp.method.contains("mtp")
-                && m.mtp_layers.max(1).min(sp.num_speculative_tokens) > 1 =>
-        {
-            num_spec - 1
-        }
-        _ => 0,
+    let speculative = s.engine.speculative.as_ref();
+    let extra_retained_tokens = match speculative.map(|sp| (sp.method, sp.num_speculative_tokens)) {
+        Some((SpecMethod::Mtp(_), n)) if m.mtp_layers.max(1).min(n) > 1 => num_spec - 1,
+        // One MTP module or one token, or not MTP: nothing is read ahead.
+        None
+        | Some((
+            SpecMethod::Mtp(_)
+            | SpecMethod::Dspark
+            | SpecMethod::Eagle
+            | SpecMethod::Eagle3
+            | SpecMethod::DraftModel
+            | SpecMethod::Ngram,
+            _,
+        )) => 0,
     };
     let parts = partition(s)?;
     if parts.contains(&0) {
@@ -354,21 +360,21 @@ impl Resolved {
         };
         if let Some(b) = s.engine.attention_backend {
             return Some(Setting {
-                value: b,
+                value: b.as_str(),
                 origin: Origin::Given,
                 basis: Cow::Borrowed("--attention-backend"),
             });
         }
         if let Some(a) = &self.v4 {
             return Some(default(
-                a.backend,
+                a.backend.as_str(),
                 "DeepSeek-V4's attention class: FlashInfer on SM 12.x, else FlashMLA",
             ));
         }
         if s.model.sparse_mla.is_some() {
             return runtime::sparse_mla_backend(s).name.map(|n| {
                 default(
-                    n,
+                    n.as_str(),
                     "DeepSeek-V3.2's sparse MLA backend for this GPU and KV cache dtype",
                 )
             });

@@ -12,7 +12,7 @@ use super::resolve::Resolved;
 use crate::calc::kv::WorkerKv;
 use crate::calc::plan::*;
 use crate::calc::runtime;
-use crate::calc::scenario::Scenario;
+use crate::calc::scenario::{Scenario, SpecMethod};
 use crate::calc::units::{ceil_fraction, Bytes, Grouped};
 use crate::calc::weights::{self, Placement};
 
@@ -136,11 +136,16 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         (0, Provenance::Exact)
     };
     // n-gram speculation looks tokens up in the prompt: there is no draft model to load.
-    let draft_model = s
-        .engine
-        .speculative
-        .as_ref()
-        .is_some_and(|sp| sp.method != "ngram");
+    let draft_model = match s.engine.speculative.as_ref().map(|sp| sp.method) {
+        None | Some(SpecMethod::Ngram) => false,
+        Some(
+            SpecMethod::Mtp(_)
+            | SpecMethod::Dspark
+            | SpecMethod::Eagle
+            | SpecMethod::Eagle3
+            | SpecMethod::DraftModel,
+        ) => true,
+    };
     if !draft_model
         && s.engine
             .speculative

@@ -6,7 +6,7 @@
 use crate::calc::backend;
 use crate::calc::model::{CompressedAttn, LayerKind};
 use crate::calc::runtime::V4Attention;
-use crate::calc::scenario::{KvCacheDtype, MaxLen, Scenario};
+use crate::calc::scenario::{AttentionBackend, KvCacheDtype, MaxLen, Scenario};
 use crate::calc::units::{plural, Grouped, GIB};
 use crate::calc::version::VllmVersion;
 use crate::calc::weights::{self};
@@ -438,7 +438,7 @@ fn engine_settings(s: &Scenario) -> Result<(), CalcError> {
                     format!(
                         "attention-backend {name}: the sparse backends are planned for DeepSeek-V4 only; for {} choose one of {} or auto (vLLM's choice)",
                         s.model.name,
-                        backend::BACKENDS.iter().map(|b| b.name).collect::<Vec<_>>().join(", ")
+                        backend::BACKENDS.iter().map(|b| b.name.as_str()).collect::<Vec<_>>().join(", ")
                     ),
                 ))
             }
@@ -557,8 +557,9 @@ pub(super) fn v4(
             format!("DeepSeek-V4's attention and indexer kernels take 256-token blocks: vLLM finds no backend for --block-size {block_size}; use a multiple of 256"),
         ));
     }
-    if let Some(b @ ("FLASHINFER_MLA_SPARSE" | "FLASHINFER_MLA_SPARSE_SM120")) =
-        s.engine.attention_backend
+    if let Some(
+        b @ (AttentionBackend::FlashinferMlaSparse | AttentionBackend::FlashinferMlaSparseSm120),
+    ) = s.engine.attention_backend
     {
         return Err(CalcError::new(
             Input::AttnBackend,
@@ -581,7 +582,12 @@ pub(super) fn v4(
                     format!("kv-cache-dtype {}: FLASHINFER_MLA_SPARSE_DSV4 on SM 10.x takes auto, bfloat16, fp8 and fp8_e4m3 only (vLLM: \"kv_cache_dtype not supported\")", s.engine.kv_cache_dtype.as_str()),
                 ))
             }
-            _ => {}
+            // The four it takes (fp8_inc was refused above, for every backend).
+            KvCacheDtype::Auto
+            | KvCacheDtype::Bfloat16
+            | KvCacheDtype::Fp8
+            | KvCacheDtype::Fp8E4m3
+            | KvCacheDtype::Fp8Inc => {}
         }
     } else if matches!(
         s.engine.kv_cache_dtype,
@@ -603,7 +609,7 @@ pub(super) fn v4(
     // its own (models/deepseek_v4/amd), noted below.
     let rocm = s.gpu.is_rocm();
     if cc.0 != 0 && !rocm {
-        let fits = if attn.backend == "FLASHMLA_SPARSE_DSV4" {
+        let fits = if attn.backend == AttentionBackend::FlashmlaSparseDsv4 {
             matches!(cc.0, 9 | 10)
         } else {
             matches!(cc.0, 10 | 12)

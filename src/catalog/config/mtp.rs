@@ -6,38 +6,8 @@ use super::Fields;
 use crate::calc::model::MtpDraft;
 use crate::catalog::json::{Map, Value};
 
-/// vLLM 0.33.0's `MTPModelTypes`: the model types an MTP drafter may end with, and the
-/// method names `--speculative-config` takes for it (each is renamed `mtp`).
-pub const MTP_MODEL_TYPES: &[&str] = &[
-    "deepseek_mtp",
-    "dots3_note_mtp",
-    "mimo_mtp",
-    "mimo_v2_mtp",
-    "glm4_moe_mtp",
-    "glm4_moe_lite_mtp",
-    "glm_ocr_mtp",
-    "ernie_mtp",
-    "nemotron_h_mtp",
-    "exaone_moe_mtp",
-    "exaone4_5_mtp",
-    "qwen3_next_mtp",
-    "qwen4_exp_mtp",
-    "qwen3_5_mtp",
-    "longcat_flash_mtp",
-    "bailing_hybrid_v3_mtp",
-    "minimax_m3_mtp",
-    "bailing_hybrid_mtp",
-    "mtp",
-    "kimi_k3_mtp",
-    "pangu_ultra_moe_mtp",
-    "step3p5_mtp",
-    "step5_mtp",
-    "hy_v3_mtp",
-    "hy_v4_mtp",
-    "gemma4_mtp",
-    "inkling_mtp",
-    "glm5_next_mtp",
-];
+/// The MTP model types live with the speculative method they spell (`calc`).
+pub use crate::calc::scenario::MTP_MODEL_TYPES;
 
 /// What `method: mtp` finds for this config, and its MTP modules (`n_predict`), as vLLM
 /// 0.33.0's `SpeculativeConfig.hf_config_override` decides them: a cascade that rewrites the
