@@ -318,3 +318,22 @@ fn plan_url_names_the_input_at_fault() {
     let flags = cli(&strings(&["plan", "llama-3.1-8b-instruct", "--json"]));
     assert_eq!(d, flags);
 }
+
+#[test]
+fn the_page_address_alone_plans_the_default_page() {
+    // The page opened without a query plans its default model on its default GPU.
+    let default = cli(&strings(&[
+        "plan",
+        headroom::input::values::DEFAULT_MODEL,
+        "--json",
+    ]));
+    for url in [
+        "http://127.0.0.1:8080/",
+        "https://example.org/headroom/",
+        "?",
+        "?v=1",
+    ] {
+        let out = cli(&strings(&["plan", "--url", url, "--json"]));
+        assert_eq!(out, default, "{url}");
+    }
+}

@@ -181,6 +181,10 @@ pub fn decode(query: &str) -> Decoded {
     let mut q = query.trim();
     if let Some(i) = q.find('?') {
         q = &q[i + 1..];
+    } else if q.contains("://") {
+        // A whole address without a query (`http://127.0.0.1:8080/`) is the default page, with
+        // at most a fragment; no key of a query holds "://".
+        q = q.find('#').map_or("", |i| &q[i..]);
     }
     let mut fragment = "";
     if let Some(i) = q.find('#') {
@@ -414,6 +418,20 @@ pub fn base64url_decode(s: &str) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_whole_address_without_a_query_is_the_default_page() {
+        let d = decode("http://127.0.0.1:8080/");
+        assert!(d.ignored.is_empty(), "{:?}", d.ignored);
+        assert_eq!(encode(&d.state), "v=1");
+        // Its fragment is still read: `{}` is no config, so `config` is refused by name.
+        let cfg = base64url_encode(b"{}");
+        let d = decode(&format!("https://example.org/headroom/#config={cfg}"));
+        let keys: Vec<&str> = d.ignored.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(keys, ["config"]);
+        // A bare query without its `?` still reads as one.
+        assert_eq!(decode("v=1&tp=4").state.get(Field::Tp), Some("4"));
+    }
     use crate::input::schema::Rule;
     use crate::input::values::SPEC_METHODS;
 
