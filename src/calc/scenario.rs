@@ -483,6 +483,27 @@ pub enum StageTerm {
 }
 
 impl Runtime {
+    /// The value `term` was measured at for `stage` alone, if it was.
+    pub fn stage_only(&self, term: StageTerm, stage: usize) -> Option<&Measured> {
+        let per_stage = match term {
+            StageTerm::Weights => &self.weights_per_stage,
+            StageTerm::AvailableKv => &self.available_kv_per_stage,
+        };
+        per_stage
+            .as_ref()
+            .and_then(|v| v.get(stage))
+            .and_then(Option::as_ref)
+    }
+
+    /// The value `term` holds for `stage`: its own, else the one given for every stage.
+    pub fn for_stage(&self, term: StageTerm, stage: usize) -> Option<&Measured> {
+        let all = match term {
+            StageTerm::Weights => &self.weights,
+            StageTerm::AvailableKv => &self.available_kv,
+        };
+        self.stage_only(term, stage).or(all.as_ref())
+    }
+
     /// Sets `term` from a list of values: one value holds for every stage, several are one per
     /// stage (`None` keeps that stage's estimate).
     pub fn set_per_stage(&mut self, term: StageTerm, list: Vec<Option<Measured>>) {

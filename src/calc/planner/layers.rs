@@ -90,18 +90,9 @@ pub(super) fn layer_spec_of(
                 fixed: None,
             }
         }
-        LayerKind::GatedDeltaNet => {
-            let st = m.linear?;
-            let conv = (2 * st.k_heads * st.k_dim + st.v_heads * st.v_dim) / tp;
-            LayerSpec {
-                index,
-                kind: state(conv, vec![st.v_heads / tp, st.v_dim, st.k_dim]),
-                num_kv_heads: 0,
-                per_head_token_bytes: 0,
-                fixed: None,
-            }
-        }
-        LayerKind::Mamba2 => {
+        // Gated DeltaNet and Mamba2 keep states of one shape: a conv state over the value
+        // channels and two key (B, C) projections, and a recurrent state per value head.
+        LayerKind::GatedDeltaNet | LayerKind::Mamba2 => {
             let st = m.linear?;
             let conv = (st.v_heads * st.v_dim + 2 * st.k_heads * st.k_dim) / tp;
             LayerSpec {

@@ -24,16 +24,6 @@ pub(super) fn layers_formula(layers: (u32, u32), tp: u32) -> Formula {
     )
 }
 
-/// A stage's entry of a per-stage measurement list (`None` when the list or entry is absent).
-pub(super) fn stage_measure(
-    list: &Option<Vec<Option<crate::calc::scenario::Measured>>>,
-    stage: usize,
-) -> Option<&crate::calc::scenario::Measured> {
-    list.as_ref()
-        .and_then(|v| v.get(stage))
-        .and_then(Option::as_ref)
-}
-
 pub(super) fn line(
     term: Term,
     bytes: i128,

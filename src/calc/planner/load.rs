@@ -14,7 +14,7 @@ use crate::calc::formula::{Arg, Formula};
 use crate::calc::model::LayerKind;
 use crate::calc::plan::*;
 use crate::calc::runtime;
-use crate::calc::scenario::{AttentionBackend, KvCacheDtype, Scenario};
+use crate::calc::scenario::{AttentionBackend, KvCacheDtype, Scenario, StageTerm};
 use crate::calc::units::{py_fixed, GibText};
 use crate::calc::weights::{self, Placement, RankWeights};
 
@@ -42,13 +42,7 @@ pub(super) fn weight_lines(
     let tp = s.parallel.tp;
     let m = &s.model;
     let weight_basis = &sh.weight_basis;
-    let measured_w = s
-        .runtime
-        .weights_per_stage
-        .as_ref()
-        .and_then(|v| v.get(stage as usize))
-        .and_then(Option::as_ref)
-        .or(s.runtime.weights.as_ref());
+    let measured_w = s.runtime.for_stage(StageTerm::Weights, stage as usize);
     let (w_total, w_prov) = match measured_w {
         Some(mw) => (mw.bytes.0, Provenance::Measured(mw.source.clone().into())),
         None => {

@@ -10,7 +10,7 @@ use super::vllm_log::{graph_estimate_log, graph_profiling_log, worker_prefix};
 use super::Planning;
 use crate::calc::formula::{Arg, Formula};
 use crate::calc::plan::*;
-use crate::calc::scenario::Scenario;
+use crate::calc::scenario::{Scenario, StageTerm};
 use crate::calc::units::GibText;
 
 /// A rank's profile-run terms.
@@ -123,13 +123,7 @@ pub(super) fn available_kv(
         cg_in_budget,
     } = *p;
     // The KV budget.
-    let stage_avail = s
-        .runtime
-        .available_kv_per_stage
-        .as_ref()
-        .and_then(|v| v.get(stage as usize))
-        .and_then(Option::as_ref)
-        .or(s.runtime.available_kv.as_ref());
+    let stage_avail = s.runtime.for_stage(StageTerm::AvailableKv, stage as usize);
     let (available, avail_prov, avail_formula): (i128, Provenance, Formula) =
         if let Some(k) = s.engine.kv_cache_memory_bytes {
             (

@@ -5,14 +5,14 @@
 use super::drafter::Drafter;
 use super::init::init_fail;
 use super::layers::rank_specs;
-use super::ledger::{layers_formula, line, stage_measure};
+use super::ledger::{layers_formula, line};
 use super::load::{drafter_weights, load_need, weight_lines};
 use super::profile::{available_kv, profile_lines};
 use super::resolve::Resolved;
 use crate::calc::kv::WorkerKv;
 use crate::calc::plan::*;
 use crate::calc::runtime;
-use crate::calc::scenario::{Scenario, SpecMethod};
+use crate::calc::scenario::{Scenario, SpecMethod, StageTerm};
 use crate::calc::units::{ceil_fraction, Bytes, Grouped};
 use crate::calc::weights::{self, Placement};
 
@@ -298,10 +298,11 @@ pub(super) fn plan_stages(
                         moe.dense_layers.get(range(prev_layers))
                             == moe.dense_layers.get(range(layers))
                     })
-                    && stage_measure(&s.runtime.weights_per_stage, prev)
-                        == stage_measure(&s.runtime.weights_per_stage, stage as usize)
-                    && stage_measure(&s.runtime.available_kv_per_stage, prev)
-                        == stage_measure(&s.runtime.available_kv_per_stage, stage as usize);
+                    && [StageTerm::Weights, StageTerm::AvailableKv]
+                        .iter()
+                        .all(|&t| {
+                            s.runtime.stage_only(t, prev) == s.runtime.stage_only(t, stage as usize)
+                        });
                 if same {
                     let mut r = out.ranks[prev * tp as usize].clone();
                     r.rank = rank;
