@@ -103,7 +103,7 @@ impl AppState {
             scenario.with(|s| match s {
                 Err(p) => Err(p.clone()),
                 Ok(s) => calc::plan(s).map(Arc::new).map_err(|e| Problem {
-                    field: Field::from_flag(e.field()),
+                    field: e.input(),
                     flag: e.field().to_string(),
                     message: e.to_string(),
                 }),
