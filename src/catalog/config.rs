@@ -9,8 +9,6 @@ mod max_len;
 mod mtp;
 mod quant;
 
-pub use mtp::MTP_MODEL_TYPES;
-
 use std::fmt;
 
 use super::json::{self, Map, Value};

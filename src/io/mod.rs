@@ -1,5 +1,3 @@
-//! The front doors' old paths: `io::url` (the page's URL state) and, re-exported, `io::cli` and
-//! `io::json`, which now live in [`crate::cli`]. The input adapters proper are [`crate::input`].
-pub use crate::cli;
-pub use crate::cli::json;
+//! The page's URL state under its old path, `io::url`. The input adapters proper are
+//! [`crate::input`]; the command line and its JSON view are [`crate::cli`].
 pub mod url;

@@ -7,7 +7,7 @@ use crate::calc::model::MtpDraft;
 use crate::catalog::json::{Map, Value};
 
 /// The MTP model types live with the speculative method they spell (`calc`).
-pub use crate::calc::scenario::MTP_MODEL_TYPES;
+use crate::calc::scenario::MTP_MODEL_TYPES;
 
 /// What `method: mtp` finds for this config, and its MTP modules (`n_predict`), as vLLM
 /// 0.33.0's `SpeculativeConfig.hf_config_override` decides them: a cascade that rewrites the
