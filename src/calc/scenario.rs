@@ -567,6 +567,14 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// `--gpu-memory-utilization` as vLLM runs it: the flag, else the release's default (0.92
+    /// since 0.20.0, 0.90 before).
+    pub fn gpu_memory_utilization(&self) -> f64 {
+        self.engine
+            .gpu_memory_utilization
+            .unwrap_or_else(|| self.version.default_utilization())
+    }
+
     /// A scenario with vLLM's defaults for this model on one such GPU.
     pub fn new(model: Model, gpu: Gpu) -> Scenario {
         Scenario {

@@ -97,13 +97,6 @@ pub fn len_sweep(s: &Scenario) -> Vec<LenPoint> {
         .collect()
 }
 
-/// The utilization the scenario runs at: the flag, else the release's default.
-pub fn current_utilization(s: &Scenario) -> f64 {
-    s.engine
-        .gpu_memory_utilization
-        .unwrap_or_else(|| s.version.default_utilization())
-}
-
 /// Utilizations the pool sweep plans: 0.50 to 0.98 in steps of 0.04, and the current one.
 const SWEEP_UTILS: [f64; 13] = [
     0.50, 0.54, 0.58, 0.62, 0.66, 0.70, 0.74, 0.78, 0.82, 0.86, 0.90, 0.94, 0.98,
@@ -112,7 +105,7 @@ const SWEEP_UTILS: [f64; 13] = [
 /// The limiting rank's KV pool against gpu-memory-utilization: `plan` at each fraction.
 pub fn pool_sweep(s: &Scenario) -> Vec<PoolPoint> {
     let mut probe = s.clone();
-    let current = current_utilization(s);
+    let current = s.gpu_memory_utilization();
     let mut utils: Vec<f64> = SWEEP_UTILS.to_vec();
     if !utils.iter().any(|u| (u - current).abs() < 1e-9) {
         utils.push(current);
@@ -206,7 +199,7 @@ mod tests {
     #[test]
     fn without_the_flag_the_release_default_is_current() {
         let s = scenario(80);
-        assert_eq!(current_utilization(&s), s.version.default_utilization());
+        assert_eq!(s.gpu_memory_utilization(), s.version.default_utilization());
         assert_eq!(current_max_model_len(&s), 131_072);
     }
 

@@ -21,7 +21,7 @@ use crate::io::url::{self, Field, SPEC_METHODS};
 
 use super::charts::xml_escape;
 use super::effect;
-use super::state::{current_utilization, AppState};
+use super::state::AppState;
 
 /// How an input is drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -226,7 +226,7 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
                 .collect::<Vec<_>>()
                 .join(",")
         }),
-        Field::Util => format!("{}", current_utilization(s)),
+        Field::Util => format!("{}", s.gpu_memory_utilization()),
         Field::KvBytes => s
             .engine
             .kv_cache_memory_bytes

@@ -17,7 +17,6 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::calc::plan::{Plan, Provenance, Term};
-use crate::calc::sweep::current_utilization;
 use crate::calc::units::{grouped_fixed, plural, thousands, UnitSystem};
 
 use super::charts;
@@ -561,9 +560,11 @@ pub fn results(app: AppState) -> impl IntoView {
             let unit = app.later_unit.get();
             // The ring moves with the slow lane too: typing waits only for the per-rank chart.
             app.later.track();
-            let current = app
-                .scenario
-                .with_untracked(|s| s.as_ref().map(current_utilization).unwrap_or(0.0));
+            let current = app.scenario.with_untracked(|s| {
+                s.as_ref()
+                    .map(crate::calc::Scenario::gpu_memory_utilization)
+                    .unwrap_or(0.0)
+            });
             app.pool_sweep.with(|pts| {
                 // Nowhere any memory left for KV: a flat line at 0 would say nothing.
                 match pts.last() {

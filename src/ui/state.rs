@@ -18,7 +18,6 @@ use crate::calc::{self, Plan};
 use crate::io::url::{self, Field, Ignored, UrlState};
 
 /// Kept at its old path: the form shows it as the utilization field's resolved value.
-pub use crate::calc::sweep::current_utilization;
 
 /// Where the last state is kept when the page is opened without one in its URL.
 const STORAGE_KEY: &str = "headroom:last-query";

@@ -55,10 +55,7 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
     let pp = s.parallel.pp;
     let tp64 = u64::from(s.parallel.tp);
     let m = &s.model;
-    let util = s
-        .engine
-        .gpu_memory_utilization
-        .unwrap_or(v.default_utilization());
+    let util = s.gpu_memory_utilization();
     let max_len = max_model_len(s, notes)?;
     let len_for_defaults = runtime::batch_defaults_len(s);
     let (mnbt, mns, batch_basis) = runtime::batch_defaults(s, len_for_defaults);

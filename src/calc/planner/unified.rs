@@ -71,10 +71,7 @@ pub(super) fn unified_gate(
     let needs: i128 = held + extras;
     let needs = needs.max(0) as u64;
     let ok = needs <= u.mem_available.bytes.0;
-    let util = s
-        .engine
-        .gpu_memory_utilization
-        .unwrap_or(s.version.default_utilization());
+    let util = s.gpu_memory_utilization();
     let budget = ceil_fraction(s.gpu.total.0, util);
     let note = format!(
         "On unified memory, gpu-memory-utilization {util} asks for {} of the box's {} total, but the OS, page cache and other containers hold memory vLLM never subtracts: only {} is available. Pin the pool with --kv-cache-memory-bytes and gate the start on MemAvailable.",
