@@ -113,7 +113,7 @@ fn attention_backend_is_the_one_the_plan_reads() {
         let s = scenario("deepseek-v4-flash", gpu);
         let p = planned(&s);
         let b = p.settings.attention_backend.as_ref().expect("V4's backend");
-        assert_eq!(b.value, runtime::v4_default_backend(&s), "{gpu}");
+        assert_eq!(b.value.as_str(), runtime::v4_default_backend(&s), "{gpu}");
         assert_eq!(b.origin, Origin::Default);
     }
     // A dense model: vLLM's choice is not modelled.
@@ -122,7 +122,7 @@ fn attention_backend_is_the_one_the_plan_reads() {
     s.engine.attention_backend = Some(AttentionBackend::Flashinfer);
     let p = planned(&s);
     let b = p.settings.attention_backend.as_ref().expect("given");
-    assert_eq!((b.value, b.origin), ("FLASHINFER", Origin::Given));
+    assert_eq!((b.value.as_str(), b.origin), ("FLASHINFER", Origin::Given));
 }
 
 #[test]

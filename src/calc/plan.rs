@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use super::formula::Formula;
 use super::kv::KvGroup;
+use super::scenario::AttentionBackend;
 use super::timeline::StartPhase;
 use super::units::{human, Bytes, UnitSystem};
 use super::version::VllmVersion;
@@ -366,7 +367,7 @@ pub struct Settings {
     /// The attention backend where the plan depends on it: the one selected, DeepSeek-V4's by
     /// GPU, or DeepSeek-V3.2's sparse MLA backend by GPU and dtype; `None` where vLLM's own
     /// choice is not modelled.
-    pub attention_backend: Option<Setting<&'static str>>,
+    pub attention_backend: Option<Setting<AttentionBackend>>,
     /// The tokens in flight: `max_concurrent_batches x max-num-batched-tokens` (v0.26+), which
     /// bounds a sliding-window layer's blocks.
     pub in_flight_tokens: u64,

@@ -13,7 +13,7 @@ use crate::calc::kv::MaxModelLen;
 use crate::calc::model::LayerKind;
 use crate::calc::plan::{Origin, Setting, Settings};
 use crate::calc::runtime::{self, V4Attention};
-use crate::calc::scenario::{MaxLen, Scenario, SpecMethod};
+use crate::calc::scenario::{AttentionBackend, MaxLen, Scenario, SpecMethod};
 use crate::calc::units::plural;
 use crate::calc::{pp_partition, CalcError, Input};
 
@@ -349,29 +349,29 @@ impl Resolved {
 
     /// The backend the plan reads: the one selected, DeepSeek-V4's class, or DeepSeek-V3.2's
     /// sparse MLA backend.
-    fn attention_backend(&self, s: &Scenario) -> Option<Setting<&'static str>> {
-        let default = |value: &'static str, basis: &'static str| Setting {
+    fn attention_backend(&self, s: &Scenario) -> Option<Setting<AttentionBackend>> {
+        let default = |value: AttentionBackend, basis: &'static str| Setting {
             value,
             origin: Origin::Default,
             basis: Cow::Borrowed(basis),
         };
         if let Some(b) = s.engine.attention_backend {
             return Some(Setting {
-                value: b.as_str(),
+                value: b,
                 origin: Origin::Given,
                 basis: Cow::Borrowed("--attention-backend"),
             });
         }
         if let Some(a) = &self.v4 {
             return Some(default(
-                a.backend.as_str(),
+                a.backend,
                 "DeepSeek-V4's attention class: FlashInfer on SM 12.x, else FlashMLA",
             ));
         }
         if s.model.sparse_mla.is_some() {
             return runtime::sparse_mla_backend(s).name.map(|n| {
                 default(
-                    n.as_str(),
+                    n,
                     "DeepSeek-V3.2's sparse MLA backend for this GPU and KV cache dtype",
                 )
             });
