@@ -17,8 +17,6 @@ use crate::calc::units::UnitSystem;
 use crate::calc::{self, Plan};
 use crate::io::url::{self, Field, Ignored, UrlState};
 
-/// Kept at its old path: the form shows it as the utilization field's resolved value.
-
 /// Where the last state is kept when the page is opened without one in its URL.
 const STORAGE_KEY: &str = "headroom:last-query";
 /// This tab's texts as typed, for a reload (session storage).
