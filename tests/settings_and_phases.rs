@@ -362,3 +362,42 @@ fn knobs_act_where_the_readme_says() {
     assert_eq!(acts(Input::Eager), [StartPhase::Allocation]);
     assert_eq!(acts(Input::MaxModelLen), [StartPhase::Capacity]);
 }
+
+#[test]
+fn settings_without_a_plan_are_the_plans() {
+    // `calc::settings` is what the form shows for a refused scenario; for an accepted one it
+    // must be the plan's own, on every catalog model (its own length and a short one) on a few
+    // GPUs, and on the examples.
+    let mut all = examples();
+    for m in catalog::models() {
+        for gpu in ["h100-sxm-80gb", "l4-24gb", "b200-192gb"] {
+            let mut s = scenario(&m.id, gpu);
+            all.push(s.clone());
+            s.engine.max_model_len = MaxLen::Value(4096);
+            all.push(s);
+        }
+    }
+    let mut compared = 0;
+    for s in &all {
+        if let Ok(p) = plan(s) {
+            assert_eq!(headroom::calc::settings(s), p.settings, "{}", s.model.name);
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "only {compared} scenarios planned");
+}
+
+#[test]
+fn settings_of_a_refused_scenario_are_vllms_defaults() {
+    let mut s = scenario("llama-3.1-8b-instruct", "h100-sxm-80gb");
+    s.engine.max_model_len = MaxLen::Value(1 << 30);
+    assert!(plan(&s).is_err());
+    let st = headroom::calc::settings(&s);
+    let (mnbt, mns, _) = runtime::batch_defaults(&s, runtime::batch_defaults_len(&s));
+    assert_eq!(st.max_model_len.value, 1 << 30);
+    assert_eq!(
+        (st.max_num_batched_tokens.value, st.max_num_seqs.value),
+        (mnbt, mns)
+    );
+    assert_eq!(st.gpu_memory_utilization.value, 0.92);
+}

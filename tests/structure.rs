@@ -281,3 +281,26 @@ fn the_input_layer_is_std_only_and_below_the_views() {
         bad.join("\n")
     );
 }
+
+#[test]
+fn views_read_the_plan_not_the_planner() {
+    // The page and the CLI format a Plan (and `calc::settings` for a refused scenario); the
+    // rules that make its figures live behind calc's facade, so a view never repeats them.
+    let internals = [
+        "calc::runtime",
+        "calc::backend",
+        "calc::kv",
+        "calc::weights",
+        "calc::planner",
+        "batch_defaults",
+        "v4_default_backend",
+    ];
+    for sub in ["ui", "cli"] {
+        let bad = offending_lines(sub, &internals);
+        assert!(
+            bad.is_empty(),
+            "{sub} reaches past the Plan into calc's internals:\n{}",
+            bad.join("\n")
+        );
+    }
+}

@@ -31,6 +31,6 @@ pub use error::{CalcError, Culprit};
 pub use input::Input;
 pub use parallel::pp_partition;
 pub use plan::{Check, LedgerLine, Phase, Plan, Provenance, RankPlan, ReplicaPlan, Term};
-pub use planner::plan;
+pub use planner::{plan, settings};
 pub use scenario::Scenario;
 pub use util::sort_small;

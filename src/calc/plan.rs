@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::formula::Formula;
-use super::kv::KvGroup;
+pub use super::kv::KvGroup;
 use super::scenario::AttentionBackend;
 use super::timeline::StartPhase;
 use super::units::{human, Bytes, UnitSystem};

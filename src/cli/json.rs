@@ -8,7 +8,7 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::calc::kv::KvGroup;
+use crate::calc::plan::KvGroup;
 use crate::calc::plan::{Demand, UnifiedGate};
 use crate::calc::scenario::{AttentionBackend, MaxLen};
 use crate::calc::{Check, LedgerLine, Plan, Provenance, RankPlan, ReplicaPlan, Scenario};

@@ -10,7 +10,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::calc::plan::{Plan, Term};
+use crate::calc::plan::{Plan, Settings, Term};
 use crate::calc::scenario::ATTENTION_BACKENDS;
 use crate::calc::scenario::{MaxLen, Scenario};
 use crate::calc::units::UnitSystem;
@@ -18,6 +18,7 @@ use crate::calc::version::VllmVersion;
 use crate::catalog;
 use crate::input::schema::{row_of, Rule, Section, ROWS};
 use crate::io::url::{self, Field, SPEC_METHODS};
+use std::borrow::Cow;
 
 use super::charts::xml_escape;
 use super::effect;
@@ -200,6 +201,15 @@ fn shortfall(bytes: i128, unit: UnitSystem) -> String {
     }
 }
 
+/// The settings in force: the plan's, or, for a scenario the planner refuses, what vLLM would
+/// have started with.
+fn settings_of<'a>(s: &Scenario, p: Option<&'a Plan>) -> Cow<'a, Settings> {
+    match p {
+        Some(p) => Cow::Borrowed(&p.settings),
+        None => Cow::Owned(crate::calc::settings(s)),
+    }
+}
+
 /// What an empty input means, short enough for its placeholder: vLLM's default, the example's
 /// value or the estimate (empty for the checkboxes, which show the scenario's value instead).
 fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem) -> String {
@@ -226,7 +236,7 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
                 .collect::<Vec<_>>()
                 .join(",")
         }),
-        Field::Util => format!("{}", s.gpu_memory_utilization()),
+        Field::Util => format!("{}", settings_of(s, p).gpu_memory_utilization.value),
         Field::KvBytes => s
             .engine
             .kv_cache_memory_bytes
@@ -237,7 +247,7 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             (_, Some(r)) => r.max_model_len.to_string(),
             (MaxLen::Value(v), None) => v.to_string(),
             (MaxLen::Auto, None) => "auto".into(),
-            (MaxLen::ModelDefault, None) => s.model.default_max_model_len().to_string(),
+            (MaxLen::ModelDefault, None) => settings_of(s, p).max_model_len.value.to_string(),
         },
         Field::MaxNumSeqs | Field::MaxNumBatchedTokens => {
             // The plan's figures; without them (a start that fails early), vLLM's defaults
@@ -245,9 +255,8 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             let (mnbt, mns) = match p.and_then(|p| p.demand.as_ref()) {
                 Some(d) => (d.max_num_batched_tokens, d.max_num_seqs),
                 None => {
-                    use crate::calc::runtime::{batch_defaults, batch_defaults_len};
-                    let (mnbt, mns, _) = batch_defaults(s, batch_defaults_len(s));
-                    (mnbt, mns)
+                    let st = settings_of(s, p);
+                    (st.max_num_batched_tokens.value, st.max_num_seqs.value)
                 }
             };
             if field == Field::MaxNumSeqs {
@@ -313,9 +322,11 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),
         Field::KvDtype => s.engine.kv_cache_dtype.as_str().into(),
-        Field::AttnBackend if s.model.compressed.is_some() => {
-            crate::calc::runtime::v4_default_backend(s).into()
-        }
+        Field::AttnBackend if s.model.compressed.is_some() => settings_of(s, p)
+            .attention_backend
+            .as_ref()
+            .map_or("vLLM's choice", |b| b.value.as_str())
+            .into(),
         Field::AttnBackend => "vLLM's choice".into(),
         Field::Spec => s
             .engine

@@ -133,6 +133,27 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     Ok(p)
 }
 
+/// The settings a start would run with, where each comes from, for any scenario, the ones
+/// `plan` refuses too (the view of a refused scenario still shows vLLM's defaults). For a
+/// scenario `plan` accepts, the same as `plan(s)?.settings`.
+///
+/// ```
+/// use headroom::calc::model::Model;
+/// use headroom::calc::scenario::{Gpu, MaxLen};
+/// use headroom::calc::units::Bytes;
+/// use headroom::calc::{plan, settings, Scenario};
+/// let gpu = Gpu { id: "h100".into(), name: "H100".into(), total: Bytes(85_029_158_912),
+///     total_confirmed: false, unified_memory: false, compute_capability: (9, 0) };
+/// let mut s = Scenario::new(Model::example_dense(), gpu);
+/// assert_eq!(settings(&s), plan(&s).unwrap().settings);
+/// s.engine.max_model_len = MaxLen::Value(1 << 30); // past the model's length: refused
+/// assert!(plan(&s).is_err());
+/// assert_eq!(settings(&s).max_model_len.value, 1 << 30);
+/// ```
+pub fn settings(s: &Scenario) -> Settings {
+    resolve::settle(s, validate(s).is_ok()).settings(s)
+}
+
 /// The phases in vLLM's order; each returns early, through `finish`, where the start stops.
 fn plan_given(s: &Scenario) -> Result<Plan, CalcError> {
     validate(s)?;

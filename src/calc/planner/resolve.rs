@@ -40,6 +40,9 @@ pub(super) struct Resolved {
     /// The decoder layers of each pipeline stage.
     pub(super) parts: Vec<u32>,
     pub(super) block_size: u64,
+    /// The block size before a hybrid model's raise: the one the sparse MLA and DeepSeek-V4
+    /// checks read.
+    pub(super) requested_block: u64,
     /// Where the block size came from, in words.
     pub(super) block_basis: String,
     /// Before 0.18 the platform's forced MLA block and its log line.
@@ -50,30 +53,25 @@ pub(super) struct Resolved {
     pub(super) v4: Option<V4Attention>,
 }
 
-pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved, CalcError> {
+/// The settings alone, as vLLM settles them, with no refusal and no note: what `resolve`
+/// checks, and what `calc::settings` shows for a scenario the planner refuses. `parts` is left
+/// empty (`resolve` fills it from the checked partition); `checked` says the scenario passed
+/// `validate`, without which the hybrid block size (which reads the layer shapes) is not
+/// raised.
+pub(super) fn settle(s: &Scenario, checked: bool) -> Resolved {
     let v = s.version;
-    let pp = s.parallel.pp;
-    let tp64 = u64::from(s.parallel.tp);
     let m = &s.model;
-    let util = s.gpu_memory_utilization();
-    let max_len = max_model_len(s, notes)?;
+    let default_len = m.default_max_model_len();
+    let max_len = match s.engine.max_model_len {
+        MaxLen::ModelDefault => MaxModelLen::Value(default_len),
+        MaxLen::Value(n) => MaxModelLen::Value(n),
+        MaxLen::Auto => MaxModelLen::Auto { upper: default_len },
+    };
     let len_for_defaults = runtime::batch_defaults_len(s);
     let (mnbt, mns, batch_basis) = runtime::batch_defaults(s, len_for_defaults);
-    // SchedulerConfig.verify_max_model_len: the defaults keep max_num_seqs <= the batched
-    // tokens; given values that break it stop the engine before it starts.
-    if mnbt < mns {
-        return Err(CalcError::new(
-            if s.engine.max_num_seqs.is_some() {
-                Input::MaxNumSeqs
-            } else {
-                Input::MaxNumBatchedTokens
-            },
-            format!("max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({mns})."),
-        ));
-    }
     let in_flight = runtime::in_flight_tokens(
         v,
-        pp,
+        s.parallel.pp,
         mnbt,
         runtime::async_scheduling(s),
         runtime::runner_v2(s),
@@ -83,7 +81,6 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
         .speculative
         .as_ref()
         .map_or(0, |sp| u64::from(sp.num_speculative_tokens));
-
     // Multi-module MTP (`use_multi_module_mtp`: more than one MTP layer and speculative token)
     // reads num_speculative_tokens ahead mid-prefill, so every sliding window keeps that many
     // tokens less one beyond its trailing edge (kv_cache_planning.py, vLLM 0.33.0).
@@ -102,38 +99,21 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
             _,
         )) => 0,
     };
-    let parts = partition(s)?;
-    if parts.contains(&0) {
-        notes.push("A pipeline stage has no decoder layers; it still holds its share of the embedding or head.".into());
-    }
-    let (mut block_size, mut block_basis, forced_block) = initial_block_size(s)?;
-    if let Some(sp) = m.sparse_mla {
-        validate::sparse_mla(s, block_size)?;
-        if m.measured_kv.is_none() {
-            notes.push(sparse_mla_note(
-                s,
-                sp,
-                len_for_defaults,
-                mns,
-                mnbt,
-                num_spec,
-            ));
-        }
-    }
+    let (mut block_size, mut block_basis, forced_block) = initial_block_size(s);
+    let requested_block = block_size;
     // DeepSeek-V4's attention class, decided once: the checks, the pages and the log read it.
     let v4 = m.compressed.as_ref().map(|_| runtime::v4_attention(s));
-    if let (Some(c), Some(attn)) = (&m.compressed, &v4) {
-        validate::v4(s, c, attn, &parts, block_size, notes)?;
-    }
     let mut hybrid_raised = false;
-    if let Some((b, why)) = hybrid_block_size(s, tp64, num_spec, block_size) {
-        block_size = b;
-        notes.push(format!("Block size {b} tokens: {why}."));
-        block_basis = why;
-        hybrid_raised = true;
+    if checked {
+        if let Some((b, why)) = hybrid_block_size(s, u64::from(s.parallel.tp), num_spec, block_size)
+        {
+            block_size = b;
+            block_basis = why;
+            hybrid_raised = true;
+        }
     }
-    Ok(Resolved {
-        util,
+    Resolved {
+        util: s.gpu_memory_utilization(),
         max_len,
         len_for_defaults,
         mnbt,
@@ -142,17 +122,68 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
         in_flight,
         num_spec,
         extra_retained_tokens,
-        parts,
+        parts: Vec::new(),
         block_size,
+        requested_block,
         block_basis,
         forced_block,
         hybrid_raised,
         v4,
-    })
+    }
 }
 
-/// `--max-model-len`: the model's derived length when unset; vLLM refuses longer ones.
-fn max_model_len(s: &Scenario, notes: &mut Vec<String>) -> Result<MaxModelLen, CalcError> {
+/// The settings `settle` gives, checked as vLLM checks them before its workers start, with the
+/// notes they call for; the layer partition filled in. The scenario has passed `validate`.
+pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved, CalcError> {
+    let mut r = settle(s, true);
+    check_max_model_len(s, notes)?;
+    let (mnbt, mns) = (r.mnbt, r.mns);
+    // SchedulerConfig.verify_max_model_len: the defaults keep max_num_seqs <= the batched
+    // tokens; given values that break it stop the engine before it starts.
+    if mnbt < mns {
+        return Err(CalcError::new(
+            if s.engine.max_num_seqs.is_some() {
+                Input::MaxNumSeqs
+            } else {
+                Input::MaxNumBatchedTokens
+            },
+            format!("max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({mns})."),
+        ));
+    }
+    r.parts = partition(s)?;
+    if r.parts.contains(&0) {
+        notes.push("A pipeline stage has no decoder layers; it still holds its share of the embedding or head.".into());
+    }
+    check_block_size(s)?;
+    let m = &s.model;
+    if let Some(sp) = m.sparse_mla {
+        validate::sparse_mla(s, r.requested_block)?;
+        if m.measured_kv.is_none() {
+            notes.push(sparse_mla_note(
+                s,
+                sp,
+                r.len_for_defaults,
+                mns,
+                mnbt,
+                r.num_spec,
+            ));
+        }
+    }
+    if let (Some(c), Some(attn)) = (&m.compressed, &r.v4) {
+        validate::v4(s, c, attn, &r.parts, r.requested_block, notes)?;
+    }
+    if r.hybrid_raised {
+        notes.push(format!(
+            "Block size {} tokens: {}.",
+            r.block_size, r.block_basis
+        ));
+    }
+    Ok(r)
+}
+
+/// `--max-model-len`'s refusals and notes: vLLM refuses a length past the model's derived one,
+/// and `auto` before 0.14.
+fn check_max_model_len(s: &Scenario, notes: &mut Vec<String>) -> Result<(), CalcError> {
     let v = s.version;
     let m = &s.model;
     let derived = m.max_position_embeddings.max(1);
@@ -166,32 +197,28 @@ fn max_model_len(s: &Scenario, notes: &mut Vec<String>) -> Result<MaxModelLen, C
     if m.max_len_key.starts_with("none") && !matches!(s.engine.max_model_len, MaxLen::Value(_)) {
         notes.push("The config gives no context length (max_position_embeddings or another length key): vLLM assumes 2048.".into());
     }
-    let max_len = match s.engine.max_model_len {
-        MaxLen::ModelDefault => MaxModelLen::Value(default_len),
-        MaxLen::Value(n) => {
-            // With no length key in the config, vLLM takes the length given as it is.
-            if n > derived && !m.max_len_key.starts_with("none") {
-                return Err(CalcError::new(
-                    Input::MaxModelLen,
-                    format!(
-                        "User-specified max_model_len ({n}) is greater than the derived max_model_len ({} in model's config.json). vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
-                        m.max_len_key
-                    ),
-                ));
-            }
-            MaxModelLen::Value(n)
+    match s.engine.max_model_len {
+        MaxLen::ModelDefault => {}
+        // With no length key in the config, vLLM takes the length given as it is.
+        MaxLen::Value(n) if n > derived && !m.max_len_key.starts_with("none") => {
+            return Err(CalcError::new(
+                Input::MaxModelLen,
+                format!(
+                    "User-specified max_model_len ({n}) is greater than the derived max_model_len ({} in model's config.json). vLLM refuses it unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.",
+                    m.max_len_key
+                ),
+            ));
         }
-        MaxLen::Auto => {
-            if !v.at_least(0, 14) {
-                return Err(CalcError::new(
-                    Input::MaxModelLen,
-                    "max-model-len auto needs vLLM 0.14 or newer",
-                ));
-            }
-            MaxModelLen::Auto { upper: default_len }
+        MaxLen::Value(_) => {}
+        MaxLen::Auto if !v.at_least(0, 14) => {
+            return Err(CalcError::new(
+                Input::MaxModelLen,
+                "max-model-len auto needs vLLM 0.14 or newer",
+            ));
         }
-    };
-    Ok(max_len)
+        MaxLen::Auto => {}
+    }
+    Ok(())
 }
 
 /// The layers of each pipeline stage, with vLLM's words for a bad partition and how far off a
@@ -235,9 +262,8 @@ fn partition(s: &Scenario) -> Result<Vec<u32>, CalcError> {
 
 /// Block size: the user's, else the backend's; hybrid models raise it later to fit a state
 /// page. Returns the size, its basis and the platform's forced MLA block (before 0.18).
-fn initial_block_size(s: &Scenario) -> Result<(u64, String, ForcedBlock), CalcError> {
+fn initial_block_size(s: &Scenario) -> (u64, String, ForcedBlock) {
     let v = s.version;
-    let m = &s.model;
     let (mut block_size, mut block_basis) = match s.engine.block_size {
         Some(b) => (b, format!("--block-size {b}")),
         None => runtime::default_block_size(s),
@@ -248,9 +274,15 @@ fn initial_block_size(s: &Scenario) -> Result<(u64, String, ForcedBlock), CalcEr
         block_basis = format!("{block_basis}, forced to {b} by vLLM {v} (\"{line}\")");
         block_size = b;
     }
-    // Every CUDA attention backend declares kernel blocks of a multiple of 16 (v0.18+, when
-    // backends choose and check block sizes); DeepSeek-V3.2 and V4 check stricter sizes below,
-    // and hybrid models have their block raised to an aligned size.
+    (block_size, block_basis, forced_block)
+}
+
+/// Every CUDA attention backend declares kernel blocks of a multiple of 16 (v0.18+, when
+/// backends choose and check block sizes); DeepSeek-V3.2 and V4 check stricter sizes in
+/// `validate`, and hybrid models have their block raised to an aligned size.
+fn check_block_size(s: &Scenario) -> Result<(), CalcError> {
+    let v = s.version;
+    let m = &s.model;
     let hybrid = m
         .layers
         .iter()
@@ -268,7 +300,7 @@ fn initial_block_size(s: &Scenario) -> Result<(u64, String, ForcedBlock), CalcEr
             ));
         }
     }
-    Ok((block_size, block_basis, forced_block))
+    Ok(())
 }
 
 impl Resolved {
