@@ -2,12 +2,13 @@
 //!
 //! The crate is one data flow: inputs become a [`calc::Scenario`], [`calc::plan()`] turns it into a
 //! [`calc::Plan`], and views (the CLI, the web page, JSON, URLs) only format that plan.
-//! `calc` is std-only and knows nothing of serde or the browser; `catalog` and `io` adapt text to
-//! `calc` types; `ui` (feature `web`) is the Leptos page.
+//! `calc` is std-only and knows nothing of serde or the browser; `catalog`, `input`, `import` and `io` adapt
+//! text to `calc` types; `ui` (feature `web`) is the Leptos page.
 
 pub mod calc;
 pub mod catalog;
 pub mod cli;
+pub mod import;
 pub mod input;
 pub mod io;
 #[cfg(feature = "web")]

@@ -304,3 +304,24 @@ fn views_read_the_plan_not_the_planner() {
         );
     }
 }
+
+#[test]
+fn the_importers_are_std_only_and_below_the_views() {
+    let forbidden = [
+        "crate::cli",
+        "crate::ui",
+        "crate::io",
+        "leptos",
+        "wasm_bindgen",
+        "web_sys",
+        "serde",
+        "std::fs",
+        "std::process",
+    ];
+    let bad = offending_lines("import", &forbidden);
+    assert!(
+        bad.is_empty(),
+        "import reads text a user pasted, touches nothing, imports no view:\n{}",
+        bad.join("\n")
+    );
+}

@@ -1,5 +1,6 @@
-//! The `headroom` binary: `headroom::cli::run` on the process's arguments, its text written
-//! to stdout and stderr, its code returned as the exit status.
+//! The `headroom` binary: `headroom::cli::run_with_stdin` on the process's arguments (stdin is
+//! read only for a `-` text), its text written to stdout and stderr, its code returned as the
+//! exit status.
 //!
 //! A panic would be a bug in Headroom; it is caught and reported as an internal error (exit 3)
 //! instead of a backtrace. Writes ignore a closed pipe (`headroom models | head`); any other
@@ -19,7 +20,9 @@ fn main() -> ExitCode {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(|| headroom::cli::run(&args));
+    let outcome = std::panic::catch_unwind(|| {
+        headroom::cli::run_with_stdin(&args, &mut std::io::stdin().lock())
+    });
     match outcome {
         Ok(o) => {
             let mut out = std::io::stdout().lock();

@@ -17,6 +17,8 @@ pub enum Cmd {
     Plan,
     Solve,
     Link,
+    /// `headroom command`: the scenario as a `vllm serve` command.
+    Command,
 }
 
 impl Cmd {
@@ -25,6 +27,7 @@ impl Cmd {
             Cmd::Plan => "plan",
             Cmd::Solve => "solve",
             Cmd::Link => "link",
+            Cmd::Command => "command",
         }
     }
 }
@@ -79,7 +82,8 @@ const fn own(
 /// The CLI's flags that are not a row of the schema: `--speculative-config`, whose JSON maps
 /// onto the inputs `spec`, `spec-tokens` and `draft-model`, and the ones that choose how to
 /// answer rather than what to plan.
-pub const CLI_ONLY: [Flag; 5] = [
+pub const CLI_ONLY: [Flag; 6] = [
+    own("from-command", Some("TEXT|-"), Section::Model, None, "Start from a vllm serve, python -m vllm.entrypoints.openai.api_server or docker run vllm/vllm-openai command (its text, or - for stdin): its flags and environment become inputs, other flags apply on top (headroom import-command shows what it reads)."),
     own("speculative-config", Some("JSON"), Section::Speculative, None, "E.g. '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'; for draft_model, \"model\" names the drafter (catalog id, Hugging Face repo or config.json path)."),
     Flag {
         except: Some(Cmd::Link),
@@ -280,6 +284,9 @@ pub fn help(topic: Option<&str>) -> String {
                 "                                         utilization:N, max-model-len, pp-partition:EXTRAS[:PINNED])\n",
                 "  headroom plan --url URL [--json]       plan the page's link (a URL, or its ?query)\n",
                 "  headroom link MODEL [flags] [--base URL]   the page's link for the scenario\n",
+                "  headroom command MODEL [flags]         the scenario as a vllm serve command\n",
+                "  headroom import-command TEXT|- [--json]   what Headroom reads from a launch command\n",
+                "  headroom plan --from-command TEXT|- [flags]   plan a launch command (flags on top)\n",
                 "  headroom models | gpus | examples [--json]   catalog rows with ids and sources\n",
                 "  headroom --help | --version\n\n",
                 "MODEL is a catalog id (headroom models) or a path to a Hugging Face config.json.\n",
@@ -287,7 +294,16 @@ pub fn help(topic: Option<&str>) -> String {
                 "Exit codes: 0 the engine starts, 1 a check fails (or solve finds no setting), 2 bad input, 3 an internal error (a bug; please report it).\n",
             ));
         }
-        Some("models") | Some("gpus") | Some("examples") => {
+        Some("import-command") => out.push_str(concat!(
+            "Usage: headroom import-command TEXT|- [--json]\n\n",
+            "Reads a launch command (TEXT, or - for stdin): vllm serve MODEL ..., python -m\n",
+            "vllm.entrypoints.openai.api_server --model MODEL ..., or docker run ... vllm/vllm-openai:TAG ...,\n",
+            "with the environment set before it (export lines, NAME=value prefixes, docker -e). Prints every\n",
+            "flag read under vLLM's destination name with the value vLLM's parser gives, and every flag,\n",
+            "argument or variable not read, with the reason. --json: {form, model, env, gpus_visible,\n",
+            "vllm_version, flags, ignored, notes} (docs/cli.md). Plan it with headroom plan --from-command.\n",
+        )),
+                Some("models") | Some("gpus") | Some("examples") => {
             let _ = writeln!(
                 out,
                 "Usage: headroom {} [--json]\n\nLists the catalog rows with their ids and sources.",
@@ -298,9 +314,18 @@ pub fn help(topic: Option<&str>) -> String {
             let cmd = match topic {
                 "solve" => Cmd::Solve,
                 "link" => Cmd::Link,
+                "command" => Cmd::Command,
                 _ => Cmd::Plan,
             };
-            if cmd == Cmd::Link {
+            if cmd == Cmd::Command {
+                out.push_str(concat!(
+                    "Usage: headroom command MODEL [flags] [--json]\n\n",
+                    "Prints the scenario as a ready vllm serve command: CUDA_VISIBLE_DEVICES and\n",
+                    "VLLM_PP_LAYER_PARTITION, vLLM's flag names, and only the flags that differ from vLLM's\n",
+                    "defaults for the release. Its first line, a comment, names what a command cannot carry (the\n",
+                    "GPU, the release, measured terms) as the flags that give it to headroom plan --from-command.\n",
+                ));
+            } else             if cmd == Cmd::Link {
                 out.push_str(concat!(
                     "Usage: headroom link MODEL [flags] [--base URL]\n\n",
                     "Prints the page's link for the scenario the flags describe: open it, or plan it back with\n",

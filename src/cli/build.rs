@@ -13,7 +13,7 @@ use crate::input::schema::{Cli, ROWS};
 
 use super::args::Args;
 use super::spec::{read_config_file, spec_inputs, ConfigFile};
-use super::{CliError, Invocation, DEFAULT_BASE};
+use super::{CliError, Command, Invocation, DEFAULT_BASE};
 
 /// The inputs a command line gives, and what it read that a link cannot hold.
 struct Given {
@@ -22,6 +22,8 @@ struct Given {
     config: Option<ConfigFile>,
     /// `draft_model`'s drafter read from a config.json path.
     draft_file: Option<Box<crate::calc::model::Model>>,
+    /// The launch command `--from-command` read.
+    imported: Option<crate::import::command::Imported>,
 }
 
 /// Sets one input, refusing an empty value and naming the flag on a bad one.
@@ -50,6 +52,14 @@ fn given(a: &Args) -> Result<Given, CliError> {
             "unexpected argument: give one MODEL (flags start with --)",
         ));
     }
+    // A launch command's inputs come first; the flags given beside it apply on top.
+    let mut imported = match v("from-command") {
+        Some(t) => Some(
+            crate::import::command::import(t)
+                .map_err(|e| CliError::new("--from-command", e.to_string()))?,
+        ),
+        None => None,
+    };
     let model_text = match (a.positional.first(), v("model")) {
         (Some(_), Some(_)) => {
             return Err(CliError::new(
@@ -60,6 +70,23 @@ fn given(a: &Args) -> Result<Given, CliError> {
         (Some(m), None) => Some(m.as_str()),
         (None, m) => m,
     };
+    let from_command = model_text.is_none() && v("example").is_none();
+    let mut model_note = None;
+    let command_model: Option<String> = match (&imported, from_command) {
+        (Some(c), true) => {
+            c.model
+                .as_deref()
+                .map(|m| match crate::import::command::catalog_model(m) {
+                    Some((id, note)) if !std::path::Path::new(m).exists() => {
+                        model_note = note;
+                        id
+                    }
+                    _ => m.to_string(),
+                })
+        }
+        _ => None,
+    };
+    let model_text = model_text.or(command_model.as_deref());
     let mut state = UrlState::default();
     // The example first: an unknown one is the first thing to say.
     if let Some(id) = v("example") {
@@ -68,6 +95,13 @@ fn given(a: &Args) -> Result<Given, CliError> {
     let mut config = None;
     match model_text {
         Some(m) if catalog::model(m).is_some() => set(&mut state, Input::Model, m)?,
+        // The command's model is neither a catalog row nor a config.json on this machine.
+        Some(m) if from_command && !std::path::Path::new(m).exists() => {
+            return Err(CliError::new(
+                "--from-command",
+                format!("the command's model {m:?} is not in Headroom's catalog (headroom models) and is not a config.json here; give its config.json path as MODEL, on top of the command"),
+            ));
+        }
         Some(m) => {
             let file = read_config_file(m)?;
             state.set(Input::Config, &file.text).map_err(|e| {
@@ -83,6 +117,26 @@ fn given(a: &Args) -> Result<Given, CliError> {
         }
         None => {}
     }
+    if let Some(c) = &imported {
+        let (pairs, _) = c.inputs();
+        for (input, text) in pairs {
+            if v(input.flag()).is_some() {
+                continue;
+            }
+            state.set(input, &text).map_err(|message| {
+                let from = match input {
+                    Input::Gpus => "CUDA_VISIBLE_DEVICES".to_string(),
+                    Input::PpPartition => "VLLM_PP_LAYER_PARTITION".to_string(),
+                    Input::Vllm => "the image tag's release".to_string(),
+                    other => format!("--{}", other.flag()),
+                };
+                CliError::new(
+                    "--from-command",
+                    format!("{from}: {}", super::without_name(&message, input.flag())),
+                )
+            })?;
+        }
+    }
     for row in &ROWS {
         if matches!(row.input, Input::Model | Input::Example) {
             continue;
@@ -92,8 +146,16 @@ fn given(a: &Args) -> Result<Given, CliError> {
         }
     }
     let mut draft_file = None;
-    if let Some(t) = v("speculative-config") {
-        let sp = spec_inputs(t)?;
+    let command_spec = imported.as_ref().and_then(|c| c.inputs().1);
+    let spec_text = v("speculative-config").or(command_spec.as_deref());
+    if let Some(t) = spec_text {
+        let sp = spec_inputs(t).map_err(|e| {
+            if v("speculative-config").is_some() {
+                e
+            } else {
+                CliError::new("--from-command", format!("{}: {}", e.flag, e.message))
+            }
+        })?;
         let method = sp.method.map_or("none", SpecMethod::as_str);
         set(&mut state, Input::Spec, method)?;
         if let Some(n) = sp.tokens {
@@ -104,10 +166,14 @@ fn given(a: &Args) -> Result<Given, CliError> {
         }
         draft_file = sp.draft_file;
     }
+    if let (Some(c), Some(n)) = (imported.as_mut(), model_note) {
+        c.notes.push(n);
+    }
     Ok(Given {
         state,
         config,
         draft_file,
+        imported,
     })
 }
 
@@ -130,6 +196,7 @@ pub(super) fn invocation(a: &Args) -> Result<Invocation, CliError> {
         scenario: scenario(&g)?,
         json: a.values.get("json").is_some_and(|t| t == "true"),
         unit: g.state.unit(),
+        notes: g.imported.as_ref().map_or_else(Vec::new, command_notes),
     })
 }
 
@@ -190,5 +257,66 @@ pub(super) fn from_url(a: &Args) -> Result<Invocation, CliError> {
         scenario: s,
         json: a.values.get("json").is_some_and(|t| t == "true"),
         unit: d.state.unit(),
+        notes: Vec::new(),
     })
+}
+
+/// `headroom command`: the scenario as a `vllm serve` command.
+pub(super) fn command(a: &Args) -> Result<Command, CliError> {
+    let g = given(a)?;
+    let s = scenario(&g)?;
+    let repo = |id: &str| {
+        catalog::model(id)
+            .filter(|r| !r.hf_repo.is_empty())
+            .map_or_else(|| id.to_string(), |r| r.hf_repo.clone())
+    };
+    let model = match (&g.config, g.state.get(Input::Model)) {
+        // vllm serve takes the checkpoint's directory, which holds the config.json.
+        (Some(f), _) => f
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| ".".to_string(), |p| p.display().to_string()),
+        (None, Some(id)) => repo(id),
+        // An example's model: its catalog row by name, else the name it is planned under.
+        (None, None) => catalog::models()
+            .iter()
+            .find(|r| r.model.name == s.model.name && !r.hf_repo.is_empty())
+            .map_or_else(|| s.model.name.clone(), |r| r.hf_repo.clone()),
+    };
+    // The speculative config's `model`: draft_model's drafter by its repo, else what the JSON
+    // names (an EAGLE head's checkpoint, which Headroom does not read but vLLM needs).
+    let spec_json = a
+        .values
+        .get("speculative-config")
+        .cloned()
+        .or_else(|| g.imported.as_ref().and_then(|c| c.inputs().1));
+    let spec_model = g.state.get(Input::DraftModel).map(repo).or_else(|| {
+        let v = crate::catalog::json::parse(spec_json.as_deref()?).ok()?;
+        v.get("model")?.as_str().map(str::to_string)
+    });
+    let names = crate::import::export::Names { model, spec_model };
+    Ok(Command::Command {
+        exported: crate::import::export::command(&s, &names),
+        json: a.values.get("json").is_some_and(|t| t == "true"),
+    })
+}
+
+/// What a launch command held that the plan does not read and that may change the memory:
+/// flags not modelled, unknown flags, unresolved variables, and the reader's notes.
+fn command_notes(c: &crate::import::command::Imported) -> Vec<String> {
+    let mut out: Vec<String> = c
+        .ignored
+        .iter()
+        .filter(|i| i.reason != "does not change the start-up memory plan")
+        .map(|i| {
+            let shown = match &i.value {
+                Some(v) if !v.is_empty() => format!("{} {v}", i.flag),
+                _ => i.flag.clone(),
+            };
+            format!("the command's {shown} is not read: {}", i.reason)
+        })
+        .collect();
+    out.extend(c.notes.iter().cloned());
+    out
 }

@@ -248,6 +248,52 @@ pub fn document(s: &Scenario, p: &Plan) -> Value {
     v
 }
 
+/// `headroom import-command --json`: `{form, model, env, gpus_visible, vllm_version, flags,
+/// ignored, notes}`, `flags` keyed by vLLM's destination names with the values vLLM's parser
+/// gives (numbers as numbers, the speculative config as its JSON).
+pub fn imported(c: &crate::import::command::Imported) -> Value {
+    use crate::import::command::FlagValue;
+    let mut flags = Map::new();
+    for f in &c.flags {
+        let v = match &f.value {
+            FlagValue::Int(n) => Value::from(*n),
+            FlagValue::Float(x) => float(*x),
+            FlagValue::Bool(b) => Value::from(*b),
+            FlagValue::Text(t) => Value::from(t.as_str()),
+            FlagValue::Json(j) => serde_json::from_str(&j.to_string()).unwrap_or(Value::Null),
+        };
+        flags.insert(f.dest.to_string(), v);
+    }
+    let env: Map<String, Value> = c
+        .env
+        .iter()
+        .map(|(n, v)| (n.clone(), Value::from(v.as_str())))
+        .collect();
+    json!({
+        "form": c.form.as_str(),
+        "model": c.model,
+        "env": env,
+        "gpus_visible": c.gpus_visible,
+        "vllm_version": c.vllm_version,
+        "flags": flags,
+        "ignored": c.ignored.iter().map(|i| json!({
+            "flag": i.flag,
+            "dest": i.dest,
+            "value": i.value,
+            "reason": i.reason,
+        })).collect::<Vec<_>>(),
+        "notes": c.notes,
+    })
+}
+
+/// `headroom command --json`: `{command, left_out}`.
+pub fn exported(e: &crate::import::export::Exported) -> Value {
+    json!({
+        "command": e.text,
+        "left_out": e.left_out,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -158,6 +158,16 @@ pub enum Command {
     Solve(Invocation, Target),
     /// `headroom link`: the page's address for the scenario.
     Link(String),
+    /// `headroom command`: the scenario as a `vllm serve` command (and what it leaves out).
+    Command {
+        exported: crate::import::export::Exported,
+        json: bool,
+    },
+    /// `headroom import-command`: what a launch command says.
+    ImportCommand {
+        imported: crate::import::command::Imported,
+        json: bool,
+    },
 }
 
 /// A `plan` or `solve` invocation: the scenario and how to print the answer.
@@ -166,6 +176,9 @@ pub struct Invocation {
     pub scenario: Scenario,
     pub json: bool,
     pub unit: UnitSystem,
+    /// What the front door noticed and the plan cannot say (a launch command's flags that
+    /// may change the memory but are not modelled); printed on stderr as `note:` lines.
+    pub notes: Vec<String>,
 }
 
 /// What `run` produced: the exit code and the text for each stream.
@@ -194,9 +207,30 @@ impl Outcome {
     }
 }
 
-/// Runs the command line (without the program name). Never panics on any input.
+/// Runs the command line (without the program name). Never panics on any input. A `-` where
+/// a command's text goes reads nothing: [`run_with_stdin`] gives it the process's stdin.
 pub fn run(args: &[String]) -> Outcome {
-    let cmd = match parse(args) {
+    run_with_stdin(args, &mut std::io::empty())
+}
+
+/// The longest text read from stdin (bytes): the importers' own limit, and one byte more so
+/// that a longer text is refused by them with its size.
+const MAX_STDIN: u64 = crate::import::shell::MAX_TEXT as u64 + 1;
+
+/// Reads stdin for a `-` argument, as UTF-8 text of at most [`MAX_STDIN`] bytes.
+fn read_stdin(stdin: &mut dyn std::io::Read, flag: &str) -> Result<String, CliError> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    stdin
+        .take(MAX_STDIN)
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::new(flag, format!("stdin cannot be read: {e}")))?;
+    String::from_utf8(bytes).map_err(|_| CliError::new(flag, "stdin is not UTF-8 text"))
+}
+
+/// [`run`], with `stdin` read where an argument is `-`.
+pub fn run_with_stdin(args: &[String], stdin: &mut dyn std::io::Read) -> Outcome {
+    let cmd = match parse_with_stdin(args, stdin) {
         Ok(c) => c,
         Err(e) => return Outcome::bad(&e),
     };
@@ -215,6 +249,22 @@ pub fn run(args: &[String]) -> Outcome {
         Command::Gpus { json } => Outcome::ok(EXIT_STARTS, text::list_gpus(json)),
         Command::Examples { json } => Outcome::ok(EXIT_STARTS, text::list_examples(json)),
         Command::Link(url) => Outcome::ok(EXIT_STARTS, format!("{url}\n")),
+        Command::Command { exported, json } => Outcome::ok(
+            EXIT_STARTS,
+            if json {
+                pretty(&json::exported(&exported))
+            } else {
+                exported.text
+            },
+        ),
+        Command::ImportCommand { imported, json } => Outcome::ok(
+            EXIT_STARTS,
+            if json {
+                pretty(&json::imported(&imported))
+            } else {
+                text::imported(&imported)
+            },
+        ),
         Command::Plan(inv) => match calc::plan(&inv.scenario) {
             Err(e) => Outcome::bad(&CliError::from_calc(&e)),
             Ok(p) => {
@@ -224,7 +274,9 @@ pub fn run(args: &[String]) -> Outcome {
                 } else {
                     render(&inv.scenario, &p, inv.unit)
                 };
-                Outcome::ok(code, text)
+                let mut o = Outcome::ok(code, text);
+                o.stderr = notes(&inv.notes);
+                o
             }
         },
         Command::Solve(inv, target) => match solve::run_solve(&inv, &target) {
@@ -234,14 +286,27 @@ pub fn run(args: &[String]) -> Outcome {
     }
 }
 
+/// The `note:` lines of an invocation, for stderr.
+fn notes(notes: &[String]) -> String {
+    notes.iter().map(|n| format!("note: {n}\n")).collect()
+}
+
 fn pretty(v: &serde_json::Value) -> String {
     let mut s = serde_json::to_string_pretty(v).unwrap_or_else(|_| "null".into());
     s.push('\n');
     s
 }
 
-/// Parses the command line (without the program name).
+/// Parses the command line (without the program name); a `-` text reads nothing.
 pub fn parse(args: &[String]) -> Result<Command, CliError> {
+    parse_with_stdin(args, &mut std::io::empty())
+}
+
+/// [`parse`], with `stdin` read where an argument is `-`.
+pub fn parse_with_stdin(
+    args: &[String],
+    stdin: &mut dyn std::io::Read,
+) -> Result<Command, CliError> {
     let Some(first) = args.first() else {
         return Err(CliError::new(
             "",
@@ -274,18 +339,59 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
                 _ => Command::Examples { json: as_json },
             })
         }
-        "plan" | "solve" | "link" => {
+        "import-command" => {
+            let mut as_json = false;
+            let mut text: Option<&String> = None;
+            for a in rest {
+                match a.as_str() {
+                    "--json" | "--json=true" => as_json = true,
+                    "--json=false" | "--no-json" => as_json = false,
+                    "-h" | "--help" => return Ok(Command::Help(topic(first))),
+                    _ if text.is_none() => text = Some(a),
+                    other => {
+                        return Err(CliError::new(
+                            other,
+                            "`headroom import-command` takes one TEXT (quote the whole command, or give - and pipe it) and --json",
+                        ))
+                    }
+                }
+            }
+            let text = text.ok_or_else(|| {
+                CliError::new(
+                    "TEXT",
+                    "missing: give the command as one quoted argument, or - to read it from stdin",
+                )
+            })?;
+            let text = if text == "-" {
+                read_stdin(stdin, "TEXT")?
+            } else {
+                text.clone()
+            };
+            let imported = crate::import::command::import(&text)
+                .map_err(|e| CliError::new("TEXT", e.to_string()))?;
+            Ok(Command::ImportCommand {
+                imported,
+                json: as_json,
+            })
+        }
+        "plan" | "solve" | "link" | "command" => {
             let cmd = match first.as_str() {
                 "plan" => args::Cmd::Plan,
                 "solve" => args::Cmd::Solve,
+                "command" => args::Cmd::Command,
                 _ => args::Cmd::Link,
             };
-            let a = args::lex(rest, cmd)?;
+            let mut a = args::lex(rest, cmd)?;
             if a.help {
                 return Ok(Command::Help(topic(first)));
             }
+            if a.values.get("from-command").is_some_and(|t| t == "-") {
+                let t = read_stdin(stdin, "--from-command")?;
+                a.values.insert("from-command", t);
+            }
             match cmd {
                 args::Cmd::Link => build::link(&a).map(Command::Link),
+                args::Cmd::Command => build::command(&a),
                 args::Cmd::Plan if a.values.contains_key("url") => {
                     build::from_url(&a).map(Command::Plan)
                 }
@@ -305,16 +411,25 @@ pub fn parse(args: &[String]) -> Result<Command, CliError> {
         other => Err(CliError::new(
             "",
             format!(
-                "unknown command {other:?}; the commands are plan, solve, link, models, gpus, examples (headroom --help)"
+                "unknown command {other:?}; the commands are plan, solve, link, command, import-command, models, gpus, examples (headroom --help)"
             ),
         )),
     }
 }
 
 fn topic(t: &str) -> Option<&'static str> {
-    ["plan", "solve", "link", "models", "gpus", "examples"]
-        .into_iter()
-        .find(|c| *c == t)
+    [
+        "plan",
+        "solve",
+        "link",
+        "command",
+        "import-command",
+        "models",
+        "gpus",
+        "examples",
+    ]
+    .into_iter()
+    .find(|c| *c == t)
 }
 
 #[cfg(test)]

@@ -246,5 +246,7 @@ pub(super) fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, Cl
         out.push_str(&render(&applied, &p, inv.unit));
         out
     };
-    Ok(Outcome::ok(code, text))
+    let mut o = Outcome::ok(code, text);
+    o.stderr = super::notes(&inv.notes);
+    Ok(o)
 }

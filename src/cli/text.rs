@@ -481,3 +481,51 @@ pub(super) fn list_examples(as_json: bool) -> String {
     }
     out
 }
+
+/// `headroom import-command`: what the command says, read and not read.
+pub fn imported(c: &crate::import::command::Imported) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} command; model {}; release {}; GPUs visible {}",
+        c.form.as_str(),
+        c.model.as_deref().unwrap_or("not given"),
+        c.vllm_version
+            .as_deref()
+            .unwrap_or("not stated (Headroom plans 0.33 unless --vllm-version)"),
+        c.gpus_visible
+            .map_or_else(|| "not stated".to_string(), |n| n.to_string())
+    );
+    if !c.env.is_empty() {
+        let _ = writeln!(out, "\nEnvironment:");
+        for (n, v) in &c.env {
+            let _ = writeln!(out, "  {n}={v}");
+        }
+    }
+    let _ = writeln!(out, "\nRead (vLLM's destination = value):");
+    if c.flags.is_empty() {
+        let _ = writeln!(out, "  nothing");
+    }
+    for f in &c.flags {
+        let _ = writeln!(
+            out,
+            "  {:<34} {}  (from {}, line {})",
+            f.dest, f.value, f.written, f.line
+        );
+    }
+    if !c.ignored.is_empty() {
+        let _ = writeln!(out, "\nNot read:");
+        for i in &c.ignored {
+            let shown = match &i.value {
+                Some(v) if !v.is_empty() => format!("{} {v}", i.flag),
+                _ => i.flag.clone(),
+            };
+            let _ = writeln!(out, "  {shown}: {}", i.reason);
+        }
+    }
+    for n in &c.notes {
+        let _ = writeln!(out, "\nNote: {n}");
+    }
+    out
+}
