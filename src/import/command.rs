@@ -1018,6 +1018,64 @@ impl Imported {
     }
 }
 
+/// What a launch command gives the page: the inputs to set (the model as a catalog id when the
+/// catalog has it, the speculative config as the page's method, count and drafter), and what
+/// the page should say beside them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PageInputs {
+    pub pairs: Vec<(Input, String)>,
+    /// The command's model when the catalog does not know it: the page asks for its
+    /// config.json (the other inputs stand).
+    pub unknown_model: Option<String>,
+    /// The reader's notes, and the speculative config's keys the page has no input for.
+    pub notes: Vec<String>,
+}
+
+impl Imported {
+    /// The page's inputs for this command (see [`PageInputs`]).
+    pub fn page_inputs(&self) -> PageInputs {
+        let (mut pairs, spec) = self.inputs();
+        let mut notes = self.notes.clone();
+        let mut unknown_model = None;
+        if let Some(m) = &self.model {
+            match catalog_model(m) {
+                Some((id, note)) => {
+                    pairs.insert(0, (Input::Model, id));
+                    notes.extend(note);
+                }
+                None => unknown_model = Some(m.clone()),
+            }
+        }
+        if let Some(v) = spec.as_deref().and_then(|t| json::parse(t).ok()) {
+            let method = v.get("method").and_then(json::Value::as_str);
+            let model = v.get("model").and_then(json::Value::as_str);
+            // vLLM infers a draft model when only `model` is given.
+            let method = method.or(model.map(|_| "draft_model"));
+            if let Some(m) = method {
+                pairs.push((Input::Spec, m.to_string()));
+            }
+            if let Some(n) = v
+                .get("num_speculative_tokens")
+                .and_then(json::Value::as_u64)
+            {
+                pairs.push((Input::SpecTokens, n.to_string()));
+            }
+            match (method, model) {
+                (Some("draft_model"), Some(d)) => pairs.push((Input::DraftModel, d.to_string())),
+                (_, Some(d)) => notes.push(format!(
+                    "The speculative config's model {d} is the drafter's own checkpoint, which Headroom does not read: it plans the method's drafter from the target's shape."
+                )),
+                _ => {}
+            }
+        }
+        PageInputs {
+            pairs,
+            unknown_model,
+            notes,
+        }
+    }
+}
+
 /// The catalog row a command's model names: its id or Hugging Face repo, or, for a local path
 /// (`./Qwen/Qwen3-8B`, `/models/Qwen3-8B`), the one row whose repo ends in the path's last
 /// components, with a note that says so. `None` when no row, or more than one, matches.
@@ -1170,6 +1228,21 @@ mod tests {
         assert!(pairs.contains(&(Input::Gpus, "3".into())));
         let e = import("VLLM_USE_V1=0 vllm serve m").unwrap_err();
         assert_eq!(e.input, "VLLM_USE_V1");
+    }
+
+    #[test]
+    fn the_page_gets_catalog_ids_and_the_speculative_inputs() {
+        let c = import("vllm serve meta-llama/Llama-3.1-8B-Instruct -tp 2 --speculative-config '{\"method\": \"ngram\", \"num_speculative_tokens\": 4}'").unwrap();
+        let p = c.page_inputs();
+        assert_eq!(p.pairs[0], (Input::Model, "llama-3.1-8b-instruct".into()));
+        assert!(p.pairs.contains(&(Input::Tp, "2".into())));
+        assert!(p.pairs.contains(&(Input::Spec, "ngram".into())));
+        assert!(p.pairs.contains(&(Input::SpecTokens, "4".into())));
+        assert_eq!(p.unknown_model, None);
+        let c = import("vllm serve org/not-in-the-catalog --max-model-len 8k").unwrap();
+        let p = c.page_inputs();
+        assert_eq!(p.unknown_model.as_deref(), Some("org/not-in-the-catalog"));
+        assert_eq!(p.pairs, [(Input::MaxModelLen, "8000".into())]);
     }
 
     #[test]
