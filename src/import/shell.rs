@@ -9,7 +9,7 @@
 //! let c = commands("export TP=4\nvllm serve m \\\n  -tp $TP --x 'a b' # note").unwrap();
 //! let words: Vec<&str> = c[1].words.iter().map(|w| w.text.as_str()).collect();
 //! assert_eq!(words, ["vllm", "serve", "m", "-tp", "4", "--x", "a b"]);
-//! assert_eq!(c[1].words[3].line, 2);
+//! assert_eq!(c[1].words[3].line, 3);
 //! assert!(commands("vllm serve 'm").unwrap_err().to_string().contains("line 1"));
 //! assert!(commands(&"x".repeat(MAX_TEXT + 1)).is_err());
 //! ```
