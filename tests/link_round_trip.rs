@@ -7,26 +7,8 @@
 use headroom::catalog;
 use headroom::cli::{run, Outcome, DEFAULT_BASE, EXIT_BAD_INPUT};
 
-/// A tiny deterministic generator (xorshift64*), so the property test needs no crate.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn one_in(&mut self, n: usize) -> bool {
-        self.below(n) == 0
-    }
-    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len())]
-    }
-}
+mod common;
+use common::Rng;
 
 fn cli(args: &[String]) -> Outcome {
     run(args)

@@ -263,18 +263,20 @@ fn the_cli_does_not_import_the_page_url_module() {
     );
 }
 
+/// What a layer beside the core never names: the views, the browser, serde.
+const VIEWS_AND_SERDE: [&str; 7] = [
+    "crate::cli",
+    "crate::ui",
+    "crate::io",
+    "leptos",
+    "wasm_bindgen",
+    "web_sys",
+    "serde",
+];
+
 #[test]
 fn the_input_layer_is_std_only_and_below_the_views() {
-    let forbidden = [
-        "crate::cli",
-        "crate::ui",
-        "crate::io",
-        "leptos",
-        "wasm_bindgen",
-        "web_sys",
-        "serde",
-    ];
-    let bad = offending_lines("input", &forbidden);
+    let bad = offending_lines("input", &VIEWS_AND_SERDE);
     assert!(
         bad.is_empty(),
         "input turns text into a Scenario and imports no view:\n{}",
@@ -307,17 +309,8 @@ fn views_read_the_plan_not_the_planner() {
 
 #[test]
 fn the_importers_are_std_only_and_below_the_views() {
-    let forbidden = [
-        "crate::cli",
-        "crate::ui",
-        "crate::io",
-        "leptos",
-        "wasm_bindgen",
-        "web_sys",
-        "serde",
-        "std::fs",
-        "std::process",
-    ];
+    let mut forbidden = VIEWS_AND_SERDE.to_vec();
+    forbidden.extend(["std::fs", "std::process"]);
     let bad = offending_lines("import", &forbidden);
     assert!(
         bad.is_empty(),

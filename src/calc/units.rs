@@ -456,7 +456,7 @@ fn parse_amount(input: &str, what: Amount) -> Result<u64, ParseBytesError> {
     // binary suffixes like G"); keep that rule so a pasted flag means what vLLM would take.
     if matches!(unit, "K" | "M" | "G" | "T") {
         return Err(err(&format!(
-            "vLLM does not allow decimals with the binary suffix {unit}; did you mean {num}{}?",
+            "Decimals are not allowed with binary suffixes like {unit} (vLLM refuses decimals with them). Did you mean to use {num}{} instead?",
             unit.to_ascii_lowercase()
         )));
     }

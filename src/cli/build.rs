@@ -117,8 +117,8 @@ fn given(a: &Args) -> Result<Given, CliError> {
         }
         None => {}
     }
-    if let Some(c) = &imported {
-        let (pairs, _) = c.inputs();
+    let (pairs, command_spec) = imported.as_ref().map(|c| c.inputs()).unzip();
+    if let Some(pairs) = pairs {
         for (input, text) in pairs {
             if v(input.flag()).is_some() {
                 continue;
@@ -146,7 +146,7 @@ fn given(a: &Args) -> Result<Given, CliError> {
         }
     }
     let mut draft_file = None;
-    let command_spec = imported.as_ref().and_then(|c| c.inputs().1);
+    let command_spec = command_spec.flatten();
     let spec_text = v("speculative-config").or(command_spec.as_deref());
     if let Some(t) = spec_text {
         let sp = spec_inputs(t).map_err(|e| {

@@ -17,7 +17,7 @@
 use std::fmt;
 
 use super::flags::{self, Effect, Takes, VllmFlag};
-use super::numbers::{human_readable_int, py_int};
+use super::numbers::py_int;
 pub use super::page::{catalog_model, PageInputs};
 use super::shell::{self, Word};
 use crate::calc::decimal::parse_f64;
@@ -798,6 +798,12 @@ fn is_number(t: &str) -> bool {
     parse_f64(t).is_some()
 }
 
+/// A count as `calc::units::parse_count` reads it (vLLM's `human_readable_int`), in `i64`.
+fn count(t: &str) -> Result<i64, String> {
+    let n = crate::calc::units::parse_count(t).map_err(|e| e.0)?;
+    i64::try_from(n).map_err(|_| format!("{t:?} is too large"))
+}
+
 /// The value as vLLM's parser gives it, for the flags Headroom reads.
 fn convert(flag: &VllmFlag, written: &str, value: &str) -> Result<FlagValue, ImportError> {
     let bad = |m: String| err(written, m);
@@ -811,23 +817,17 @@ fn convert(flag: &VllmFlag, written: &str, value: &str) -> Result<FlagValue, Imp
             py_int(value)
                 .ok_or_else(|| bad(format!("invalid int value: {value:?} (vLLM's argparse)")))?,
         ),
-        "max_num_batched_tokens" => FlagValue::Int(human_readable_int(value).map_err(bad)?),
-        "kv_cache_memory_bytes" => match human_readable_int(value) {
-            Ok(n) => FlagValue::Int(n),
-            // `10e9`: vLLM's int() refuses an exponent; the count it means is plain.
-            Err(e) => match parse_f64(value.trim()) {
-                Some(x) if x.fract() == 0.0 && (0.0..9.0e18).contains(&x) => {
-                    FlagValue::Int(x as i64)
-                }
-                _ => return Err(bad(e)),
-            },
-        },
+        // vLLM's human_readable_int (`32k`, `32K`), as the page and the CLI read counts; `10e9`
+        // too, which vLLM's int() refuses but means plainly.
+        "max_num_batched_tokens" | "kv_cache_memory_bytes" => {
+            FlagValue::Int(count(value).map_err(bad)?)
+        }
         "max_model_len" => {
             let t = value.trim();
             if t == "-1" || t.eq_ignore_ascii_case("auto") {
                 FlagValue::Int(-1)
             } else {
-                FlagValue::Int(human_readable_int(t).map_err(bad)?)
+                FlagValue::Int(count(t).map_err(bad)?)
             }
         }
         "gpu_memory_utilization" => FlagValue::Float(

@@ -117,7 +117,7 @@ pub fn command(s: &Scenario, names: &Names) -> Exported {
 
     let mut env = vec![format!(
         "CUDA_VISIBLE_DEVICES={}",
-        (0..s.gpus.min(4096))
+        (0..s.gpus)
             .map(|i| i.to_string())
             .collect::<Vec<_>>()
             .join(",")

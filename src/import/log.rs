@@ -228,17 +228,16 @@ pub fn read(text: &str) -> Result<Log, LogError> {
                 stated.get_or_insert((r, line_no));
             }
         }
-        for (marker, engine) in [
-            ("Initializing a V0 LLM engine (v", "V0"),
-            ("Initializing a V1 LLM engine (v", "V1"),
-            ("Initializing an LLM engine (v", ""),
+        for marker in [
+            "Initializing a V0 LLM engine (v",
+            "Initializing a V1 LLM engine (v",
+            "Initializing an LLM engine (v",
         ] {
             if let Some(i) = msg.find(marker) {
                 let v = msg[i + marker.len()..].split(')').next().unwrap_or("");
                 if let Some(r) = super::command::release_of_tag(v) {
                     stated.get_or_insert((r, line_no));
                 }
-                let _ = engine;
             }
         }
         if let Some(i) = msg.find("non-default args: ") {
@@ -353,7 +352,8 @@ pub fn read(text: &str) -> Result<Log, LogError> {
             let m = &msg[i..];
             if let Some((len, rest)) = number_after(m, "max seq len (") {
                 if let Some((needed, rest)) = number_after(rest, "(") {
-                    if let (Some(u), Some((avail, rest))) = (
+                    // The figures are GiB (`Log::inputs` reads them so).
+                    if let (Some("GiB"), Some((avail, rest))) = (
                         unit_of(rest),
                         number_after(rest, "available KV cache memory ("),
                     ) {
@@ -368,7 +368,6 @@ pub fn read(text: &str) -> Result<Log, LogError> {
                             fields.push(("estimated_max_model_len", est));
                         }
                         push!("capacity_error", len, "tokens", fields);
-                        let _ = u;
                     }
                 }
             }

@@ -346,14 +346,15 @@ fn finish(
         line: cur.line,
         ..Command::default()
     };
-    while let Some((n, v)) = words.peek().and_then(|w| assignment(&w.text)) {
-        let (n, v) = (n.to_string(), v.to_string());
-        let w = words.next().unwrap_or_else(|| unreachable_word(cur.line));
-        vars.push((n.clone(), v.clone()));
+    while let Some(w) = words.next_if(|w| assignment(&w.text).is_some()) {
+        let Some((n, v)) = assignment(&w.text) else {
+            continue;
+        };
+        vars.push((n.to_string(), v.to_string()));
         c.assignments.push((
-            n,
+            n.to_string(),
             Word {
-                text: v,
+                text: v.to_string(),
                 line: w.line,
                 unresolved: w.unresolved,
             },
@@ -378,15 +379,6 @@ fn finish(
         }
     }
     out.push(c);
-}
-
-/// Never called: `peek` just saw the word. Keeps `finish` free of `unwrap`.
-fn unreachable_word(line: usize) -> Word {
-    Word {
-        text: String::new(),
-        line,
-        unresolved: Vec::new(),
-    }
 }
 
 /// One word: quoted and unquoted parts up to a break.
