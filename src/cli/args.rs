@@ -82,13 +82,14 @@ const fn own(
 /// The CLI's flags that are not a row of the schema: `--speculative-config`, whose JSON maps
 /// onto the inputs `spec`, `spec-tokens` and `draft-model`, and the ones that choose how to
 /// answer rather than what to plan.
-pub const CLI_ONLY: [Flag; 6] = [
+pub const CLI_ONLY: [Flag; 7] = [
     own("from-command", Some("TEXT|-"), Section::Model, None, "Start from a vllm serve, python -m vllm.entrypoints.openai.api_server or docker run vllm/vllm-openai command (its text, or - for stdin): its flags and environment become inputs, other flags apply on top (headroom import-command shows what it reads)."),
     own("speculative-config", Some("JSON"), Section::Speculative, None, "E.g. '{\"method\":\"deepseek_mtp\",\"num_speculative_tokens\":1}'; for draft_model, \"model\" names the drafter (catalog id, Hugging Face repo or config.json path)."),
     Flag {
         except: Some(Cmd::Link),
         ..own("json", None, Section::Output, None, "Print the plan as JSON (keys in docs/cli.md).")
     },
+    own("log", Some("FILE|-"), Section::Model, Some(Cmd::Plan), "A vLLM startup log (a file, or - for stdin): its non-default args are the flags (unless --from-command gives them), its measured figures (weights, available KV memory, CUDA-graph estimate, free memory) become measured inputs, and the plan ends with predicted against measured (headroom import-log shows what it reads)."),
     own("url", Some("URL"), Section::Output, Some(Cmd::Plan), "Plan the page's link (a whole URL, or only its ?query) with the page's own decoder, instead of flags."),
     own("base", Some("URL"), Section::Output, Some(Cmd::Link), "The page the link opens (default http://127.0.0.1:8080/, headroom-web's)."),
     own("for", Some("TARGET"), Section::Solve, Some(Cmd::Solve), "kv-pin | utilization:N | max-model-len | pp-partition:EXTRAS[:PINNED]."),
@@ -287,6 +288,8 @@ pub fn help(topic: Option<&str>) -> String {
                 "  headroom command MODEL [flags]         the scenario as a vllm serve command\n",
                 "  headroom import-command TEXT|- [--json]   what Headroom reads from a launch command\n",
                 "  headroom plan --from-command TEXT|- [flags]   plan a launch command (flags on top)\n",
+                "  headroom import-log FILE|- [--json]    what Headroom reads from a vLLM startup log\n",
+                "  headroom plan [MODEL] --log FILE|-     plan with a log's flags and measurements, predicted against measured\n",
                 "  headroom models | gpus | examples [--json]   catalog rows with ids and sources\n",
                 "  headroom --help | --version\n\n",
                 "MODEL is a catalog id (headroom models) or a path to a Hugging Face config.json.\n",
@@ -303,7 +306,16 @@ pub fn help(topic: Option<&str>) -> String {
             "argument or variable not read, with the reason. --json: {form, model, env, gpus_visible,\n",
             "vllm_version, flags, ignored, notes} (docs/cli.md). Plan it with headroom plan --from-command.\n",
         )),
-                Some("models") | Some("gpus") | Some("examples") => {
+                Some("import-log") => out.push_str(concat!(
+            "Usage: headroom import-log FILE|- [--json]\n\n",
+            "Reads a vLLM startup log (FILE, or - for stdin; at most 16 MiB) in the wording of any release:\n",
+            "non-default args, the release line, Model loading took, Available KV cache memory, GPU KV cache\n",
+            "size, Maximum concurrency, the CUDA-graph lines, the init and capacity errors, the V0 engine's\n",
+            "Memory profiling and # GPU blocks lines, each with its line and rank. --json: {vllm_version,\n",
+            "version_basis, readings, inputs, non_default_args, command, conflicts, notes} (docs/cli.md).\n",
+            "Plan it with headroom plan --log FILE.\n",
+        )),
+        Some("models") | Some("gpus") | Some("examples") => {
             let _ = writeln!(
                 out,
                 "Usage: headroom {} [--json]\n\nLists the catalog rows with their ids and sources.",

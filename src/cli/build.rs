@@ -14,6 +14,7 @@ use crate::input::schema::{Cli, ROWS};
 use super::args::Args;
 use super::spec::{read_config_file, spec_inputs, ConfigFile};
 use super::{CliError, Command, Invocation, DEFAULT_BASE};
+use crate::import::log::Log;
 
 /// The inputs a command line gives, and what it read that a link cannot hold.
 struct Given {
@@ -22,8 +23,20 @@ struct Given {
     config: Option<ConfigFile>,
     /// `draft_model`'s drafter read from a config.json path.
     draft_file: Option<Box<crate::calc::model::Model>>,
-    /// The launch command `--from-command` read.
+    /// The launch command `--from-command` read (or a log's `non-default args`).
     imported: Option<crate::import::command::Imported>,
+    /// The log's measurements (`--log`), not yet in `state`: the weights, the available KV
+    /// memory, the CUDA-graph estimate and the free memory, as inputs.
+    measured: Vec<(Input, String)>,
+}
+
+/// The inputs a log measures; the others it gives (the release, an init error's utilization)
+/// are settings, and hold for the prediction too.
+fn is_measurement(i: Input) -> bool {
+    matches!(
+        i,
+        Input::Weights | Input::AvailableKv | Input::CudaGraph | Input::Free
+    )
 }
 
 /// Sets one input, refusing an empty value and naming the flag on a bad one.
@@ -44,7 +57,7 @@ fn set(state: &mut UrlState, input: Input, text: &str) -> Result<(), CliError> {
 
 /// The flags as inputs: MODEL (an id, or a file whose text is the pasted config), the flags
 /// that are schema rows, in the schema's order, and the speculative config's keys.
-fn given(a: &Args) -> Result<Given, CliError> {
+fn given(a: &Args, log: Option<&Log>) -> Result<Given, CliError> {
     let v = |k: &str| a.values.get(k).map(String::as_str);
     if a.positional.len() > 1 {
         return Err(CliError::new(
@@ -58,7 +71,13 @@ fn given(a: &Args) -> Result<Given, CliError> {
             crate::import::command::import(t)
                 .map_err(|e| CliError::new("--from-command", e.to_string()))?,
         ),
-        None => None,
+        // Without a command, the log's `non-default args` are its flags.
+        None => log.and_then(crate::import::replay::args_command),
+    };
+    let source = if v("from-command").is_some() || log.is_none() {
+        "--from-command"
+    } else {
+        "--log"
     };
     let model_text = match (a.positional.first(), v("model")) {
         (Some(_), Some(_)) => {
@@ -98,8 +117,8 @@ fn given(a: &Args) -> Result<Given, CliError> {
         // The command's model is neither a catalog row nor a config.json on this machine.
         Some(m) if from_command && !std::path::Path::new(m).exists() => {
             return Err(CliError::new(
-                "--from-command",
-                format!("the command's model {m:?} is not in Headroom's catalog (headroom models) and is not a config.json here; give its config.json path as MODEL, on top of the command"),
+                source,
+                format!("the {}'s model {m:?} is not in Headroom's catalog (headroom models) and is not a config.json here; give its config.json path as MODEL, on top of the {}", if source == "--log" { "log" } else { "command" }, if source == "--log" { "log" } else { "command" }),
             ));
         }
         Some(m) => {
@@ -118,6 +137,38 @@ fn given(a: &Args) -> Result<Given, CliError> {
         None => {}
     }
     let (pairs, command_spec) = imported.as_ref().map(|c| c.inputs()).unzip();
+    let mut measured = Vec::new();
+    if let Some(l) = log {
+        if !l.conflicts.is_empty() {
+            return Err(CliError::new(
+                "--log",
+                format!(
+                    "the log's readings contradict each other (two launches pasted together?): {}; give the lines of one launch",
+                    l.conflicts.join("; ")
+                ),
+            ));
+        }
+        for (input, text) in l.inputs() {
+            if v(input.flag()).is_some() {
+                continue;
+            }
+            if is_measurement(input) {
+                measured.push((input, text));
+            } else {
+                state.set(input, &text).map_err(|message| {
+                    let what = match input {
+                        Input::Vllm => format!(
+                            "the log's release {text} ({}): {}; give --vllm-version to plan it under another release's rules",
+                            l.version_basis,
+                            super::without_name(&message, input.flag())
+                        ),
+                        other => format!("--{}: {}", other.flag(), super::without_name(&message, other.flag())),
+                    };
+                    CliError::new("--log", what)
+                })?;
+            }
+        }
+    }
     if let Some(pairs) = pairs {
         for (input, text) in pairs {
             if v(input.flag()).is_some() {
@@ -131,7 +182,7 @@ fn given(a: &Args) -> Result<Given, CliError> {
                     other => format!("--{}", other.flag()),
                 };
                 CliError::new(
-                    "--from-command",
+                    source,
                     format!("{from}: {}", super::without_name(&message, input.flag())),
                 )
             })?;
@@ -153,7 +204,7 @@ fn given(a: &Args) -> Result<Given, CliError> {
             if v("speculative-config").is_some() {
                 e
             } else {
-                CliError::new("--from-command", format!("{}: {}", e.flag, e.message))
+                CliError::new(source, format!("{}: {}", e.flag, e.message))
             }
         })?;
         let method = sp.method.map_or("none", SpecMethod::as_str);
@@ -174,6 +225,7 @@ fn given(a: &Args) -> Result<Given, CliError> {
         config,
         draft_file,
         imported,
+        measured,
     })
 }
 
@@ -191,19 +243,49 @@ fn scenario(g: &Given) -> Result<Scenario, CliError> {
 
 /// `plan` and `solve`: the scenario and how to print the answer.
 pub(super) fn invocation(a: &Args) -> Result<Invocation, CliError> {
-    let g = given(a)?;
+    invocation_with_log(a, None)
+}
+
+/// `plan --log`: the scenario with the log's measurements, and the one without them, whose
+/// plan gives the predictions the log's figures are set beside.
+pub(super) fn invocation_with_log(a: &Args, log: Option<Log>) -> Result<Invocation, CliError> {
+    let mut g = given(a, log.as_ref())?;
+    let predicted = if g.measured.is_empty() && log.is_none() {
+        None
+    } else {
+        Some(scenario(&g)?)
+    };
+    for (input, text) in std::mem::take(&mut g.measured) {
+        g.state.set(input, &text).map_err(|message| {
+            CliError::new(
+                "--log",
+                format!(
+                    "the log's {}: {}",
+                    input.flag(),
+                    super::without_name(&message, input.flag())
+                ),
+            )
+        })?;
+    }
+    let mut notes = g.imported.as_ref().map_or_else(Vec::new, command_notes);
+    if let Some(l) = &log {
+        notes.extend(l.notes.iter().cloned());
+    }
     Ok(Invocation {
         scenario: scenario(&g)?,
         json: a.values.get("json").is_some_and(|t| t == "true"),
         unit: g.state.unit(),
-        notes: g.imported.as_ref().map_or_else(Vec::new, command_notes),
+        notes,
+        replay: log
+            .zip(predicted)
+            .map(|(log, predicted)| Box::new(super::Replay { log, predicted })),
     })
 }
 
 /// `headroom link`: the page's address for the scenario. The scenario is built first, so a link
 /// is only written for inputs the builder takes.
 pub(super) fn link(a: &Args) -> Result<String, CliError> {
-    let g = given(a)?;
+    let g = given(a, None)?;
     scenario(&g)?;
     if g.draft_file.is_some() {
         return Err(CliError::new(
@@ -258,12 +340,13 @@ pub(super) fn from_url(a: &Args) -> Result<Invocation, CliError> {
         json: a.values.get("json").is_some_and(|t| t == "true"),
         unit: d.state.unit(),
         notes: Vec::new(),
+        replay: None,
     })
 }
 
 /// `headroom command`: the scenario as a `vllm serve` command.
 pub(super) fn command(a: &Args) -> Result<Command, CliError> {
-    let g = given(a)?;
+    let g = given(a, None)?;
     let s = scenario(&g)?;
     let repo = |id: &str| {
         catalog::model(id)

@@ -15,6 +15,7 @@
 pub mod args;
 mod build;
 pub mod json;
+mod logs;
 mod solve;
 mod spec;
 mod text;
@@ -168,6 +169,19 @@ pub enum Command {
         imported: crate::import::command::Imported,
         json: bool,
     },
+    /// `headroom import-log`: what a startup log says.
+    ImportLog {
+        log: Box<crate::import::log::Log>,
+        json: bool,
+    },
+}
+
+/// `plan --log`: the log, and the scenario without its measurements, whose plan predicts the
+/// figures the log printed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Replay {
+    pub log: crate::import::log::Log,
+    pub predicted: Scenario,
 }
 
 /// A `plan` or `solve` invocation: the scenario and how to print the answer.
@@ -179,6 +193,8 @@ pub struct Invocation {
     /// What the front door noticed and the plan cannot say (a launch command's flags that
     /// may change the memory but are not modelled); printed on stderr as `note:` lines.
     pub notes: Vec<String>,
+    /// `--log`: the log replayed against the plan (its comparison is printed with it).
+    pub replay: Option<Box<Replay>>,
 }
 
 /// What `run` produced: the exit code and the text for each stream.
@@ -265,14 +281,35 @@ pub fn run_with_stdin(args: &[String], stdin: &mut dyn std::io::Read) -> Outcome
                 text::imported(&imported)
             },
         ),
+        Command::ImportLog { log, json } => Outcome::ok(
+            EXIT_STARTS,
+            if json {
+                pretty(&logs::log_json(&log))
+            } else {
+                logs::log_view(&log)
+            },
+        ),
         Command::Plan(inv) => match calc::plan(&inv.scenario) {
             Err(e) => Outcome::bad(&CliError::from_calc(&e)),
             Ok(p) => {
                 let code = if p.starts() { EXIT_STARTS } else { EXIT_FAILS };
+                let replay = inv
+                    .replay
+                    .as_ref()
+                    .map(|r| logs::replay_figures(&r.log, &r.predicted));
                 let text = if inv.json {
-                    pretty(&json::document(&inv.scenario, &p))
+                    let mut doc = json::document(&inv.scenario, &p);
+                    if let (Some((c, d)), Some(o)) = (&replay, doc.as_object_mut()) {
+                        o.insert("comparison".into(), logs::comparison_json(c));
+                        o.insert("derived".into(), logs::derived_json(d));
+                    }
+                    pretty(&doc)
                 } else {
-                    render(&inv.scenario, &p, inv.unit)
+                    let mut t = render(&inv.scenario, &p, inv.unit);
+                    if let Some((c, d)) = &replay {
+                        t.push_str(&logs::comparison_view(c, d));
+                    }
+                    t
                 };
                 let mut o = Outcome::ok(code, text);
                 o.stderr = notes(&inv.notes);
@@ -374,6 +411,35 @@ pub fn parse_with_stdin(
                 json: as_json,
             })
         }
+        "import-log" => {
+            let mut as_json = false;
+            let mut file: Option<&String> = None;
+            for a in rest {
+                match a.as_str() {
+                    "--json" | "--json=true" => as_json = true,
+                    "--json=false" | "--no-json" => as_json = false,
+                    "-h" | "--help" => return Ok(Command::Help(topic(first))),
+                    _ if file.is_none() => file = Some(a),
+                    other => {
+                        return Err(CliError::new(
+                            other,
+                            "`headroom import-log` takes one FILE (or - to read the log from stdin) and --json",
+                        ))
+                    }
+                }
+            }
+            let file = file.ok_or_else(|| {
+                CliError::new(
+                    "FILE",
+                    "missing: give the log's path, or - to read it from stdin",
+                )
+            })?;
+            let log = logs::read_log(file, stdin, "FILE")?;
+            Ok(Command::ImportLog {
+                log: Box::new(log),
+                json: as_json,
+            })
+        }
         "plan" | "solve" | "link" | "command" => {
             let cmd = match first.as_str() {
                 "plan" => args::Cmd::Plan,
@@ -395,7 +461,13 @@ pub fn parse_with_stdin(
                 args::Cmd::Plan if a.values.contains_key("url") => {
                     build::from_url(&a).map(Command::Plan)
                 }
-                args::Cmd::Plan => build::invocation(&a).map(Command::Plan),
+                args::Cmd::Plan => {
+                    let log = match a.values.get("log") {
+                        Some(f) => Some(logs::read_log(f, stdin, "--log")?),
+                        None => None,
+                    };
+                    build::invocation_with_log(&a, log).map(Command::Plan)
+                }
                 args::Cmd::Solve => {
                     let inv = build::invocation(&a)?;
                     let text = a.values.get("for").ok_or_else(|| {
@@ -411,7 +483,7 @@ pub fn parse_with_stdin(
         other => Err(CliError::new(
             "",
             format!(
-                "unknown command {other:?}; the commands are plan, solve, link, command, import-command, models, gpus, examples (headroom --help)"
+                "unknown command {other:?}; the commands are plan, solve, link, command, import-command, import-log, models, gpus, examples (headroom --help)"
             ),
         )),
     }
@@ -424,6 +496,7 @@ fn topic(t: &str) -> Option<&'static str> {
         "link",
         "command",
         "import-command",
+        "import-log",
         "models",
         "gpus",
         "examples",

@@ -285,7 +285,9 @@ pub fn read(text: &str) -> Result<Log, LogError> {
                 );
             }
         }
-        for marker in ["# GPU blocks: ", "# CUDA blocks: "] {
+        // "# GPU blocks", "# CUDA blocks" or "# cuda blocks": V0's executor names the device
+        // as the release spells it (fixtures logs/01, 05 and 07).
+        for marker in ["# GPU blocks: ", "# CUDA blocks: ", "# cuda blocks: "] {
             if let Some((g, rest)) = number_after(msg, marker) {
                 push!("num_gpu_blocks", g, "blocks", Vec::new());
                 if let Some((c, _)) = number_after(rest, "# CPU blocks: ") {
@@ -414,8 +416,18 @@ pub fn read(text: &str) -> Result<Log, LogError> {
             ));
             continue;
         }
+        // 0.6.5's budget line starts a profile when its "Memory profiling takes" line was cut
+        // off above the excerpt.
+        if profiling.is_none() && msg.contains("the current vLLM instance can use") {
+            profiling = Some(log.readings.len());
+            push!("memory_profiling", 0.0, "GiB", Vec::new());
+        }
         if let Some(p) = profiling {
             let terms = profiling_terms(msg);
+            // The table's "duration" row carries no memory term; the table goes on.
+            if terms.is_empty() && msg.trim_start().starts_with("duration") {
+                continue;
+            }
             if terms.is_empty() {
                 profiling = None;
             } else {
@@ -449,6 +461,9 @@ pub fn read(text: &str) -> Result<Log, LogError> {
             }
         },
     }
+    // A profile whose terms were cut off says nothing.
+    log.readings
+        .retain(|r| r.key != "memory_profiling" || !r.fields.is_empty());
     flag_conflicts(&mut log);
     if log.readings.is_empty() && log.non_default_args.is_empty() {
         return Err(LogError(
@@ -523,8 +538,21 @@ fn flag_conflicts(log: &mut Log) {
         "num_gpu_blocks",
     ] {
         let mut seen: Vec<(&Option<String>, f64, usize)> = Vec::new();
-        for r in log.readings.iter().filter(|r| r.key == key) {
+        let mut previous: Option<&str> = None;
+        for r in &log.readings {
+            let after = previous.replace(r.key);
+            if r.key != key {
+                continue;
+            }
             match seen.iter().find(|(rank, _, _)| **rank == r.rank) {
+                // Two loads in a row, before any later phase: a second model of the same start
+                // (V0's speculative decoding loads its draft worker's weights next).
+                Some((_, v, line)) if key == "model_loading" && after == Some(key) => {
+                    log.notes.push(format!(
+                        "line {} loads {} {} more after line {line}'s {v} with no phase between them: a second model of the same start (a speculative drafter?); --weights takes the first",
+                        r.line, r.value, r.unit
+                    ));
+                }
                 Some((_, v, line)) if *v != r.value => log.conflicts.push(format!(
                     "{key}: line {line} says {v}, line {} says {} for the same rank{}: two launches? Headroom reads the first and averages nothing",
                     r.line,

@@ -6,6 +6,7 @@
 //! - [`command`]: a launch command read into vLLM's destinations and Headroom's inputs.
 //! - [`export`]: a scenario written back as a `vllm serve` command.
 //! - [`log`]: a vLLM startup log read into readings (measured inputs) and the release.
+//! - [`replay`]: a log's `non-default args` as flags, and its readings against a plan.
 
 pub mod command;
 pub mod export;
@@ -13,4 +14,5 @@ pub mod flags;
 pub mod log;
 mod numbers;
 pub mod page;
+pub mod replay;
 pub mod shell;

@@ -4,7 +4,7 @@
 use crate::calc::formula::{Arg, Formula};
 use crate::calc::kv::{self, LayerKv};
 use crate::calc::plan::*;
-use crate::calc::scenario::Scenario;
+use crate::calc::scenario::{Scenario, StageTerm};
 use crate::calc::units::{cdiv, Bytes, Grouped, GIB};
 
 /// The decoder-layer weights' formula of a stage.
@@ -137,7 +137,29 @@ pub(super) fn push_after_start(
     let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
     let outside = get(Term::Total) - get(Term::Budget);
     let (held, held_prov, held_what) = held_besides(s, r);
-    let free_after = get(Term::FreeAtStart) - get(Term::Weights) - get(Term::Drafter) - held - pool;
+    let mut loaded = get(Term::Weights) + get(Term::Drafter);
+    let mut implied_used = false;
+    // A measured pool whose weights estimate does not even load (see the load check): the
+    // weights are what the measurement leaves of the budget, not the contradicted estimate.
+    let stage = r.pp_rank as usize;
+    if r.load_headroom < 0
+        && s.runtime.for_stage(StageTerm::AvailableKv, stage).is_some()
+        && s.runtime.for_stage(StageTerm::Weights, stage).is_none()
+    {
+        let graphs_inside = if graphs_outside {
+            0
+        } else {
+            get(Term::CudaGraphs)
+        };
+        let implied = get(Term::Budget)
+            - get(Term::AvailableKv)
+            - get(Term::OtherConsumption)
+            - get(Term::Activation)
+            - graphs_inside;
+        implied_used = implied.max(0) < loaded;
+        loaded = loaded.min(implied.max(0));
+    }
+    let free_after = get(Term::FreeAtStart) - loaded - held - pool;
     r.ledger.push(line(
         Term::OutsideBudget,
         outside,
@@ -163,7 +185,11 @@ pub(super) fn push_after_start(
     r.ledger.push(line(
         Term::FreeAfterStart,
         free_after,
-        held_what,
+        if implied_used {
+            Formula::from("free at start - (the weights the measured pool implies: budget - available KV - other - activation - graphs inside the budget; + other + graphs + KV pool)")
+        } else {
+            Formula::from(held_what)
+        },
         after_prov,
     ));
 }

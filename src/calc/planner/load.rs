@@ -199,10 +199,12 @@ pub(super) fn load_need(
     s: &Scenario,
     l: &Loaded,
     free0: u64,
-    rank: u32,
+    at: (u32, usize),
     ledger: &mut Vec<LedgerLine>,
     load_fail: &mut Option<(u32, String)>,
+    notes: &mut Vec<String>,
 ) -> u64 {
+    let (rank, stage) = at;
     let (w_total, weights_all) = (l.w_total, l.weights_all);
     // Load phase: weights plus a transient against physical free memory.
     let (load_peak, load_prov) = runtime::term(
@@ -222,6 +224,22 @@ pub(super) fn load_need(
     // per layer as the target loads); the drafter loads after it. The peak is whichever
     // is larger: target + transient, or target + drafter.
     let load_need = w_total.saturating_add(load_peak).max(weights_all);
+    // A measured pool is from a later phase: loading passed on that run, so an estimate that
+    // says it cannot is contradicted, not a verdict (the pool's figure outranks it).
+    let pool_measured = s.runtime.for_stage(StageTerm::AvailableKv, stage).is_some();
+    let weights_measured = s.runtime.for_stage(StageTerm::Weights, stage).is_some();
+    if load_need > free0 && pool_measured && !weights_measured && s.runtime.load_peak.is_none() {
+        let note = format!(
+            "The estimated load peak of stage {stage} ({}) is more than the {} free, yet the measured available KV memory shows that loading passed: the weight estimate is contradicted by the measurement by at least {}; give the measured weights (--weights, \"Model loading took\") to replace it.",
+            amount(i128::from(load_need)),
+            amount(i128::from(free0)),
+            amount(i128::from(load_need - free0))
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+        return load_need;
+    }
     if load_need > free0 && load_fail.is_none() {
         *load_fail = Some((
             rank,
@@ -266,13 +284,16 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
         ..
     } = *r;
     let (m, v, tp64) = (&s.model, s.version, u64::from(s.parallel.tp));
+    // A rank whose estimate does not fit passed only because a measured pool outranks it.
+    let contradicted = ranks.iter().find(|r| r.load_headroom < 0);
     checks.push(Check {
         phase: Phase::Load,
         ok: load_fail.is_none(),
         rank: load_fail.as_ref().map(|f| f.0),
-        message: match &load_fail {
-            Some((_, m)) => m.clone().into(),
-            None => "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into(),
+        message: match (&load_fail, contradicted) {
+            (Some((_, m)), _) => m.clone().into(),
+            (None, Some(r)) => format!("passed on the measured run: the measured available KV memory shows that the weights loaded, though the estimate for rank {} is {} more than its free memory (the estimate is contradicted; see the notes)", r.rank, amount(-r.load_headroom)).into(),
+            (None, None) => "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into(),
         },
         vllm_error: load_fail.as_ref().map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
         knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel", "speculative-config (the drafter loads on the last stage)"],

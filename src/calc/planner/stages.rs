@@ -374,7 +374,15 @@ fn plan_rank(
     ledger.extend_from_slice(head);
     let (w_total, w_prov) = weight_lines(s, sh, &place, &est, at, &mut ledger);
     let loaded = drafter_weights(s, d, sh, &place, &est, at, w_total, w_prov, &mut ledger);
-    let load_need = load_need(s, &loaded, free0, rank, &mut ledger, &mut out.load_fail);
+    let load_need = load_need(
+        s,
+        &loaded,
+        free0,
+        (rank, stage as usize),
+        &mut ledger,
+        &mut out.load_fail,
+        notes,
+    );
     let profiled = profile_lines(s, sh, last, &mut ledger);
     let available = available_kv(s, sh, stage, &loaded, &profiled, &mut ledger, notes);
     init_fail(s, r.util, sh, at, &mut out.init_fail);

@@ -1,0 +1,326 @@
+//! A startup log replayed against a plan: its `non-default args` as a launch command's flags,
+//! and each reading set beside the figure Headroom predicts for it, with the difference, and
+//! what the log implies on its own (labelled as derived). Predictions come from a plan made
+//! without the log's measurements, so the comparison says how far Headroom's estimates are
+//! from what the run printed.
+//!
+//! ```
+//! use headroom::import::{log, replay};
+//! let l = log::read("INFO 01-01 00:00:00 [utils.py:1] non-default args: {'model_tag': 'meta-llama/Llama-3.1-8B-Instruct', 'tensor_parallel_size': 2, 'enforce_eager': True}").unwrap();
+//! let c = replay::args_command(&l).unwrap();
+//! assert_eq!(c.model.as_deref(), Some("meta-llama/Llama-3.1-8B-Instruct"));
+//! assert_eq!(c.flag("tensor_parallel_size").map(|v| v.to_string()).as_deref(), Some("2"));
+//! assert_eq!(c.flag("enforce_eager").map(|v| v.to_string()).as_deref(), Some("true"));
+//! ```
+
+use super::command::{import, Form, Ignored, Imported};
+use super::export::quote;
+use super::log::{python_to_json, Log, Reading};
+use crate::calc::plan::{Plan, RankPlan, Term};
+use crate::calc::units::GIB;
+
+/// The log's `non-default args` as a launch command's flags (vLLM's destination names, the
+/// values as printed), read by the command importer one by one so that one value it cannot
+/// read is listed as ignored instead of losing the rest. `None` without that line.
+pub fn args_command(log: &Log) -> Option<Imported> {
+    log.non_default_args_line?;
+    let line = log.non_default_args_line.unwrap_or(0);
+    let model = log
+        .non_default_args
+        .iter()
+        .find(|(k, _)| k == "model_tag" || k == "model")
+        .map(|(_, v)| unquote(v));
+    let head = format!(
+        "vllm serve {}",
+        quote(model.as_deref().unwrap_or("the-model"))
+    );
+    let mut out = import(&head).ok()?;
+    out.model = model;
+    out.form = Form::Serve;
+    for (dest, value) in &log.non_default_args {
+        if dest == "model_tag" || dest == "model" {
+            continue;
+        }
+        let flag = format!("--{dest}");
+        let text = value.trim();
+        let words = match text {
+            "None" => continue,
+            "True" => flag.clone(),
+            "False" => format!("--no-{dest}"),
+            t if t.starts_with(['{', '[', '(']) => {
+                format!("{flag} {}", quote(&python_to_json(t)))
+            }
+            t => format!("{flag} {}", quote(&unquote(t))),
+        };
+        match import(&format!("{head} {words}")) {
+            Ok(one) => {
+                for mut f in one.flags {
+                    f.line = line;
+                    out.flags.retain(|g| g.dest != f.dest);
+                    out.flags.push(f);
+                }
+                out.ignored.extend(one.ignored);
+                out.notes.extend(one.notes);
+            }
+            Err(e) => out.ignored.push(Ignored {
+                flag,
+                dest: None,
+                value: Some(text.to_string()),
+                reason: format!("the log's value is not read: {}", e.message),
+            }),
+        }
+    }
+    Some(out)
+}
+
+/// A Python string literal's text (`'abc'` gives `abc`); any other text as it is.
+fn unquote(v: &str) -> String {
+    let v = v.trim();
+    let q = v.chars().next();
+    if matches!(q, Some('\'' | '"')) && v.len() >= 2 && v.ends_with(q.unwrap_or(' ')) {
+        v[1..v.len() - 1].replace("\\'", "'").replace("\\\"", "\"")
+    } else {
+        v.to_string()
+    }
+}
+
+/// One figure the log printed, beside Headroom's prediction for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Comparison {
+    /// What the figure is: the reading's key (`model_loading`, `available_kv_cache`, ...), or
+    /// the key and its field (`capacity_error.available`).
+    pub figure: String,
+    /// The unit both numbers are in: the log's (`GiB`, `tokens`, `x`, `blocks`).
+    pub unit: &'static str,
+    /// Headroom's figure, `None` when the plan stopped before the phase that prints it.
+    pub predicted: Option<f64>,
+    pub measured: f64,
+    /// `measured - predicted`.
+    pub difference: Option<f64>,
+    pub line: usize,
+    /// The plan's rank the figure is compared on (`None`: an engine-wide figure).
+    pub rank: Option<u32>,
+}
+
+/// A figure the log implies but does not print, and how it was worked out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Derived {
+    pub figure: &'static str,
+    pub value: f64,
+    pub unit: &'static str,
+    pub from: String,
+}
+
+/// The plan's rank a log line came from: `rank=N`, or `PPi` and `TPj` in the process name
+/// (rank `i x tp + j`), or `TPj` alone; `None` when the prefix names no worker.
+pub fn rank_of(label: Option<&str>, tp: u32) -> Option<u32> {
+    let label = label?;
+    let number_after = |tag: &str| -> Option<u32> {
+        let i = label.find(tag)?;
+        let digits: String = label[i + tag.len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        digits.parse().ok()
+    };
+    if let Some(r) = number_after("rank=") {
+        return Some(r);
+    }
+    let tp_rank = number_after("TP");
+    match (number_after("PP"), tp_rank) {
+        (Some(pp), Some(t)) => pp.checked_mul(tp)?.checked_add(t),
+        (None, Some(t)) => Some(t),
+        (Some(pp), None) => pp.checked_mul(tp),
+        (None, None) => None,
+    }
+}
+
+fn gib(b: i128) -> f64 {
+    b as f64 / GIB as f64
+}
+
+/// Rounds to the printed precision's neighbourhood, so that differences read as printed.
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// Each reading the plan predicts, beside the prediction: the weights and available KV memory
+/// of the rank the line came from (rank 0 when the line names none), the CUDA-graph figures,
+/// the token, concurrency and block figures of the replica, and the figures in an init or
+/// capacity error. `predicted` is the plan made without the log's measurements.
+pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
+    let mut out = Vec::new();
+    let rank_plan = |r: &Reading| -> (Option<u32>, Option<&RankPlan>) {
+        let at = rank_of(r.rank.as_deref(), predicted.tp).unwrap_or(0);
+        (Some(at), predicted.ranks.get(at as usize))
+    };
+    let smallest = predicted.ranks.iter().min_by_key(|r| r.available_kv);
+    let replica = predicted.replica.as_ref();
+    for r in &log.readings {
+        let mut push = |figure: String, unit: &'static str, pred: Option<f64>, meas: f64, rank| {
+            let pred = pred.map(round4);
+            out.push(Comparison {
+                figure,
+                unit,
+                predicted: pred,
+                measured: meas,
+                difference: pred.map(|p| round4(meas - p)),
+                line: r.line,
+                rank,
+            });
+        };
+        match r.key {
+            "model_loading" => {
+                let (at, rp) = rank_plan(r);
+                push(
+                    r.key.into(),
+                    r.unit,
+                    rp.map(|p| gib(i128::from(p.weights.0))),
+                    r.value,
+                    at,
+                );
+            }
+            "available_kv_cache" => {
+                let (at, rp) = rank_plan(r);
+                let ran = predicted.replica.is_some() || rp.is_some_and(|p| p.available_kv != 0);
+                push(
+                    r.key.into(),
+                    r.unit,
+                    rp.filter(|_| ran).map(|p| gib(p.available_kv)),
+                    r.value,
+                    at,
+                );
+            }
+            "cuda_graph_estimate" | "cuda_graph_actual" => {
+                let (at, rp) = rank_plan(r);
+                let g = rp
+                    .and_then(|p| p.line(Term::CudaGraphs))
+                    .map(|l| gib(l.bytes));
+                if r.unit == "GiB" {
+                    push(r.key.into(), r.unit, g, r.value, at);
+                }
+            }
+            "gpu_kv_cache_tokens" => push(
+                r.key.into(),
+                r.unit,
+                replica.map(|p| p.kv_cache_tokens as f64),
+                r.value,
+                None,
+            ),
+            "max_concurrency" => {
+                let same_len = r
+                    .field("tokens_per_request")
+                    .zip(replica)
+                    .is_some_and(|(t, p)| t == p.max_model_len as f64);
+                push(
+                    r.key.into(),
+                    r.unit,
+                    replica.filter(|_| same_len).map(|p| p.max_concurrency),
+                    r.value,
+                    None,
+                );
+                if let Some(t) = r.field("tokens_per_request") {
+                    push(
+                        "max_concurrency.tokens_per_request".into(),
+                        "tokens",
+                        replica.map(|p| p.max_model_len as f64),
+                        t,
+                        None,
+                    );
+                }
+            }
+            "num_gpu_blocks" => push(
+                r.key.into(),
+                r.unit,
+                replica.map(|p| p.num_blocks as f64),
+                r.value,
+                None,
+            ),
+            "capacity_error" => {
+                if let Some(a) = r.field("available") {
+                    push(
+                        "capacity_error.available".into(),
+                        "GiB",
+                        smallest.map(|p| gib(p.available_kv)),
+                        a,
+                        smallest.map(|p| p.rank),
+                    );
+                }
+            }
+            "init_error" => {
+                let rp = predicted.ranks.first();
+                let term = |t: Term| rp.and_then(|p| p.line(t)).map(|l| gib(l.bytes));
+                for (field, t) in [
+                    ("free", Term::FreeAtStart),
+                    ("total", Term::Total),
+                    ("requested", Term::Budget),
+                ] {
+                    if let Some(v) = r.field(field) {
+                        push(format!("init_error.{field}"), "GiB", term(t), v, Some(0));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// What the log implies on its own: the KV bytes a token costs (the pool over its tokens),
+/// the blocks the pool holds (its tokens over the block size the plan resolved), and the
+/// non-KV use besides the weights (the budget, less the weights and the pool the log shows).
+pub fn derived(log: &Log, predicted: &Plan) -> Vec<Derived> {
+    let mut out = Vec::new();
+    let first = |key: &str| log.all(key).next();
+    let kv = first("available_kv_cache");
+    let tokens = first("gpu_kv_cache_tokens");
+    if let (Some(k), Some(t)) = (kv, tokens) {
+        if let (Some(b), true) = (k.bytes(), t.value > 0.0) {
+            out.push(Derived {
+                figure: "kv_bytes_per_token",
+                value: (b as f64 / t.value).floor(),
+                unit: "B",
+                from: format!(
+                    "available KV memory (line {}) over the pool's tokens (line {}); the pool is a whole number of blocks, so this is an upper bound",
+                    k.line, t.line
+                ),
+            });
+        }
+    }
+    if let (Some(t), Some(p)) = (tokens, predicted.replica.as_ref()) {
+        if p.groups.len() == 1 && p.block_size > 0 {
+            out.push(Derived {
+                figure: "num_blocks",
+                value: (t.value / p.block_size as f64).floor(),
+                unit: "blocks",
+                from: format!(
+                    "the pool's tokens (line {}) over the block size {} the plan resolved",
+                    t.line, p.block_size
+                ),
+            });
+        }
+    }
+    let w = first("model_loading");
+    if let (Some(w), Some(k), Some(r0)) = (w, kv, predicted.ranks.first()) {
+        if let (Some(wb), Some(kb)) = (w.bytes(), k.bytes()) {
+            let rest = i128::from(r0.budget.0) - i128::from(wb) - i128::from(kb);
+            let what = if predicted.version.graphs_inside_budget() {
+                "the activation peak, other consumption and the CUDA-graph estimate"
+            } else {
+                "the activation peak and other consumption"
+            };
+            out.push(Derived {
+                figure: "non_kv_besides_weights",
+                value: round4(gib(rest)),
+                unit: "GiB",
+                from: format!(
+                    "the budget ({:.2} GiB) less the weights (line {}) and the available KV memory (line {}): {what}",
+                    gib(i128::from(r0.budget.0)),
+                    w.line,
+                    k.line
+                ),
+            });
+        }
+    }
+    out
+}
