@@ -30,14 +30,7 @@ struct Given {
     measured: Vec<(Input, String)>,
 }
 
-/// The inputs a log measures; the others it gives (the release, an init error's utilization)
-/// are settings, and hold for the prediction too.
-fn is_measurement(i: Input) -> bool {
-    matches!(
-        i,
-        Input::Weights | Input::AvailableKv | Input::CudaGraph | Input::Free
-    )
-}
+use crate::import::replay::is_measurement;
 
 /// Sets one input, refusing an empty value and naming the flag on a bad one.
 fn set(state: &mut UrlState, input: Input, text: &str) -> Result<(), CliError> {

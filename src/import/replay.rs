@@ -16,6 +16,7 @@
 use super::command::{import, Form, Ignored, Imported};
 use super::export::quote;
 use super::log::{python_to_json, Log, Reading};
+use crate::calc::input::Input;
 use crate::calc::plan::{Plan, RankPlan, Term};
 use crate::calc::units::GIB;
 
@@ -71,6 +72,38 @@ pub fn args_command(log: &Log) -> Option<Imported> {
         }
     }
     Some(out)
+}
+
+/// The inputs a log measures (the weights, the available KV memory, the CUDA-graph estimate,
+/// an init error's free memory); the others it gives (the release, an init error's
+/// utilization) are settings, and hold for the prediction too.
+pub fn is_measurement(i: Input) -> bool {
+    matches!(
+        i,
+        Input::Weights | Input::AvailableKv | Input::CudaGraph | Input::Free
+    )
+}
+
+/// What a log gives the page: the inputs of its `non-default args` (as a pasted command's),
+/// its settings, and its measurements, each as Headroom's inputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogInputs {
+    pub command: Option<super::page::PageInputs>,
+    pub settings: Vec<(Input, String)>,
+    pub measured: Vec<(Input, String)>,
+}
+
+/// The page's inputs for a log (see [`LogInputs`]).
+pub fn log_inputs(log: &Log) -> LogInputs {
+    let (measured, settings) = log
+        .inputs()
+        .into_iter()
+        .partition(|(i, _)| is_measurement(*i));
+    LogInputs {
+        command: args_command(log).map(|c| c.page_inputs()),
+        settings,
+        measured,
+    }
 }
 
 /// A Python string literal's text (`'abc'` gives `abc`); any other text as it is.

@@ -10,6 +10,7 @@
 //! wasm's size).
 
 pub mod charts;
+mod deploy;
 mod form;
 pub mod panels;
 pub mod state;
@@ -64,7 +65,7 @@ fn header_html() -> String {
         ));
     }
     h.push_str(
-        r#"<a href="?v=1" data-testid="example-none" data-example="">Start over</a></nav><div class="tools"><fieldset class="unit" data-testid="unit"><legend>Unit</legend><label><input type="radio" name="unit" data-testid="unit-gib" value=""> GiB (2^30)</label><label><input type="radio" name="unit" data-testid="unit-gb" value="gb"> GB (10^9)</label></fieldset><button type="button" data-testid="copy-link">Copy link</button><span role="status" class="status" id="link-status"></span></div>"#,
+        r#"<a href="?v=1" data-testid="example-none" data-example="">Start over</a></nav><div class="tools"><fieldset class="unit" data-testid="unit"><legend>Unit</legend><label><input type="radio" name="unit" data-testid="unit-gib" value=""> GiB (2^30)</label><label><input type="radio" name="unit" data-testid="unit-gb" value="gb"> GB (10^9)</label></fieldset><button type="button" data-testid="copy-link">Copy link</button><button type="button" data-testid="copy-command" title="This scenario as a vllm serve command">Copy command</button><span role="status" class="status" id="link-status"></span></div>"#,
     );
     h
 }
@@ -105,6 +106,17 @@ fn on_header_click(app: AppState, link_status: RwSignal<String>, ev: &web_sys::M
         .is_some()
     {
         panels::copy_text(page_link(app), link_status);
+    } else if target
+        .closest("[data-testid=copy-command]")
+        .ok()
+        .flatten()
+        .is_some()
+    {
+        match deploy::exported(app) {
+            Some(e) => panels::copy_text(e.text, link_status),
+            None => link_status
+                .set("No command: these inputs give no scenario (see the verdict).".into()),
+        }
     }
 }
 
@@ -204,6 +216,7 @@ fn notice_html(items: &[url::Ignored]) -> String {
 /// The form beside the result panels.
 fn layout(app: AppState) -> impl IntoView {
     view! {
+        {deploy::deploy(app)}
         {form::form(app)}
         {panels::results(app)}
     }
@@ -231,6 +244,14 @@ fn narrow_screens_read_results_first() {
                 // Moving a node that holds the focus would drop it, so only move when needed.
                 if first.next_element_sibling().as_ref() != Some(&second) {
                     let _ = layout.insert_before(&first, Some(&second));
+                }
+                // Your own deployment: above both on a wide screen; on a phone after the
+                // figures (a shared link is opened to read them), before the form.
+                if let Some(deploy) = find(":scope > .deploy-wrap") {
+                    let before = if query.matches() { &second } else { &first };
+                    if deploy.next_element_sibling().as_ref() != Some(before) {
+                        let _ = layout.insert_before(&deploy, Some(before));
+                    }
                 }
             }
         }

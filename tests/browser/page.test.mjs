@@ -495,12 +495,19 @@ test('on a phone the figures come before the form, on screen and in Tab order', 
   assert.ok(inResults, 'Tab reaches the figures');
   // A wide window puts the form first again, on screen and in the DOM; narrow again, figures first.
   await page.setViewportSize({ width: 1280, height: 900 });
-  await page.waitForFunction(() => document.querySelector('#layout > *').classList.contains('inputs'));
+  await page.waitForFunction(() => document.querySelector('#layout > :not(.deploy-wrap)').classList.contains('inputs'));
+  // Your own deployment sits above both on a wide screen.
+  assert.ok(await page.evaluate(() => document.querySelector('#layout > *').classList.contains('deploy-wrap')));
   const wide = await order();
   assert.equal(wide.domResultsFirst, false);
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForFunction(() => document.querySelector('#layout > *').classList.contains('results'));
+  await page.waitForFunction(() => document.querySelector('#layout > :not(.deploy-wrap)').classList.contains('results'));
   assert.deepEqual(await order(), { domResultsFirst: true, seenResultsFirst: true });
+  // On a phone it comes after the figures, before the form.
+  assert.ok(await page.evaluate(() => {
+    const d = document.querySelector('#layout > .deploy-wrap');
+    return d.previousElementSibling?.classList.contains('results') && d.nextElementSibling?.classList.contains('inputs');
+  }));
   assertClean(problems);
   await context.close();
 });
