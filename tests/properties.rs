@@ -1052,6 +1052,7 @@ fn wild_scenario(rng: &mut Rng) -> Scenario {
         s.version = VllmVersion {
             major: wild_u32(rng) % 3,
             minor: wild_u32(rng) % 60,
+            patch: wild_u32(rng) % 4,
         };
     }
     s.average_request_len = rng.chance(20).then(|| wild_u64(rng));
@@ -1148,7 +1149,7 @@ fn no_scenario_panics() {
 
 fn short(s: &Scenario) -> String {
     format!(
-        "model {} layers {} h {} heads {}/{} hd {} inter {} vocab {} | gpu {} | tp {} pp {} dp {} gpus {} part {:?} | util {:?} pin {:?} len {:?} seqs {:?} mnbt {:?} block {:?} override {:?} spec {:?} | w {:?} free {:?} | v {}.{}",
+        "model {} layers {} h {} heads {}/{} hd {} inter {} vocab {} | gpu {} | tp {} pp {} dp {} gpus {} part {:?} | util {:?} pin {:?} len {:?} seqs {:?} mnbt {:?} block {:?} override {:?} spec {:?} | w {:?} free {:?} | v {}",
         s.model.name, s.model.n_layers, s.model.hidden_size, s.model.n_heads, s.model.n_kv_heads,
         s.model.head_dim, s.model.intermediate_size, s.model.vocab_size, s.gpu.total.0,
         s.parallel.tp, s.parallel.pp, s.parallel.dp, s.gpus, s.parallel.pp_layer_partition,
@@ -1158,7 +1159,7 @@ fn short(s: &Scenario) -> String {
         s.engine.speculative.as_ref().map(|x| (&x.method, x.num_speculative_tokens)),
         s.runtime.weights.as_ref().map(|m| m.bytes.0),
         s.runtime.free_memory.as_ref().map(|m| m.bytes.0),
-        s.version.major, s.version.minor,
+        s.version,
     )
 }
 

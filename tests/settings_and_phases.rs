@@ -31,10 +31,7 @@ fn utilization_default_follows_the_release() {
     assert_eq!(p.settings.default_utilization, 0.92);
     assert_eq!(u.value, p.gpu_memory_utilization);
 
-    s.version = VllmVersion {
-        major: 0,
-        minor: 19,
-    };
+    s.version = VllmVersion::new(0, 19);
     let p = planned(&s);
     let u = &p.settings.gpu_memory_utilization;
     assert_eq!((u.value, u.origin), (0.90, Origin::Default));

@@ -38,7 +38,10 @@ pub fn batch_defaults(s: &Scenario, max_model_len: u64) -> (u64, u64, &'static s
     let mnbt_user = s.engine.max_num_batched_tokens;
     let mut mnbt = mnbt_user.unwrap_or(mnbt);
     let mut mns = mns_user.unwrap_or(mns);
-    if mnbt_user.is_none() {
+    // The clamp to max_num_seqs x max_model_len moved into EngineArgs in 0.11.2; in 0.11.0
+    // and 0.10.2 `_set_default_args` sets the API server's default, so SchedulerConfig's
+    // clamp (only for a value it defaults itself) never runs.
+    if mnbt_user.is_none() && s.version.at_least_patch(0, 11, 2) {
         mnbt = mnbt.min(mns.saturating_mul(max_model_len));
     }
     if mns_user.is_none() {
@@ -269,6 +272,7 @@ pub fn forced_mla_block(s: &Scenario, block: u64) -> Option<(u64, &'static str)>
         return None;
     }
     let cc = s.gpu.compute_capability.0;
+    let exact = !s.version.at_least_patch(0, 11, 2);
     let backend = match s.engine.attention_backend {
         Some(b) => b,
         None if cc == 10 && s.version.at_least(0, 16) && mla.qk_nope_head_dim == 128 => {
@@ -278,11 +282,15 @@ pub fn forced_mla_block(s: &Scenario, block: u64) -> Option<(u64, &'static str)>
         None => AttentionBackend::Flashmla,
     };
     match backend {
-        AttentionBackend::Flashmla if cc == 9 && block % 64 != 0 => Some((
-            64,
-            "Forcing kv cache block size to 64 for FlashMLA backend.",
-        )),
-        AttentionBackend::CutlassMla if block % 128 != 0 => Some((
+        // 0.10.2 and 0.11.0 test the exact value (`block_size != 64`, `!= 128`): a multiple
+        // of 64 or 128 is forced too; from 0.11.2 a multiple stands.
+        AttentionBackend::Flashmla if cc == 9 && (block % 64 != 0 || (exact && block != 64)) => {
+            Some((
+                64,
+                "Forcing kv cache block size to 64 for FlashMLA backend.",
+            ))
+        }
+        AttentionBackend::CutlassMla if block % 128 != 0 || (exact && block != 128) => Some((
             128,
             "Forcing kv cache block size to 128 for CUTLASS_MLA backend.",
         )),
@@ -389,6 +397,30 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
 
 /// vLLM's CUDA-graph capture sizes (`VllmConfig._set_cudagraph_sizes`), counted.
 pub fn cudagraph_sizes(s: &Scenario, mns: u64, mnbt: u64) -> Vec<u64> {
+    if !s.version.at_least_patch(0, 11, 2) {
+        // 0.10.2 and 0.11.0: SchedulerConfig's cuda_graph_sizes = [min(2 x max_num_seqs, 512)],
+        // then [1, 2, 4] + range(8, that + 1, 8), kept where at most max_num_batched_tokens.
+        let cap = mns.saturating_mul(2).min(512);
+        let mut sizes: Vec<u64> = vec![1, 2, 4];
+        sizes.extend((8..=cap).step_by(8));
+        sizes.retain(|x| *x <= mnbt);
+        return sizes;
+    }
+    if !s.version.at_least(0, 14) {
+        // 0.11.2 to 0.13.0 (`VllmConfig._set_cudagraph_sizes`): min(2 x max_num_seqs, 512)
+        // (0.13 scales max_num_seqs by 1 + the speculative tokens, which Headroom refuses
+        // there), capped at max_num_batched_tokens; 1, 2, 4, multiples of 8 below 256, then of
+        // 16 up to it.
+        let max = mns.saturating_mul(2).min(512).min(mnbt).max(1);
+        let mut sizes: Vec<u64> = [1, 2, 4].into_iter().filter(|x| *x <= max).collect();
+        if max >= 8 {
+            sizes.extend((8..(max + 1).min(256)).step_by(8));
+        }
+        if max >= 256 {
+            sizes.extend((256..=max).step_by(16));
+        }
+        return sizes;
+    }
     let spec_tokens = s
         .engine
         .speculative
@@ -444,9 +476,17 @@ pub fn term(measured: &Option<Measured>, estimate: u64, basis: String) -> (u64, 
 }
 
 /// In use before the init snapshot: CUDA context and cuBLAS handles, plus NCCL communicators
-/// when there is more than one rank. Typical figures, not a measurement.
-pub fn pre_snapshot_estimate(ranks: u32) -> (u64, String) {
+/// when there is more than one rank (from 0.11.0: 0.10.2 takes the snapshot before NCCL
+/// starts, and its communicators are other use, [`other_consumption_estimate`]). Typical
+/// figures, not a measurement.
+pub fn pre_snapshot_estimate(ranks: u32, version: VllmVersion) -> (u64, String) {
     let context = 512 * MIB;
+    if !version.nccl_before_snapshot() {
+        return (
+            context,
+            "typical CUDA context + cuBLAS handles (0.5 GiB); vLLM 0.10.2 takes its snapshot before NCCL starts".into(),
+        );
+    }
     let nccl = if ranks > 1 { 512 * MIB } else { 0 };
     let basis = if ranks > 1 {
         "typical CUDA context + cuBLAS handles (0.5 GiB) and NCCL communicators (0.5 GiB)"
@@ -498,8 +538,16 @@ pub fn activation_estimate(
 }
 
 /// Persistent consumption after the snapshot besides weights: runner buffers, attention and
-/// cuBLAS workspaces. The spec's worked examples assume 0.5 GiB.
-pub fn other_consumption_estimate() -> (u64, String) {
+/// cuBLAS workspaces. The spec's worked examples assume 0.5 GiB. In vLLM 0.10.2 the NCCL
+/// communicators of more than one rank start after the snapshot (`Worker.init_device`), so
+/// they are non-torch memory inside the budget: a typical 0.5 GiB more.
+pub fn other_consumption_estimate(ranks: u32, version: VllmVersion) -> (u64, String) {
+    if ranks > 1 && !version.nccl_before_snapshot() {
+        return (
+            1024 * MIB,
+            "typical runner buffers and kernel workspaces (0.5 GiB, as in the spec's worked examples) and NCCL communicators (0.5 GiB), which vLLM 0.10.2 starts after its memory snapshot, so the budget pays for them".into(),
+        );
+    }
     (
         512 * MIB,
         "typical runner buffers and kernel workspaces (0.5 GiB, as in the spec's worked examples)"
@@ -507,11 +555,18 @@ pub fn other_consumption_estimate() -> (u64, String) {
     )
 }
 
-/// CUDA-graph memory: about 6 MiB per captured graph, PIECEWISE and FULL for each size.
-pub fn cuda_graph_estimate(n_sizes: usize) -> (u64, String) {
-    let graphs = 2 * n_sizes as u64;
+/// CUDA-graph memory: about 6 MiB per captured graph, PIECEWISE and FULL for each size
+/// (FULL_AND_PIECEWISE, the default from 0.11.0); PIECEWISE only in 0.10.2, whose
+/// `cudagraph_mode` default is PIECEWISE.
+pub fn cuda_graph_estimate(n_sizes: usize, version: VllmVersion) -> (u64, String) {
+    let modes: u64 = if version.at_least(0, 11) { 2 } else { 1 };
+    let graphs = modes * n_sizes as u64;
     (
         graphs * 6 * MIB,
-        format!("{n_sizes} capture sizes x 2 modes x ~6 MiB per graph"),
+        if modes == 2 {
+            format!("{n_sizes} capture sizes x 2 modes x ~6 MiB per graph")
+        } else {
+            format!("{n_sizes} capture sizes x 1 mode (PIECEWISE, vLLM 0.10.2's default) x ~6 MiB per graph")
+        },
     )
 }

@@ -223,8 +223,24 @@ impl std::fmt::Display for GibText {
     }
 }
 
+/// Python's `str(round(b / 2**30, 2))` of a float byte count (vLLM before 0.14 prints its float
+/// `total x utilization` so).
+///
+/// ```
+/// use headroom::calc::units::gib_round_f64;
+/// assert_eq!(gib_round_f64(85_029_158_912.0 * 0.9), "71.27");
+/// assert_eq!(gib_round_f64(85_029_158_912.0 * 0.95), "75.23");
+/// ```
+pub fn gib_round_f64(bytes: f64) -> String {
+    gib_text_of(bytes / GIB as f64)
+}
+
 fn format_gib_float(bytes: i128) -> String {
-    let x = bytes as f64 / GIB as f64;
+    gib_text_of(bytes as f64 / GIB as f64)
+}
+
+/// `str(round(x, 2))` for a figure already in GiB.
+fn gib_text_of(x: f64) -> String {
     if x.abs() >= 1e15 {
         // Python switches to exponent notation at 1e16; take the general path out there.
         return py_float_str(py_round(x, 2));

@@ -255,7 +255,7 @@ pub fn run_with_stdin(args: &[String], stdin: &mut dyn std::io::Read) -> Outcome
         Command::Version => Outcome::ok(
             EXIT_STARTS,
             format!(
-                "headroom {} (vLLM {} to {} rules)\n",
+                "headroom {} (vLLM {}, 0.11.0, 0.11.2, 0.12, 0.13 and 0.14 to {} rules)\n",
                 env!("CARGO_PKG_VERSION"),
                 VllmVersion::OLDEST,
                 VllmVersion::CURRENT

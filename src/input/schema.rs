@@ -187,7 +187,7 @@ pub const ROWS: [Row; 42] = [
         "GPUs available.",
         "tp x pp x dp (an example's own count)"),
     row(Input::Vllm, Rule::Version, Value("V"), S::Model, Some("vLLM version"),
-        "Whose rules apply: 0.14 to 0.33.",
+        "Whose rules apply: 0.10.2, 0.11.0, 0.11.2, 0.12, 0.13 and 0.14 to 0.33.",
         "0.33"),
     short(row(Input::Tp, count(1, 1_024), Value("N"), S::Parallel, Some("Tensor parallel size"),
         "Tensor-parallel size.",

@@ -429,9 +429,7 @@ fn field_html(h: &mut String, inp: &Input) {
         ),
         Kind::Version => options(
             h,
-            &mut (VllmVersion::OLDEST.minor..=VllmVersion::CURRENT.minor)
-                .rev()
-                .map(|m| (format!("0.{m}"), format!("0.{m}"))),
+            &mut VllmVersion::releases().map(|v| (v.to_string(), v.to_string())),
         ),
     }
     if matches!(inp.field, Field::Model | Field::Gpu) {

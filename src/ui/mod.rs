@@ -355,7 +355,7 @@ pub fn App() -> impl IntoView {
         // Filled one task later by `layout` (see `App`).
         <main class="layout" id="layout"></main>
         <footer>
-            <p>"Headroom follows vLLM 0.14 to 0.33. Figures are exact where the badge says exact; estimates state their assumption; measured values say where they came from."</p>
+            <p>"Headroom follows vLLM 0.10.2 to 0.33 (before 0.14: dense full-attention and MLA models). Figures are exact where the badge says exact; estimates state their assumption; measured values say where they came from."</p>
         </footer>
     }
 }

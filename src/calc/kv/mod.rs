@@ -237,6 +237,9 @@ pub enum KvError {
 impl KvError {
     /// The message vLLM 0.33.0 raises, byte for byte.
     pub fn vllm_message(&self, version: VllmVersion) -> String {
+        if !version.at_least(0, 14) {
+            return self.message_before_0_14(version);
+        }
         match self {
             KvError::NoMemory { .. } => "No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine (this flag also controls CPU memory reservation on the CPU backend, despite its name). See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details.".to_string(),
             KvError::Capacity { max_model_len, needed, check_memory, estimate, .. } => {
@@ -253,6 +256,38 @@ impl KvError {
                 )
             }
             KvError::AutoFit { .. } => "Cannot auto-fit max_model_len: not enough GPU memory available to serve even a single token. Try increasing `gpu_memory_utilization`.".to_string(),
+            KvError::Invalid(m) => m.clone(),
+        }
+    }
+}
+
+impl KvError {
+    /// vLLM 0.10.2 to 0.13.0's `check_enough_kv_cache_memory` (`vllm/v1/core/kv_cache_utils.py`):
+    /// `%.2f` GiB figures, `"{estimated_msg} "` (two spaces when there is no estimate), and the
+    /// conserving-memory link only in 0.13.0.
+    fn message_before_0_14(&self, version: VllmVersion) -> String {
+        let see = if version.at_least(0, 13) {
+            " See https://docs.vllm.ai/en/latest/configuration/conserving_memory/ for more details."
+        } else {
+            ""
+        };
+        let gib = |b: f64| super::units::py_fixed(b / super::units::GIB as f64, 2);
+        match self {
+            KvError::NoMemory { .. } => format!("No available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.{see}"),
+            KvError::Capacity { max_model_len, needed, check_memory, estimate, .. } => {
+                let estimated_msg = if *estimate > 0 {
+                    format!("Based on the available memory, the estimated maximum model length is {estimate}.")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "To serve at least one request with the models's max seq len ({max_model_len}), ({} GiB KV cache is needed, which is larger than the available KV cache memory ({} GiB). {estimated_msg} Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.{see}",
+                    gib(*needed as f64),
+                    gib(*check_memory as f64),
+                )
+            }
+            // No auto-fit before 0.14: `max-model-len auto` is refused before planning.
+            KvError::AutoFit { .. } => "max_model_len auto (-1) is not supported before vLLM 0.14".to_string(),
             KvError::Invalid(m) => m.clone(),
         }
     }

@@ -8,7 +8,7 @@ use super::Planning;
 use crate::calc::plan::*;
 use crate::calc::runtime;
 use crate::calc::scenario::Scenario;
-use crate::calc::units::GibText;
+use crate::calc::units::{gib_round_f64, GibText};
 use crate::calc::version::VllmVersion;
 
 /// The init check on one rank: the first rank whose free memory is below the budget is kept,
@@ -24,17 +24,34 @@ pub(super) fn init_fail(
     let (free0, requested) = (sh.free0, sh.requested);
     let total = s.gpu.total.0;
     if free0 < requested && init_fail.is_none() {
-        let msg = format!(
-            "Free memory on device cuda:{tp_rank} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
-            GibText(i128::from(free0)),
-            GibText(i128::from(total)),
-            crate::calc::units::py_float_str(util),
-            GibText(i128::from(requested))
-        );
+        let msg = if s.version.requested_is_ceil() {
+            format!(
+                "Free memory on device cuda:{tp_rank} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+                GibText(i128::from(free0)),
+                GibText(i128::from(total)),
+                crate::calc::units::py_float_str(util),
+                GibText(i128::from(requested))
+            )
+        } else {
+            // 0.10.2 to 0.13.0 (Worker.init_device): no device name, every figure
+            // round(x / GiB, 2), the requested one of the float total x utilization.
+            format!(
+                "Free memory on device ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
+                GibText(i128::from(free0)),
+                GibText(i128::from(total)),
+                crate::calc::units::py_float_str(util),
+                gib_round_f64(sh.requested_f)
+            )
+        };
+        let what = if s.version.requested_is_ceil() {
+            format!("ceil(total x {util})")
+        } else {
+            format!("total x {util}")
+        };
         *init_fail = Some((
             rank,
             format!(
-                "rank {rank}: {} free at start is less than the budget ceil(total x {util}) = {}",
+                "rank {rank}: {} free at start is less than the budget {what} = {}",
                 amount(i128::from(free0)),
                 amount(i128::from(requested))
             ),
@@ -66,7 +83,12 @@ pub(super) fn init_phase(
         message: match &init_fail {
             Some((_, m, _)) => m.clone().into(),
             None => format!(
-                "free memory at start covers the budget ceil(total x {util}) = {} on every rank",
+                "free memory at start covers the budget {} = {} on every rank",
+                if v.requested_is_ceil() {
+                    format!("ceil(total x {util})")
+                } else {
+                    format!("total x {util}")
+                },
                 amount(i128::from(requested))
             )
             .into(),

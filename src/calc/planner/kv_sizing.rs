@@ -213,7 +213,17 @@ fn kv_failed(
     // get_kv_cache_configs logs the override on every worker before it checks any.
     if let Some(n) = s.engine.num_gpu_blocks_override {
         let bpb = kv::bytes_per_block(workers, settings);
-        for (i, r) in ranks.iter().enumerate() {
+        // From 0.14 the override is applied to every worker before any check; 0.11.0 to 0.13.0
+        // check every worker first (get_kv_cache_configs), and 0.10.2 checks and sizes one
+        // worker after another (get_kv_cache_config), so only those before the failing one log.
+        let logged = if v.at_least(0, 14) {
+            ranks.len()
+        } else if v.at_least(0, 11) {
+            0
+        } else {
+            rank as usize
+        };
+        for (i, r) in ranks.iter().enumerate().take(logged) {
             let b = bpb.get(i / per_stage).copied().unwrap_or(0);
             if b > 0 {
                 log_lines.push(format!(
@@ -259,19 +269,26 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
         knobs: capacity_knobs(s),
         not_knobs: vec!["max-num-seqs (demand, not a reservation)"],
     });
-    if let Some(n) = s.engine.num_gpu_blocks_override {
-        // get_kv_cache_configs logs it once per worker, every TP rank included.
-        for (w, r) in kvp.workers.iter().zip(ranks.iter()) {
+    // get_kv_cache_configs logs the override once per worker, every TP rank included.
+    let overrides: Vec<Option<String>> = kvp
+        .workers
+        .iter()
+        .zip(ranks.iter())
+        .map(|(w, r)| {
+            let n = s.engine.num_gpu_blocks_override?;
             // Python's floor division: a rank without memory prints a negative count.
             if w.bytes_per_block == 0 {
-                continue;
+                return None;
             }
             let own = r.available_kv.div_euclid(i128::from(w.bytes_per_block));
-            log_lines.push(format!(
+            Some(format!(
                 "{} Overriding num_gpu_blocks={own} with num_gpu_blocks_override={n}",
                 engine_prefix(s)
-            ));
-        }
+            ))
+        })
+        .collect();
+    if v.shrinks_kv_tensors() {
+        log_lines.extend(overrides.iter().flatten().cloned());
     }
     if let Some((from, to)) = kvp.auto_fit {
         let lim = &kvp.workers[kvp.auto_fit_worker];
@@ -285,7 +302,41 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
         notes.push(format!("vLLM pads short KV groups with {} logical layer(s) (it warns: \"Add {} padding layers, may waste at most ...\").", kvp.padding_layers, kvp.padding_layers));
     }
     let conc = py_fixed(kvp.max_concurrency, 2);
-    if v.at_least(0, 28) {
+    if !v.shrinks_kv_tensors() {
+        // 0.10.2 and 0.11.0 log each worker's own figures before the minimum, plain info
+        // (get_kv_cache_config / get_kv_cache_config_from_groups), after its override line.
+        for (w, line) in kvp.workers.iter().zip(overrides) {
+            log_lines.extend(line);
+            let own = s.engine.num_gpu_blocks_override.unwrap_or(w.num_blocks_own);
+            log_lines.push(format!(
+                "{} GPU KV cache size: {} tokens",
+                engine_prefix(s),
+                Grouped(i128::from(own * block_size))
+            ));
+            let own_conc = own as f64 / kvp.blocks_per_request.max(1) as f64;
+            log_lines.push(format!(
+                "{} Maximum concurrency for {} tokens per request: {}x",
+                engine_prefix(s),
+                Grouped(i128::from(kvp.max_model_len)),
+                py_fixed(own_conc, 2)
+            ));
+        }
+    } else if !v.at_least(0, 12) {
+        // 0.11.2's _report_kv_cache_config: the tokens info_once, the concurrency plain info
+        // for every worker's config (all alike after the minimum).
+        log_lines.push(format!(
+            "{} GPU KV cache size: {} tokens",
+            engine_prefix(s),
+            Grouped(i128::from(kvp.kv_cache_tokens))
+        ));
+        for _ in &kvp.workers {
+            log_lines.push(format!(
+                "{} Maximum concurrency for {} tokens per request: {conc}x",
+                engine_prefix(s),
+                Grouped(i128::from(kvp.max_model_len))
+            ));
+        }
+    } else if v.at_least(0, 28) {
         log_lines.push(format!(
             "{} GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {conc}x",
             engine_prefix(s),

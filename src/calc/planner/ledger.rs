@@ -92,20 +92,35 @@ pub(super) fn fill_ranks(
         r.page_size = w.page_size;
         r.bytes_per_block = w.bytes_per_block;
         r.num_blocks_own = w.num_blocks_own;
-        let pool = u128::from(kvp.num_blocks) * u128::from(w.bytes_per_block);
+        // Before 0.11.2 every worker allocates its own block count (get_kv_cache_configs sets
+        // num_blocks to the minimum without shrinking the tensors), and uses the first `min`.
+        let (blocks, slack_formula) = if s.version.shrinks_kv_tensors() {
+            (
+                kvp.num_blocks,
+                "available - pool: block rounding and the minimum across ranks",
+            )
+        } else {
+            (
+                s.engine
+                    .num_gpu_blocks_override
+                    .unwrap_or(w.num_blocks_own),
+                "available - pool: block rounding (before 0.11.2 each rank allocates its own blocks, not the minimum across ranks)",
+            )
+        };
+        let pool = u128::from(blocks) * u128::from(w.bytes_per_block);
         let pool = u64::try_from(pool).unwrap_or(u64::MAX);
         r.kv_pool = Bytes(pool);
         r.ledger.push(line(
             Term::KvPool,
             i128::from(pool),
-            pool_formula(kvp.num_blocks, w.bytes_per_block, &w.block_pages),
+            pool_formula(blocks, w.bytes_per_block, &w.block_pages),
             pool_prov.clone(),
         ));
         let slack = r.available_kv - i128::from(pool);
         r.ledger.push(line(
             Term::KvRoundingSlack,
             slack,
-            "available - pool: block rounding and the minimum across ranks",
+            slack_formula,
             Provenance::combine(&[&line_prov(r, Term::AvailableKv), &pool_prov]),
         ));
         push_after_start(s, r, i128::from(pool), graphs_outside, &outside_prov);

@@ -342,16 +342,30 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
         log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
         return true;
     }
-    for r in ranks.iter().filter(|r| r.tp_rank == 0) {
+    // 0.10.2 and 0.11.0 log it on every worker (plain info), without the word "memory";
+    // from 0.11.2 once (info_once, scope local); `%.4f` GiB before 0.14 (gpu_model_runner.py's
+    // load_model), format_gib from 0.14.
+    let every_worker = !v.worker_lines_once();
+    for r in ranks.iter().filter(|r| every_worker || r.tp_rank == 0) {
         // The consumed memory of load_model: the target and, on the last stage, the drafter.
         let loaded = i128::from(r.weights.0) + r.line(Term::Drafter).map_or(0, |l| l.bytes);
-        log_lines.push(format!(
-            "{} Model loading took {} GiB memory and T seconds",
-            worker_prefix(s, r),
-            GibText(loaded)
-        ));
+        let line = if v.requested_is_ceil() {
+            format!(
+                "{} Model loading took {} GiB memory and T seconds",
+                worker_prefix(s, r),
+                GibText(loaded)
+            )
+        } else {
+            format!(
+                "{} Model loading took {} GiB{} and T seconds",
+                worker_prefix(s, r),
+                py_fixed(loaded as f64 / crate::calc::units::GIB as f64, 4),
+                if every_worker { "" } else { " memory" }
+            )
+        };
+        log_lines.push(line);
     }
-    notes.push("In vLLM's \"Model loading took X GiB memory and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
+    notes.push("In vLLM's \"Model loading took X GiB ... and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
     // Each worker sets its block size once its model is loaded (`update_block_size_for_backend`
     // follows `load_model` in both executors); the sentences are alike on every rank, so they
     // are written once, with the first rank's name.

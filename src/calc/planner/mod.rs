@@ -25,6 +25,7 @@ mod load;
 mod measured;
 mod notes;
 mod profile;
+mod releases;
 mod resolve;
 mod stages;
 mod unified;

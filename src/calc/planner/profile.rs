@@ -11,7 +11,7 @@ use super::Planning;
 use crate::calc::formula::{Arg, Formula};
 use crate::calc::plan::*;
 use crate::calc::scenario::{Scenario, StageTerm};
-use crate::calc::units::GibText;
+use crate::calc::units::{py_fixed, py_float_str, GibText};
 
 /// A rank's profile-run terms.
 pub(super) struct Profiled {
@@ -107,7 +107,7 @@ pub(super) fn available_kv(
     ledger: &mut Vec<LedgerLine>,
     notes: &mut Vec<String>,
 ) -> i128 {
-    let (head, requested) = (&sh.head, sh.requested);
+    let (head, requested) = (&sh.head, sh.budget);
     let Loaded {
         w_total,
         ref w_prov,
@@ -142,7 +142,13 @@ pub(super) fn available_kv(
             )
         } else {
             let non_kv = i128::from(weights_all) + i128::from(other) + i128::from(act);
-            let a = i128::from(requested) - non_kv - i128::from(cg_in_budget);
+            let a = if s.version.requested_is_ceil() {
+                i128::from(requested) - non_kv - i128::from(cg_in_budget)
+            } else {
+                // Before 0.14: int(requested_memory - non_kv), the float requested memory
+                // less an int, truncated toward zero (gpu_worker.py::determine_available_memory).
+                (sh.requested_f - non_kv as f64).trunc() as i128
+            };
             (
                 a,
                 Provenance::combine(&[
@@ -198,7 +204,7 @@ fn implied_other(
     ledger: &mut [LedgerLine],
     notes: &mut Vec<String>,
 ) {
-    let (head, requested) = (&sh.head, sh.requested);
+    let (head, requested) = (&sh.head, sh.budget);
     let Loaded {
         ref w_prov,
         ref drafter,
@@ -318,6 +324,10 @@ pub(super) fn profiled_logs(p: &mut Planning) {
     let util = r.util;
     let mut graph_line = None;
     let mut graph_estimate = None;
+    if !s.version.requested_is_ceil() {
+        log_lines.extend(ranks.iter().filter_map(|r| profiled_log_before_0_14(s, r)));
+        return;
+    }
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
         if let Some(k) = s.engine.kv_cache_memory_bytes {
             let free0 = r.line(Term::FreeAtStart).map_or(0, |l| l.bytes);
@@ -341,4 +351,44 @@ pub(super) fn profiled_logs(p: &mut Planning) {
             }
         }
     }
+}
+
+/// A worker's line once profiled, vLLM 0.10.2 to 0.13.0 (`Worker.determine_available_memory`):
+/// `"Available KV cache memory: %.2f GiB"` (`info_once(scope="local")` from 0.11.2, plain
+/// `info` on every worker before), or the pinned pool's sentence (plain `info` on every worker;
+/// in 0.10.2 and 0.11.0 with the free memory unrounded, "GiB" unspaced and "does does").
+/// `None` for a worker that does not print it.
+fn profiled_log_before_0_14(s: &Scenario, r: &RankPlan) -> Option<String> {
+    let v = s.version;
+    let gib = |b: i128| b as f64 / crate::calc::units::GIB as f64;
+    if let Some(k) = s.engine.kv_cache_memory_bytes {
+        let free0 = r.line(Term::FreeAtStart).map_or(0, |l| l.bytes);
+        let k = i128::from(k);
+        let body = if v.at_least_patch(0, 11, 2) {
+            format!(
+                "Initial free memory {} GiB, reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does not respect the gpu_memory_utilization config.",
+                py_fixed(gib(free0), 2),
+                py_fixed(gib(k), 2)
+            )
+        } else {
+            format!(
+                "Initial free memory {} GiB, reserved {}GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does does not respect the gpu_memory_utilization config.",
+                py_float_str(gib(free0)),
+                py_fixed(gib(k), 2)
+            )
+        };
+        return Some(format!(
+            "{} {body} Only use kv_cache_memory_bytes config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
+            worker_prefix(s, r)
+        ));
+    }
+    if v.worker_lines_once() && r.tp_rank != 0 {
+        return None;
+    }
+    // vLLM formats the float budget less non_kv; the integer figure is under a byte from it.
+    Some(format!(
+        "{} Available KV cache memory: {} GiB",
+        worker_prefix(s, r),
+        py_fixed(gib(r.available_kv), 2)
+    ))
 }

@@ -213,7 +213,7 @@ fn check_max_model_len(s: &Scenario, notes: &mut Vec<String>) -> Result<(), Calc
         MaxLen::Auto if !v.at_least(0, 14) => {
             return Err(CalcError::new(
                 Input::MaxModelLen,
-                "max-model-len auto needs vLLM 0.14 or newer",
+                format!("max-model-len auto needs vLLM 0.14 or newer: vLLM {v} has no auto-fit (-1 and auto arrived with _auto_fit_max_model_len in 0.14.0)"),
             ));
         }
         MaxLen::Auto => {}

@@ -23,8 +23,15 @@ pub(super) struct Shared {
     pub(super) head: Vec<LedgerLine>,
     /// Free memory at the snapshot.
     pub(super) free0: u64,
-    /// `ceil(total x utilization)`.
+    /// `ceil(total x utilization)`: what the init check compares (before 0.14 vLLM compares
+    /// the float `total x utilization`, which an integer free figure passes exactly when it
+    /// passes the ceiling).
     pub(super) requested: u64,
+    /// The budget the KV sizing starts from: `ceil(total x utilization)` from 0.14; before,
+    /// `floor(total x utilization)`, as `int(total x utilization - non_kv)` truncates the float.
+    pub(super) budget: u64,
+    /// `total x utilization` in float64, as vLLM before 0.14 keeps it.
+    pub(super) requested_f: f64,
     pub(super) weight_basis: String,
     /// The calibration of the weight estimates to a known checkpoint total.
     pub(super) scale: Option<f64>,
@@ -97,20 +104,39 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
     };
 
     let ranks_n = tp * pp;
-    let (pre_est, pre_basis) = runtime::pre_snapshot_estimate(ranks_n);
+    let v = s.version;
+    let (pre_est, pre_basis) = runtime::pre_snapshot_estimate(ranks_n, v);
     let requested = ceil_fraction(total, util);
-    let budget_formula = format!(
-        "ceil({} x {util}) = {}",
-        Grouped(total as i128),
-        Grouped(requested as i128)
-    );
+    let requested_f = total as f64 * util;
+    let (budget, budget_formula) = if v.requested_is_ceil() {
+        (
+            requested,
+            format!(
+                "ceil({} x {util}) = {}",
+                Grouped(total as i128),
+                Grouped(requested as i128)
+            ),
+        )
+    } else {
+        // Before 0.14 (Worker.init_device): requested_memory = total x utilization, a float;
+        // the KV budget is int(requested_memory - non_kv), so the fraction of a byte is lost.
+        let floor = requested_f.floor() as u64;
+        (
+            floor,
+            format!(
+                "{} x {util} = {} (a float before 0.14: int(total x {util} - non_kv) drops the fraction)",
+                Grouped(total as i128),
+                crate::calc::units::py_float_str(requested_f)
+            ),
+        )
+    };
     let graphs_on = !s.engine.enforce_eager;
     let sizes = runtime::cudagraph_sizes(s, mns, mnbt);
     let tp_ranks_identical = !(s.parallel.expert_parallel
         && m.moe
             .as_ref()
             .is_some_and(|moe| moe.n_experts % (tp64 * u64::from(s.parallel.dp)).max(1) != 0));
-    let (head, free0) = head_lines(s, requested, budget_formula, pre_est, pre_basis);
+    let (head, free0) = head_lines(s, budget, budget_formula, pre_est, pre_basis);
 
     // Runtime terms that do not depend on the stage, or only on being the last one.
     let activation_for = |last: bool| {
@@ -120,11 +146,11 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
     let activation_mid = activation_for(false);
     let activation_last = activation_for(true);
     let other_term = {
-        let (est, basis) = runtime::other_consumption_estimate();
+        let (est, basis) = runtime::other_consumption_estimate(ranks_n, v);
         runtime::term(&s.runtime.non_torch, est, basis)
     };
     let graphs_term = if graphs_on {
-        let (est, basis) = runtime::cuda_graph_estimate(sizes.len());
+        let (est, basis) = runtime::cuda_graph_estimate(sizes.len(), s.version);
         runtime::term(&s.runtime.cuda_graph, est, basis)
     } else {
         if s.runtime.cuda_graph.is_some() {
@@ -160,6 +186,8 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         head,
         free0,
         requested,
+        budget,
+        requested_f,
         weight_basis,
         scale,
         activation_mid,
@@ -355,7 +383,7 @@ fn plan_rank(
     let tp64 = u64::from(s.parallel.tp);
     let pp = s.parallel.pp;
     let m = &s.model;
-    let (free0, requested) = (sh.free0, sh.requested);
+    let free0 = sh.free0;
     let (head, drafter_layers) = (&sh.head, d.layers);
     let place = Placement {
         tp: tp64,
@@ -403,7 +431,7 @@ fn plan_rank(
         holds_drafter: last && drafter.0 > 0,
         ledger,
         weights: Bytes(w_total),
-        budget: Bytes(requested),
+        budget: Bytes(sh.budget),
         available_kv: available,
         kv_heads: if m.mla.is_some() {
             1

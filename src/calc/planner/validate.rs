@@ -167,17 +167,18 @@ fn release(s: &Scenario) -> Result<(), CalcError> {
             ));
         }
     }
-    if !(s.version >= VllmVersion::OLDEST && s.version <= VllmVersion::CURRENT) {
+    if !s.version.is_modelled() {
         return Err(CalcError::new(
             Input::Vllm,
             format!(
-                "vllm-version {} is outside the releases Headroom models ({} to {})",
+                "vllm-version {} is outside the releases Headroom models ({} to {}: 0.10.2, 0.11.0, 0.11.2, 0.12, 0.13 and 0.14 onward)",
                 s.version,
                 VllmVersion::OLDEST,
                 VllmVersion::CURRENT
             ),
         ));
     }
+    super::releases::before_0_14(s)?;
     Ok(())
 }
 
