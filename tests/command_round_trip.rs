@@ -200,7 +200,7 @@ fn import_command_prints_what_it_reads() {
     let v: serde_json::Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["form"], "docker");
     assert_eq!(v["model"], "Qwen/Qwen3-8B");
-    assert_eq!(v["vllm_version"], "0.10");
+    assert_eq!(v["vllm_version"], "0.10.1");
     assert_eq!(v["gpus_visible"], serde_json::Value::Null);
     assert_eq!(v["env"]["HF_TOKEN"], "hf_x");
     assert_eq!(v["env"]["VLLM_PP_LAYER_PARTITION"], "14,15,14");

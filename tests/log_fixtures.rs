@@ -173,10 +173,10 @@ const LOGS: &[Expected] = &[
     ),
     (
         "17-v0.11.0-non-default-args-qwen3vl-tp8.log",
-        Some("0.11"),
+        Some("0.11.0"),
         &[],
     ),
-    ("19-v0.14.0rc2-pp-non-default-args.log", Some("0.14"), &[]),
+    ("19-v0.14.0rc2-pp-non-default-args.log", Some("0.14.0"), &[]),
     (
         "20-v1-estimated-cudagraph-memory.log",
         None,
@@ -315,5 +315,42 @@ fn non_default_args_become_a_command() {
             .is_some_and(|m| m.contains("Qwen3-VL-30B-A3B")),
         "{:?}",
         c.model
+    );
+}
+
+#[test]
+fn the_logs_own_figures_follow_from_its_measured_pool() {
+    // logs/16: a single-GPU Qwen3-14B run at --max-model-len 32768. From the pool the log
+    // measured (6.51 GiB), vLLM's block arithmetic gives the tokens and concurrency it printed.
+    let args: Vec<String> = [
+        "plan",
+        "qwen3-14b",
+        "--log",
+        "-",
+        "--max-model-len",
+        "32768",
+        "--json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let text = body("16-v1-lmcache-kv-cache-dp0.log");
+    let o = headroom::cli::run_with_stdin(&args, &mut text.as_bytes());
+    assert_eq!(o.code, 0, "{o:?}");
+    let d: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+    assert_eq!(d["replica"]["kv_cache_tokens"], 42_656);
+    let x = d["replica"]["max_concurrency"].as_f64().unwrap();
+    assert_eq!(format!("{x:.2}"), "1.30");
+    // The derived bytes per token bound Qwen3-14B's own (40 layers x 8 KV heads x 128 x 2 x 2 B).
+    let per_token = d["derived"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["figure"] == "kv_bytes_per_token")
+        .and_then(|r| r["value"].as_f64())
+        .unwrap();
+    assert!(
+        (163_840.0..163_840.0 * 1.001).contains(&per_token),
+        "{per_token}"
     );
 }

@@ -135,7 +135,7 @@ fn import_log_prints_the_readings_with_their_keys() {
     ] {
         assert!(d.get(k).is_some(), "{k}: {d}");
     }
-    assert_eq!(d["vllm_version"], "0.33");
+    assert_eq!(d["vllm_version"], "0.33.0");
     let r = &d["readings"][1];
     assert_eq!(
         (&r["key"], &r["value"], &r["unit"], &r["line"], &r["rank"]),

@@ -413,13 +413,25 @@ fn docker_gpus(v: &str) -> Option<u32> {
     v.parse().ok()
 }
 
-/// `v0.10.1.1` or `0.9.2` as `0.10` / `0.9`; `latest`, `nightly` and digests name none.
+/// `v0.10.1.1` or `0.9.2` as `0.10.1` / `0.9.2`, `v0.20` as `0.20`; `latest`, `nightly` and digests name none.
 pub fn release_of_tag(tag: &str) -> Option<String> {
     let t = tag.strip_prefix('v').unwrap_or(tag);
     let mut parts = t.split(['.', '-', '+']);
     let major: u32 = parts.next()?.parse().ok()?;
     let minor: u32 = parts.next()?.parse().ok()?;
-    Some(format!("{major}.{minor}"))
+    // The patch is kept (releases within 0.11 differ: 0.11.0 against 0.11.2), its leading
+    // digits only ("0.14.0rc2" is 0.14.0).
+    let patch: String = parts
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    Some(if patch.is_empty() {
+        format!("{major}.{minor}")
+    } else {
+        format!("{major}.{minor}.{}", patch.parse::<u32>().ok()?)
+    })
 }
 
 /// The arguments after the launch: flags by vLLM's table, the model by its position.
@@ -982,7 +994,7 @@ mod tests {
         assert_eq!(b.flag("tensor_parallel_size"), Some(&FlagValue::Int(2)));
         let c = import("docker run --runtime nvidia --gpus '\"device=0,1\"' -e HF_TOKEN=x -p 8000:8000 --ipc=host vllm/vllm-openai:v0.10.1.1 --model Qwen/Qwen3-8B -tp 2").unwrap();
         assert_eq!(c.form, Form::Docker);
-        assert_eq!(c.vllm_version.as_deref(), Some("0.10"));
+        assert_eq!(c.vllm_version.as_deref(), Some("0.10.1"));
         assert_eq!(c.gpus_visible, Some(2));
         assert_eq!(c.env("HF_TOKEN"), Some("x"));
         assert_eq!(c.model.as_deref(), Some("Qwen/Qwen3-8B"));

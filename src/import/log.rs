@@ -810,7 +810,7 @@ mod tests {
             "Capturing CUDA graphs: 50%|#####     | 1/2\rCapturing CUDA graphs: 100%|##########| 2/2\n",
         ))
         .unwrap();
-        assert_eq!(l.vllm_version.as_deref(), Some("0.11"));
+        assert_eq!(l.vllm_version.as_deref(), Some("0.11.0"));
         assert!(l.version_basis.contains("line 1"));
         assert_eq!(l.non_default_args.len(), 3);
         assert_eq!(

@@ -40,7 +40,7 @@ test('paste a command: its flags and environment become the scenario, every flag
   assert.equal(q.get('pp-partition'), '40,40');
   assert.equal(q.get('gpus'), '4');
   assert.equal(q.get('max-model-len'), '32000', "vLLM reads 32k as 32,000");
-  assert.equal(q.get('vllm'), '0.20', 'the image tag names the release');
+  assert.equal(q.get('vllm'), '0.20.1', 'the image tag names the release');
   const result = await text(page, 'command-result');
   assert.match(result, /tensor_parallel_size = 2 \(-tp, line 3\)/);
   assert.match(result, /--port 8000: does not change the start-up memory plan/);
@@ -91,7 +91,7 @@ test('paste a log: its flags and figures are planned, and predicted stands besid
   const q = query(page);
   assert.equal(q.get('max-model-len'), '32768');
   assert.equal(q.get('util'), '0.9');
-  assert.equal(q.get('vllm'), '0.20');
+  assert.equal(q.get('vllm'), '0.20.1');
   assert.ok(q.get('available-kv'), 'the pool is a measured input');
   const rows = await page.$$eval('[data-testid=log-comparison] tbody tr', (trs) =>
     trs.map((tr) => [tr.dataset.figure, ...[...tr.querySelectorAll('td')].map((td) => td.textContent)]));
