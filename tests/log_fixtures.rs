@@ -354,3 +354,28 @@ fn the_logs_own_figures_follow_from_its_measured_pool() {
         "{per_token}"
     );
 }
+
+#[test]
+fn a_v0_profile_replays_to_its_gpu_blocks() {
+    // logs/02: Llama-3.1-8B on an RTX 3090 under the V0 engine; its profile gives 2.89 GiB of
+    // KV cache and it printed "# GPU blocks: 1478". At 2 MiB a block (32 layers x 8 KV heads x
+    // 128 x 2 x 2 B x 16 tokens), the printed share gives 1479, within the ±3 blocks that its
+    // two decimals leave open.
+    let log = read(&body("02-v0-profiling-results-max-seq-len-error.log")).unwrap();
+    let s = headroom::input::scenario(&{
+        let mut st = headroom::input::query::UrlState::default();
+        st.set(Input::Model, "llama-3.1-8b-instruct").unwrap();
+        st
+    })
+    .unwrap();
+    let p = headroom::calc::plan(&s).unwrap();
+    let v = headroom::import::replay::v0_replay(&log, &p).unwrap();
+    assert_eq!((v.bytes_per_block, v.blocks, v.spread), (2 << 20, 1479, 3));
+    assert!(v.blocks.abs_diff(1478) <= v.spread);
+    let c = headroom::import::replay::compare(&log, &p);
+    let row = c
+        .iter()
+        .find(|c| c.figure == "num_gpu_blocks.v0_replay")
+        .unwrap();
+    assert_eq!((row.predicted, row.measured), (Some(1479.0), 1478.0));
+}

@@ -189,6 +189,7 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
     };
     let smallest = predicted.ranks.iter().min_by_key(|r| r.available_kv);
     let replica = predicted.replica.as_ref();
+    let v0 = v0_replay(log, predicted);
     for r in &log.readings {
         let mut push = |figure: String, unit: &'static str, pred: Option<f64>, meas: f64, rank| {
             let pred = pred.map(round4);
@@ -262,6 +263,14 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
                     );
                 }
             }
+            // A V0 log: the blocks its own printed profile gives (V1's pool is another engine's).
+            "num_gpu_blocks" if v0.is_some() => push(
+                "num_gpu_blocks.v0_replay".into(),
+                r.unit,
+                v0.map(|v| v.blocks as f64),
+                r.value,
+                None,
+            ),
             "num_gpu_blocks" => push(
                 r.key.into(),
                 r.unit,
@@ -299,11 +308,73 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
     out
 }
 
+/// The V0 engine's pool replayed from a log's `Memory profiling` terms: the KV share it
+/// printed (else the budget less the weights, the activation peak and the non-torch memory it
+/// printed), in blocks of the plan's layout. The V0 `Worker.determine_num_available_blocks`
+/// (read in vLLM 0.8.5 and 0.9.2): `num_gpu_blocks = int(available_kv_cache_memory //
+/// cache_block_size)`, with
+/// `CacheEngine.get_cache_block_size` = block size x KV heads x head size x 2 (K and V) x dtype
+/// bytes x layers, which is a V1 full-attention group's bytes per block.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct V0Replay {
+    /// The KV share, GiB as printed (or worked out from the printed terms).
+    pub kv_gib: f64,
+    pub bytes_per_block: u64,
+    pub blocks: u64,
+    /// How many blocks the printed precision (0.005 GiB) leaves open either way.
+    pub spread: u64,
+    pub line: usize,
+}
+
+/// [`V0Replay`] for the log's first profile, when the plan has one full-attention group.
+pub fn v0_replay(log: &Log, predicted: &Plan) -> Option<V0Replay> {
+    let r = log.all("memory_profiling").next()?;
+    let kv = r
+        .field("kv_cache_size")
+        .or(r.field("available_kv_cache_memory"))
+        .or_else(|| {
+            let budget = r.field("budget")?;
+            Some(
+                budget
+                    - r.field("model_weights")?
+                    - r.field("activation_peak")?
+                    - r.field("non_torch_memory")?,
+            )
+        })?;
+    let p = predicted.replica.as_ref().filter(|p| p.groups.len() == 1)?;
+    let bpb = predicted
+        .ranks
+        .get(p.limiting_rank as usize)?
+        .bytes_per_block;
+    if bpb == 0 || kv < 0.0 {
+        return None;
+    }
+    let gib = GIB as f64;
+    Some(V0Replay {
+        kv_gib: kv,
+        bytes_per_block: bpb,
+        blocks: (kv * gib / bpb as f64).floor() as u64,
+        spread: (0.005 * gib / bpb as f64).ceil() as u64,
+        line: r.line,
+    })
+}
+
 /// What the log implies on its own: the KV bytes a token costs (the pool over its tokens),
 /// the blocks the pool holds (its tokens over the block size the plan resolved), and the
 /// non-KV use besides the weights (the budget, less the weights and the pool the log shows).
 pub fn derived(log: &Log, predicted: &Plan) -> Vec<Derived> {
     let mut out = Vec::new();
+    if let Some(v) = v0_replay(log, predicted) {
+        out.push(Derived {
+            figure: "v0_num_gpu_blocks",
+            value: v.blocks as f64,
+            unit: "blocks",
+            from: format!(
+                "the V0 profile's KV share {:.2} GiB (line {}) over {} B per block of the plan's layout, as V0's determine_num_available_blocks divides; the printed precision leaves ±{} blocks",
+                v.kv_gib, v.line, v.bytes_per_block, v.spread
+            ),
+        });
+    }
     let first = |key: &str| log.all(key).next();
     let kv = first("available_kv_cache");
     let tokens = first("gpu_kv_cache_tokens");
