@@ -204,6 +204,10 @@ fn plan_log_takes_the_logs_flags_and_measurements() {
         .find(|l| l["term"] == "available_kv")
         .unwrap();
     assert_eq!(avail["provenance"], "measured", "{avail}");
+    assert_eq!(
+        avail["basis"], "read from the log, line 4: Available KV cache memory: 54.2 GiB",
+        "{avail}"
+    );
     // A flag beside the log wins over the log's.
     let o = with_stdin(
         &strings(&["plan", "--log", "-", "--max-model-len", "8192", "--json"]),

@@ -264,8 +264,12 @@ pub(super) fn invocation_with_log(a: &Args, log: Option<Log>) -> Result<Invocati
     if let Some(l) = &log {
         notes.extend(l.notes.iter().cloned());
     }
+    let mut planned = scenario(&g)?;
+    if let Some(l) = &log {
+        crate::import::replay::cite(l, &mut planned);
+    }
     Ok(Invocation {
-        scenario: scenario(&g)?,
+        scenario: planned,
         json: a.values.get("json").is_some_and(|t| t == "true"),
         unit: g.state.unit(),
         notes,

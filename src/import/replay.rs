@@ -106,6 +106,67 @@ pub fn log_inputs(log: &Log) -> LogInputs {
     }
 }
 
+/// The measured terms of `s` that hold a figure of the log get the log as their source
+/// ("read from the log, line 4: Available KV cache memory 54.2 GiB"), so every figure planned
+/// from them says where it came from. A term given otherwise (a flag beside the log, a value
+/// typed over it) keeps its own source: only a term whose bytes are the log's is cited.
+pub fn cite(log: &Log, s: &mut crate::calc::scenario::Scenario) {
+    use crate::calc::scenario::Measured;
+    let gib = |v: f64| (v * GIB as f64).round() as u64;
+    let source = |key: &str, bytes: u64| -> Option<String> {
+        log.all(key).find_map(|r| {
+            let (b, what) = match key {
+                "init_error" => (
+                    r.field("free").map(gib)?,
+                    format!("free memory {} GiB in the init error", r.field("free")?),
+                ),
+                "capacity_error" => (
+                    r.field("available").map(gib)?,
+                    format!(
+                        "available KV cache memory {} GiB in the capacity error",
+                        r.field("available")?
+                    ),
+                ),
+                _ => (r.bytes()?, format!("{} {} {}", label(key), r.value, r.unit)),
+            };
+            (b == bytes).then(|| format!("read from the log, line {}: {what}", r.line))
+        })
+    };
+    let cite_one = |m: &mut Option<Measured>, keys: &[&str]| {
+        if let Some(m) = m.as_mut() {
+            if let Some(src) = keys.iter().find_map(|k| source(k, m.bytes.0)) {
+                m.source = src;
+            }
+        }
+    };
+    let rt = &mut s.runtime;
+    cite_one(&mut rt.weights, &["model_loading"]);
+    cite_one(
+        &mut rt.available_kv,
+        &["available_kv_cache", "capacity_error"],
+    );
+    cite_one(&mut rt.cuda_graph, &["cuda_graph_estimate"]);
+    cite_one(&mut rt.free_memory, &["init_error"]);
+    for list in [&mut rt.weights_per_stage, &mut rt.available_kv_per_stage] {
+        for m in list.iter_mut().flatten() {
+            cite_one(
+                m,
+                &["model_loading", "available_kv_cache", "capacity_error"],
+            );
+        }
+    }
+}
+
+/// A reading's key as vLLM's line words it.
+fn label(key: &str) -> &'static str {
+    match key {
+        "model_loading" => "Model loading took",
+        "available_kv_cache" => "Available KV cache memory:",
+        "cuda_graph_estimate" => "Estimated CUDA graph memory:",
+        _ => "",
+    }
+}
+
 /// A Python string literal's text (`'abc'` gives `abc`); any other text as it is.
 fn unquote(v: &str) -> String {
     let v = v.trim();

@@ -295,7 +295,7 @@ fn kept_unit(app: AppState, into: &mut UrlState) {
 
 /// "Plan this command": the command's scenario replaces the current one, and a log compared
 /// before (another scenario's) is set aside.
-fn import_command(app: AppState, replay_log: RwSignal<Option<Arc<Log>>>) {
+fn import_command(app: AppState) {
     let text = text_of("command-input");
     set_html("command-result", "");
     match command::import(&text) {
@@ -318,7 +318,7 @@ fn import_command(app: AppState, replay_log: RwSignal<Option<Arc<Log>>>) {
                 "command-result",
                 &command_result_html(&c, &refused, page.unknown_model.as_deref()),
             );
-            replay_log.set(None);
+            app.cited.set(None);
             set_html("log-result", "");
             set_html("log-error", "");
             load_state(app, &next);
@@ -333,7 +333,7 @@ fn import_command(app: AppState, replay_log: RwSignal<Option<Arc<Log>>>) {
 /// it has them, else the current one stays; its settings and measurements are set on top,
 /// except a release the form already names (the user's choice wins, as a flag beside the log
 /// does in the CLI).
-fn import_log(app: AppState, text: &str, replay_log: RwSignal<Option<Arc<Log>>>) {
+fn import_log(app: AppState, text: &str) {
     set_html("log-result", "");
     let l = match crate::import::log::read(text) {
         Err(e) => {
@@ -409,16 +409,12 @@ fn import_log(app: AppState, text: &str, replay_log: RwSignal<Option<Arc<Log>>>)
         set_html("command-result", "");
     }
     load_state(app, &next);
-    replay_log.set(Some(Arc::new(l)));
+    app.cited.set(Some(Arc::new(l)));
 }
 
 /// A picked file: read in place (at most [`MAX_LOG`] bytes and one more, so the reader refuses
 /// a longer one by its size), shown in the box, then compared.
-fn read_file(
-    app: AppState,
-    input: &web_sys::HtmlInputElement,
-    replay_log: RwSignal<Option<Arc<Log>>>,
-) {
+fn read_file(app: AppState, input: &web_sys::HtmlInputElement) {
     let Some(file) = input.files().and_then(|f| f.get(0)) else {
         return;
     };
@@ -441,7 +437,7 @@ fn read_file(
         {
             t.set_value(&text);
         }
-        import_log(app, &text, replay_log);
+        import_log(app, &text);
     });
     let failed = Closure::<dyn FnMut(JsValue)>::new(move |_| {
         set_html(
@@ -456,10 +452,9 @@ fn read_file(
 
 /// The section, mounted with the form and the panels (after the first verdict).
 pub fn deploy(app: AppState) -> impl IntoView {
-    let replay_log: RwSignal<Option<Arc<Log>>> = RwSignal::new(None);
     // The comparison follows the inputs: change a flag and the prediction moves.
     effect(move || {
-        let Some(l) = replay_log.get() else {
+        let Some(l) = app.cited.get() else {
             return;
         };
         app.later.track();
@@ -493,9 +488,9 @@ pub fn deploy(app: AppState) -> impl IntoView {
     });
     let on_click = move |ev: web_sys::MouseEvent| {
         if super::closest(&ev, "[data-testid=command-import]").is_some() {
-            import_command(app, replay_log);
+            import_command(app);
         } else if super::closest(&ev, "[data-testid=log-import]").is_some() {
-            import_log(app, &text_of("log-input"), replay_log);
+            import_log(app, &text_of("log-input"));
         } else if let Some(a) = super::closest(&ev, "a[data-goto]") {
             ev.prevent_default();
             super::panels::go_to(&a.get_attribute("data-goto").unwrap_or_default());
@@ -506,7 +501,7 @@ pub fn deploy(app: AppState) -> impl IntoView {
             .filter(|e| e.id() == "log-file")
             .and_then(|e| e.dyn_into::<web_sys::HtmlInputElement>().ok())
         {
-            read_file(app, &input, replay_log);
+            read_file(app, &input);
         }
     };
     view! {

@@ -58,6 +58,9 @@ pub struct AppState {
     pub tick: RwSignal<u64>,
     pub len_sweep: Memo<Vec<LenPoint>>,
     pub pool_sweep: Memo<Vec<PoolPoint>>,
+    /// A startup log compared on the page: its figures that the inputs hold are cited as read
+    /// from it (the line and the text), and the comparison reads it.
+    pub cited: RwSignal<Option<Arc<crate::import::log::Log>>>,
 }
 
 impl AppState {
@@ -77,6 +80,7 @@ impl AppState {
             }
             (state, errors)
         });
+        let cited: RwSignal<Option<Arc<crate::import::log::Log>>> = RwSignal::new(None);
         let scenario = Memo::new(move |_| {
             checked.with(|(state, errs)| {
                 // A field that says what is planned (the model, its config, the GPU, the
@@ -89,11 +93,17 @@ impl AppState {
                         message: m.clone(),
                     });
                 }
-                url::scenario(state).map_err(|e| Problem {
+                let mut s = url::scenario(state).map_err(|e| Problem {
                     field: Some(e.field),
                     flag: e.field.flag().to_string(),
                     message: e.message,
-                })
+                })?;
+                cited.with(|l| {
+                    if let Some(l) = l {
+                        crate::import::replay::cite(l, &mut s);
+                    }
+                });
+                Ok(s)
             })
         });
         let plan = Memo::new(move |_| {
@@ -158,6 +168,7 @@ impl AppState {
             later_unit,
             len_sweep,
             pool_sweep,
+            cited,
         }
     }
 

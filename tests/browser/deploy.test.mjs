@@ -103,8 +103,9 @@ test('paste a log: its flags and figures are planned, and predicted stands besid
   assert.equal(byFigure.gpu_kv_cache_tokens[1], '443,968 tokens');
   assert.match(await text(page, 'log-result'), /What the log implies/);
   // The form's badge says the pool is measured, and where from.
-  const badge = await page.locator('#available-kv-field .badge').first().textContent();
-  assert.equal(badge, 'measured');
+  const badge = page.locator('#available-kv-field .badge').first();
+  assert.equal(await badge.textContent(), 'measured');
+  assert.match(await badge.getAttribute('title'), /read from the log, line 4: Available KV cache memory: 54\.2 GiB/);
   // The prediction follows the inputs: a smaller utilization moves it, the measurement stays.
   const before = byFigure.available_kv_cache[0];
   await page.fill('[data-testid=gpu-memory-utilization]', '0.8');
