@@ -161,6 +161,18 @@ fn number_after<'a>(s: &'a str, after: &str) -> Option<(f64, &'a str)> {
     number_at(&s[i..])
 }
 
+/// How many decimals the number printed after `after` has.
+fn decimals_after(s: &str, after: &str) -> Option<usize> {
+    let i = s.find(after)? + after.len();
+    let t = s[i..].trim_start();
+    let num: String = t
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let num = num.trim_end_matches('.');
+    Some(num.split_once('.').map_or(0, |(_, d)| d.len()))
+}
+
 /// A number at the start of `s` (blanks first), with the rest.
 fn number_at(s: &str) -> Option<(f64, &str)> {
     let t = s.trim_start();
@@ -199,6 +211,8 @@ pub fn read(text: &str) -> Result<Log, LogError> {
     let mut log = Log::default();
     let mut stated: Option<(String, usize)> = None;
     let mut clues: Vec<(String, &'static str, usize)> = Vec::new();
+    // Formats a later release changed: each bounds the release from above.
+    let mut before: Vec<(String, &'static str, usize)> = Vec::new();
     let mut profiling: Option<usize> = None;
     for (n, raw) in text.split('\n').enumerate() {
         let line_no = n + 1;
@@ -257,6 +271,14 @@ pub fn read(text: &str) -> Result<Log, LogError> {
             if let Some((v, rest)) = number_after(msg, marker) {
                 if let Some(u) = unit_of(rest) {
                     push!("model_loading", v, u, Vec::new());
+                    // 0.14 prints format_gib (at most two decimals); before, "%.4f".
+                    if decimals_after(msg, marker) == Some(4) {
+                        before.push((
+                            "a \"Model loading took\" figure with four decimals".into(),
+                            "0.13",
+                            line_no,
+                        ));
+                    }
                     if marker.starts_with("Loading") {
                         clues.push((
                             "a V0-era \"Loading model weights took\" line".into(),
@@ -270,6 +292,27 @@ pub fn read(text: &str) -> Result<Log, LogError> {
         if let Some((v, rest)) = number_after(msg, "Available KV cache memory: ") {
             if let Some(u) = unit_of(rest) {
                 push!("available_kv_cache", v, u, Vec::new());
+                // "%.2f" keeps a trailing zero (43.60) before 0.14; format_gib drops it (43.6).
+                let printed = msg
+                    .split("Available KV cache memory: ")
+                    .nth(1)
+                    .and_then(|t| t.split_whitespace().next())
+                    .unwrap_or("");
+                if printed.contains('.') && printed.ends_with('0') {
+                    before.push((
+                        "an \"Available KV cache memory\" figure with a trailing zero (%.2f)"
+                            .into(),
+                        "0.13",
+                        line_no,
+                    ));
+                } else if decimals_after(msg, "Available KV cache memory: ") == Some(1) {
+                    clues.push((
+                        "an \"Available KV cache memory\" figure with one decimal (format_gib)"
+                            .into(),
+                        "0.14",
+                        line_no,
+                    ));
+                }
             }
         }
         if let Some((v, _)) = number_after(msg, "GPU KV cache size: ") {
@@ -326,7 +369,23 @@ pub fn read(text: &str) -> Result<Log, LogError> {
         }
         // "Free memory on device (7.34/139.72 GiB) on startup is less than desired GPU memory
         // utilization (0.9, 125.75 GiB)."
-        if let Some((free, rest)) = number_after(msg, "Free memory on device (") {
+        // 0.14 names the device ("on device cuda:0 ("); before, none.
+        let free_at = msg.find("Free memory on device ").map(|i| &msg[i + 22..]);
+        let device_named = free_at.is_some_and(|t| !t.starts_with('('));
+        if let Some(t) = free_at.filter(|t| t.contains("on startup is less than")) {
+            if device_named {
+                clues.push(("the init error naming its device".into(), "0.14", line_no));
+            } else {
+                before.push(("the init error naming no device".into(), "0.13", line_no));
+            }
+        }
+        let free_msg = free_at
+            .and_then(|t| t.find('(').map(|i| &t[i..]))
+            .map(|t| format!("Free memory on device {t}"));
+        if let Some((free, rest)) = free_msg
+            .as_deref()
+            .and_then(|m| number_after(m, "Free memory on device ("))
+        {
             if let Some((total, rest)) = number_after(rest, "/") {
                 if let (Some(u), Some((util, rest))) =
                     (unit_of(rest), number_after(rest, "utilization ("))
@@ -447,19 +506,26 @@ pub fn read(text: &str) -> Result<Log, LogError> {
             log.version_basis = format!("stated by the log (line {line})");
             log.vllm_version = Some(v);
         }
-        None => match clues
-            .iter()
-            .max_by(|a, b| version_key(a.1).cmp(&version_key(b.1)))
-        {
-            Some((what, at_least, line)) => {
-                log.version_basis = format!(
+        None => {
+            let low = clues
+                .iter()
+                .max_by(|a, b| version_key(a.1).cmp(&version_key(b.1)));
+            let high = before
+                .iter()
+                .min_by(|a, b| version_key(a.1).cmp(&version_key(b.1)));
+            log.version_basis = match (low, high) {
+                (Some((what, at_least, line)), None) => format!(
                     "not stated; {what} (line {line}) suggests vLLM {at_least} or later, which does not fix the release: give --vllm-version"
-                );
-            }
-            None => {
-                log.version_basis = "not stated, and no line fixes it: give --vllm-version".into();
-            }
-        },
+                ),
+                (None, Some((what, at_most, line))) => format!(
+                    "not stated; {what} (line {line}) suggests vLLM {at_most} or earlier, which does not fix the release: give --vllm-version"
+                ),
+                (Some((w1, lo, l1)), Some((w2, hi, l2))) => format!(
+                    "not stated; {w1} (line {l1}) suggests vLLM {lo} or later and {w2} (line {l2}) vLLM {hi} or earlier, which does not fix the release: give --vllm-version"
+                ),
+                (None, None) => "not stated, and no line fixes it: give --vllm-version".into(),
+            };
+        }
     }
     // A profile whose terms were cut off says nothing.
     log.readings
@@ -874,6 +940,48 @@ mod tests {
             table.version_basis.contains("V0"),
             "{}",
             table.version_basis
+        );
+    }
+
+    #[test]
+    fn formats_bound_the_release_when_no_line_states_it() {
+        // 0.14 names the device in the init error; before, none.
+        let named = read("ValueError: Free memory on device cuda:0 (3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, 3.6 GiB).").unwrap();
+        assert_eq!(named.readings[0].field("free"), Some(3.22));
+        assert!(
+            named.version_basis.contains("0.14 or later"),
+            "{}",
+            named.version_basis
+        );
+        let unnamed = read("ValueError: Free memory on device (3.22/4.0 GiB) on startup is less than desired GPU memory utilization (0.9, 3.6 GiB).").unwrap();
+        assert!(
+            unnamed.version_basis.contains("0.13 or earlier"),
+            "{}",
+            unnamed.version_basis
+        );
+        // "%.4f" and "%.2f" before 0.14, format_gib from 0.14; both bounds are said.
+        let both = read(
+            "Model loading took 14.2474 GiB and 5 seconds\nAvailable KV cache memory: 43.6 GiB",
+        )
+        .unwrap();
+        assert!(
+            both.version_basis.contains("0.14 or later")
+                && both.version_basis.contains("0.13 or earlier"),
+            "{}",
+            both.version_basis
+        );
+        let zero = read("Available KV cache memory: 43.60 GiB").unwrap();
+        assert!(
+            zero.version_basis.contains("trailing zero"),
+            "{}",
+            zero.version_basis
+        );
+        // Two decimals without a trailing zero are both formats: no clue.
+        let plain = read("Available KV cache memory: 43.61 GiB").unwrap();
+        assert!(
+            plain.version_basis.contains("no line fixes it"),
+            "{}",
+            plain.version_basis
         );
     }
 
