@@ -372,7 +372,7 @@ pub fn read(text: &str) -> Result<Log, LogError> {
         // 0.14 names the device ("on device cuda:0 ("); before, none.
         let free_at = msg.find("Free memory on device ").map(|i| &msg[i + 22..]);
         let device_named = free_at.is_some_and(|t| !t.starts_with('('));
-        if let Some(t) = free_at.filter(|t| t.contains("on startup is less than")) {
+        if free_at.is_some_and(|t| t.contains("on startup is less than")) {
             if device_named {
                 clues.push(("the init error naming its device".into(), "0.14", line_no));
             } else {
