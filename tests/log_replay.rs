@@ -285,7 +285,8 @@ fn bad_logs_are_refused_by_name() {
         "--log: the log's model \"someone/unknown-model-7b\" is not in Headroom's catalog",
     );
     // Over 16 MiB: refused with its size, in linear time.
-    let huge = "Available KV cache memory: 6.51 GiB\n".repeat((16 << 20) / 36 + 10);
+    // A 50 MB paste: refused by its size after reading 16 MiB and one byte, never all of it.
+    let huge = "Available KV cache memory: 6.51 GiB\n".repeat(50_000_000 / 36);
     bad(&["import-log", "-"], &huge, "16777216 bytes");
     // Hostile text: ANSI colours, carriage returns and invalid UTF-8 are not a crash.
     let o = run_with_stdin(
