@@ -65,7 +65,9 @@ try {
 }
 
 if ('serviceWorker' in navigator && location.protocol !== 'file:') {
-  navigator.serviceWorker.register('/sw.js').catch(() => {
+  // updateViaCache 'none': the update check of sw.js never takes the HTTP cache's copy, so a
+  // deploy is seen on the next navigation.
+  navigator.serviceWorker.register('/sw.js', { updateViaCache: 'none' }).catch(() => {
     // Offline use is a bonus; the page works without it.
   });
 }

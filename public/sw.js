@@ -1,32 +1,29 @@
-// Headroom's service worker: keeps the page's own files so it works offline once loaded.
-// Network first (a new release is picked up at once), the cache when the network fails.
-// It only ever fetches from its own origin: the page requests nothing else.
-const CACHE = 'headroom-v1';
-
-// The files a page refers to: the hashed file names are in the page itself.
-const filesOf = (html) => new Set([...html.matchAll(/(?:href|src|data-js|data-wasm)="(\/[^"]*)"/g)].map((m) => m[1]));
-
-// Drops what the current page no longer refers to (a release's hashed wasm, JS and CSS are
-// replaced by the next one's), so the cache holds one release.
-async function prune(cache, html) {
-  const keep = filesOf(html);
-  keep.add('/');
-  for (const req of await cache.keys()) {
-    if (!keep.has(new URL(req.url).pathname)) await cache.delete(req);
-  }
-}
+// Headroom's service worker: the page's own files from the cache, so a repeat visit (and an
+// offline one) makes no network round trip for any of them; a new build is picked up because
+// this file changes with every build. It only ever fetches from its own origin.
+//
+// The release build writes BUILD (a hash of the page) and FILES (every file the page refers
+// to) below (scripts/sw-manifest.mjs, a Trunk post-build hook). Installing fetches and keeps
+// them in a cache named after the build; activating deletes every other build's cache. The
+// browser checks this file for changes on every navigation (updateViaCache: 'none'), so the
+// first visit after a deploy installs the new build in the background and the next one runs it.
+// Without a manifest (a development build) the worker keeps what it serves, network first.
+const BUILD = 'dev';
+const FILES = [];
+const CACHE = `headroom-${BUILD}`;
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
     (async () => {
       const cache = await caches.open(CACHE);
-      const res = await fetch('/', { cache: 'no-cache' });
-      await cache.put('/', res.clone());
-      const html = await res.text();
+      // Straight from the network: a stale HTTP cache must not pin an old file under a new build.
       await Promise.all(
-        [...filesOf(html)].map((p) => fetch(p).then((r) => (r.ok ? cache.put(p, r) : null)).catch(() => null)),
+        FILES.map(async (p) => {
+          const res = await fetch(p, { cache: 'no-cache' });
+          if (!res.ok) throw new Error(`${p}: ${res.status}`);
+          await cache.put(p, res);
+        }),
       );
-      await prune(cache, html);
       await self.skipWaiting();
     })(),
   );
@@ -36,7 +33,7 @@ self.addEventListener('activate', (event) => {
   event.waitUntil(
     (async () => {
       for (const key of await caches.keys()) {
-        if (key !== CACHE) await caches.delete(key);
+        if (key !== CACHE && key.startsWith('headroom-')) await caches.delete(key);
       }
       await self.clients.claim();
     })(),
@@ -46,22 +43,23 @@ self.addEventListener('activate', (event) => {
 self.addEventListener('fetch', (event) => {
   const req = event.request;
   const url = new URL(req.url);
-  if (req.method !== 'GET' || url.origin !== self.location.origin) return;
+  if (req.method !== 'GET' || url.origin !== self.location.origin || url.pathname === '/sw.js') return;
   // Every page URL (any query) is the same document.
   const key = req.mode === 'navigate' ? '/' : url.pathname;
   event.respondWith(
     (async () => {
-      const cache = await caches.open(CACHE);
+      // caches.match, not caches.open: a worker that a newer build replaced must not bring its
+      // deleted cache back while it still serves an open page.
+      const hit = await caches.match(key, { cacheName: CACHE });
+      if (hit && BUILD !== 'dev') return hit;
       try {
         const res = await fetch(req);
-        if (res.ok) {
-          cache.put(key, res.clone());
-          // A fresh page names this release's files: the previous release's go.
-          if (key === '/') event.waitUntil(res.clone().text().then((html) => prune(cache, html)));
+        if (res.ok && (BUILD === 'dev' || FILES.includes(key)) && (await caches.has(CACHE))) {
+          const copy = res.clone();
+          event.waitUntil(caches.open(CACHE).then((c) => c.put(key, copy)));
         }
         return res;
       } catch (err) {
-        const hit = await cache.match(key);
         if (hit) return hit;
         throw err;
       }

@@ -73,3 +73,6 @@ writeFileSync(htmlPath, html);
 rmSync(local(jsUrl));
 rmSync(local(`${base}boot.js`));
 console.log(`inline-loader: ${jsUrl} and boot.js inlined (${code.length} B, sha256-${hash})`);
+
+// The page is final: the service worker's manifest names its files (one hook, so in order).
+await import('./sw-manifest.mjs');

@@ -1,6 +1,10 @@
-// Offline: once loaded, the service worker serves the page's own files without a network.
+// Offline and repeat visits: once loaded, the service worker serves the page's own files from
+// its cache, with no network round trip for any of them, and a new build replaces it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, extname } from 'node:path';
 import { launch, open, goto, assertClean, text } from './harness.mjs';
 
 let browser;
@@ -11,36 +15,138 @@ after(async () => {
   await browser?.close();
 });
 
-test('the page works offline once loaded', async () => {
-  const { context, page, problems } = await open(browser, '/?v=1&tp=2', { serviceWorkers: 'allow' });
-  await page.evaluate(async () => {
+/** Loads the page with the worker allowed, and waits until the worker controls it. */
+async function controlled(path) {
+  const o = await open(browser, path, { serviceWorkers: 'allow' });
+  await o.page.evaluate(async () => {
     await navigator.serviceWorker.ready;
   });
   // The worker takes control after its first install; reload once so it serves this page.
-  await page.reload();
-  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
-  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  await o.page.reload();
+  await o.page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  await o.page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  return o;
+}
+
+const cacheKeys = (page) =>
+  page.evaluate(async () => {
+    const out = {};
+    for (const n of await caches.keys()) {
+      out[n] = (await (await caches.open(n)).keys()).map((r) => new URL(r.url).pathname);
+    }
+    return out;
+  });
+
+test('the page works offline once loaded', async () => {
+  const { context, page, problems } = await controlled('/?v=1&tp=2');
   const verdict = await text(page, 'verdict');
   await context.setOffline(true);
   await goto(page, '/?v=1&tp=2');
   assert.equal(await text(page, 'verdict'), verdict);
   assert.equal(await page.locator('[data-testid="rank-chart"] .svg > svg').count(), 1);
+  // Another scenario's link works offline too: every page URL is the same document.
+  await goto(page, '/?v=1&tp=4');
+  assert.match(await text(page, 'verdict-headline'), /^Starts/);
   await context.setOffline(false);
-  // The cache holds one release: a file the page no longer names (a previous release's
-  // hashed wasm) goes when a fresh page comes from the network.
-  await page.evaluate(async () => {
-    const cache = await caches.open('headroom-v1');
-    await cache.put('/headroom-web-0000000000000000_bg.wasm', new Response('old release'));
-  });
-  await goto(page, '/?v=1&tp=2');
-  await page.waitForFunction(async () => {
-    const keys = await (await caches.open('headroom-v1')).keys();
-    return !keys.some((r) => r.url.includes('0000000000000000'));
-  });
-  const kept = await page.evaluate(async () =>
-    (await (await caches.open('headroom-v1')).keys()).map((r) => new URL(r.url).pathname),
+  // One build's cache, holding the page and every file it names.
+  const keys = await cacheKeys(page);
+  const names = Object.keys(keys);
+  assert.equal(names.length, 1, names.join(' '));
+  assert.match(names[0], /^headroom-[0-9a-f]{16}$/);
+  const files = keys[names[0]];
+  assert.ok(
+    files.includes('/') && files.some((p) => p.endsWith('_bg.wasm')) && files.some((p) => p.endsWith('.css')),
+    files.join(' '),
   );
-  assert.ok(kept.includes('/') && kept.some((p) => p.endsWith('_bg.wasm')), kept.join(' '));
   assertClean(problems);
   await context.close();
+});
+
+test('a repeat visit makes no network round trip for any of the page files', async () => {
+  const { context, page, problems } = await controlled('/?v=1');
+  const before = problems.requests.length;
+  const fromWorker = [];
+  page.on('response', (r) => fromWorker.push([new URL(r.url()).pathname, r.fromServiceWorker()]));
+  await goto(page, '/?v=1&tp=2&max-model-len=8192');
+  await page.waitForSelector('[data-testid=rank-chart] .svg > svg');
+  // What reached the server (the route sees the page's and the worker's requests): at most
+  // the browser's update check of the worker itself.
+  const reached = problems.requests
+    .slice(before)
+    .map((u) => new URL(u).pathname)
+    .filter((p) => p !== '/sw.js');
+  assert.deepEqual(reached, [], `requests that reached the server: ${reached.join(' ')}`);
+  const own = fromWorker.filter(([p]) => p !== '/sw.js');
+  assert.ok(own.length >= 2, JSON.stringify(own));
+  assert.ok(own.every(([, sw]) => sw), `not from the worker: ${JSON.stringify(own.filter(([, sw]) => !sw))}`);
+  assertClean(problems);
+  await context.close();
+});
+
+/**
+ * A server of the build's own files whose sw.js can be changed, as a deploy changes it: this
+ * test needs a server that really changes (a route in the browser does not see the browser's
+ * own update checks of the worker).
+ */
+async function deployServer() {
+  const dist = new URL('../../dist/', import.meta.url).pathname;
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
+  const state = { build: null, hits: [] };
+  const server = createServer((req, res) => {
+    const path = new URL(req.url, 'http://x').pathname;
+    state.hits.push(path);
+    const file = join(dist, path === '/' ? 'index.html' : path);
+    if (!file.startsWith(dist) || !existsSync(file)) {
+      res.writeHead(404).end();
+      return;
+    }
+    let body = readFileSync(file);
+    if (path === '/sw.js' && state.build) {
+      body = body.toString('utf8').replace(/^const BUILD = '[0-9a-f]{16}';$/m, `const BUILD = '${state.build}';`);
+    }
+    res.writeHead(200, { 'content-type': types[extname(file)] ?? 'application/octet-stream', 'cache-control': 'no-cache' });
+    res.end(body);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { state, server, base: `http://127.0.0.1:${server.address().port}` };
+}
+
+test('a new build replaces the old one: its worker installs, and the old cache goes', async () => {
+  const { state, server, base } = await deployServer();
+  const context = await browser.newContext({ serviceWorkers: 'allow' });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const visit = async (q) => {
+    await page.goto(`${base}/${q}`);
+    await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  };
+  await visit('?v=1');
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
+  await visit('?v=1&tp=2');
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  const [oldCache] = Object.keys(await cacheKeys(page));
+  assert.match(oldCache, /^headroom-[0-9a-f]{16}$/);
+  // The deploy: sw.js names another build.
+  state.build = 'ffffffffffffffff';
+  await visit('?v=1&tp=4');
+  // The browser checks the worker for updates shortly after a navigation; the new one
+  // installs, activates and deletes the old build's cache.
+  let keys = {};
+  for (let i = 0; i < 100 && Object.keys(keys).join() !== 'headroom-ffffffffffffffff'; i += 1) {
+    await page.waitForTimeout(200);
+    keys = await cacheKeys(page);
+  }
+  assert.deepEqual(Object.keys(keys), ['headroom-ffffffffffffffff'], oldCache);
+  assert.ok(keys['headroom-ffffffffffffffff'].some((p) => p.endsWith('_bg.wasm')), JSON.stringify(keys));
+  // The next visit comes from the new build's cache: only the worker's own update check
+  // reaches the server.
+  state.hits.length = 0;
+  await visit('?v=1&tp=8');
+  assert.deepEqual(state.hits.filter((p) => p !== '/sw.js'), []);
+  assert.deepEqual(errors, []);
+  await context.close();
+  server.close();
 });

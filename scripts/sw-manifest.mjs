@@ -1,0 +1,41 @@
+// Run by inline-loader.mjs (Trunk's post-build hook) once the page is final: writes the build's id and file list into
+// the service worker ($TRUNK_STAGING_DIR/sw.js), so the worker serves a repeat visit from its
+// cache without a network round trip and a new build (a new sw.js) replaces the old one.
+//
+// BUILD is the SHA-256 of index.html (which names every hashed file), so any change to the
+// page or a file it names gives a new worker. FILES is '/' (the page, under every query) and
+// each file index.html refers to. Fails the build, naming what it did not find, if sw.js or
+// the page does not have the shape this expects.
+//
+//   node scripts/sw-manifest.mjs [STAGING_DIR]     (Trunk sets TRUNK_STAGING_DIR; also run alone)
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
+const fail = (why) => {
+  console.error(`sw-manifest: ${why}`);
+  process.exit(1);
+};
+if (!dir) fail('no staging directory (TRUNK_STAGING_DIR is not set and none was given)');
+
+const html = readFileSync(join(dir, 'index.html'), 'utf8');
+const named = [...html.matchAll(/(?:href|src|data-js|data-wasm)="(\/[^"#?]*)"/g)].map((m) => m[1]);
+const files = ['/', ...new Set(named.filter((p) => p !== '/' && p !== '/sw.js'))];
+for (const p of files.slice(1)) {
+  if (!existsSync(join(dir, p))) fail(`index.html names ${p}, which the build does not have`);
+}
+if (!files.some((p) => p.endsWith('.wasm'))) fail('index.html names no .wasm file');
+
+const swPath = join(dir, 'sw.js');
+let sw = readFileSync(swPath, 'utf8');
+const build = createHash('sha256').update(html, 'utf8').digest('hex').slice(0, 16);
+for (const [re, value] of [
+  [/^const BUILD = 'dev';$/m, `const BUILD = '${build}';`],
+  [/^const FILES = \[\];$/m, `const FILES = ${JSON.stringify(files)};`],
+]) {
+  if (!re.test(sw)) fail(`sw.js has no line matching ${re}`);
+  sw = sw.replace(re, value);
+}
+writeFileSync(swPath, sw);
+console.log(`sw-manifest: build ${build}, ${files.length} files: ${files.join(' ')}`);
