@@ -2,8 +2,8 @@
 // the service worker ($TRUNK_STAGING_DIR/sw.js), so the worker serves a repeat visit from its
 // cache without a network round trip and a new build (a new sw.js) replaces the old one.
 //
-// BUILD is the SHA-256 of index.html (which names every hashed file), so any change to the
-// page or a file it names gives a new worker. FILES is '/' (the page, under every query) and
+// BUILD is a SHA-256 of every file's path and bytes, so any change to the page or a file it
+// names gives a new worker. FILES is '/' (the page, under every query) and
 // each file index.html refers to. Fails the build, naming what it did not find, if sw.js or
 // the page does not have the shape this expects.
 //
@@ -29,7 +29,10 @@ if (!files.some((p) => p.endsWith('.wasm'))) fail('index.html names no .wasm fil
 
 const swPath = join(dir, 'sw.js');
 let sw = readFileSync(swPath, 'utf8');
-const build = createHash('sha256').update(html, 'utf8').digest('hex').slice(0, 16);
+// Every file's bytes, so a change to an unhashed file (the favicon) is a new build too.
+const digest = createHash('sha256');
+for (const p of files) digest.update(p).update(readFileSync(join(dir, p === '/' ? 'index.html' : p)));
+const build = digest.digest('hex').slice(0, 16);
 for (const [re, value] of [
   [/^const BUILD = 'dev';$/m, `const BUILD = '${build}';`],
   [/^const FILES = \[\];$/m, `const FILES = ${JSON.stringify(files)};`],

@@ -31,7 +31,12 @@ fn scenario(r: &mut Rng) -> Vec<String> {
         ("--gpu-memory-utilization", &["0.85", "0.9", "0.95"]),
         ("--max-model-len", &["4096", "32768"]),
         ("--kv-cache-dtype", &["auto", "fp8"]),
-        ("--vllm-version", &["0.14", "0.20", "0.27", "0.33"]),
+        (
+            "--vllm-version",
+            &[
+                "0.10.2", "0.11.0", "0.11.2", "0.12", "0.14", "0.20", "0.27", "0.33",
+            ],
+        ),
         ("--gpu", &["h100-sxm-80gb", "h200-141gb", "a100-sxm4-80gb"]),
     ];
     for (flag, values) in flags {
@@ -287,7 +292,7 @@ fn bad_logs_are_refused_by_name() {
     // Over 16 MiB: refused with its size, in linear time.
     // A 50 MB paste: refused by its size after reading 16 MiB and one byte, never all of it.
     let huge = "Available KV cache memory: 6.51 GiB\n".repeat(50_000_000 / 36);
-    bad(&["import-log", "-"], &huge, "16777216 bytes");
+    bad(&["import-log", "-"], &huge, "over 16777216 bytes");
     // Hostile text: ANSI colours, carriage returns and invalid UTF-8 are not a crash.
     let o = run_with_stdin(
         &strings(&["import-log", "-", "--json"]),
@@ -295,4 +300,62 @@ fn bad_logs_are_refused_by_name() {
     );
     assert_eq!(o.code, 0, "{o:?}");
     assert_eq!(json(&o)["readings"][0]["value"], 6.51);
+}
+
+#[test]
+fn a_pipeline_log_of_0_11_0_is_one_start_with_a_pool_per_worker() {
+    // vLLM 0.11.0 prints each worker's own pool under the engine's prefix, before the minimum:
+    // read back, the lines are that start's workers (not two launches), each compared with its
+    // own worker's prediction.
+    let flags = strings(&[
+        "llama-3.1-70b-instruct",
+        "--vllm-version",
+        "0.11.0",
+        "-tp",
+        "4",
+        "-pp",
+        "2",
+        "--pp-layer-partition",
+        "41,39",
+        "--max-model-len",
+        "32768",
+    ]);
+    let mut args = strings(&["plan"]);
+    args.extend(flags.iter().cloned());
+    args.push("--json".into());
+    let doc = json(&run(&args));
+    let log: Vec<&str> = doc["log_lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap())
+        .collect();
+    assert!(
+        log.iter()
+            .filter(|l| l.contains("GPU KV cache size"))
+            .count()
+            == 8,
+        "{log:?}"
+    );
+    let mut back = strings(&["plan", "--log", "-"]);
+    back.extend(flags);
+    back.push("--json".into());
+    let out = with_stdin(&back, &log.join("\n"));
+    assert_eq!(out.code, EXIT_STARTS, "{out:?}");
+    let d = json(&out);
+    let rows: Vec<&Value> = d["comparison"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["figure"] == "gpu_kv_cache_tokens")
+        .collect();
+    assert_eq!(rows.len(), 8);
+    let distinct: std::collections::BTreeSet<i64> = rows
+        .iter()
+        .map(|c| c["measured"].as_f64().unwrap() as i64)
+        .collect();
+    assert!(distinct.len() > 1, "the stages' pools differ: {distinct:?}");
+    for c in rows {
+        assert_eq!(c["difference"], 0.0, "{c}");
+    }
 }

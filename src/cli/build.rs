@@ -267,6 +267,12 @@ pub(super) fn invocation_with_log(a: &Args, log: Option<Log>) -> Result<Invocati
     let mut planned = scenario(&g)?;
     if let Some(l) = &log {
         crate::import::replay::cite(l, &mut planned);
+        if l.vllm_version.is_none() && !a.values.contains_key("vllm-version") {
+            notes.push(format!(
+                "the log states no release ({}); it is planned under vLLM {}'s rules: give --vllm-version for another",
+                l.version_basis, planned.version
+            ));
+        }
     }
     Ok(Invocation {
         scenario: planned,

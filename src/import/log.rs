@@ -63,9 +63,10 @@ impl Reading {
 /// What a log says.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Log {
-    /// The release, `0.x`, when the log states it or its formats imply one.
+    /// The release, `0.x.y`, when the log states it (formats only bound it: `version_basis`).
     pub vllm_version: Option<String>,
-    /// How the release was found: `stated: ... (line N)`, `inferred: ...`, or why not.
+    /// How the release was found: `stated by the log (line N)`, or what the formats suggest
+    /// (a lower and an upper bound), or why not. Only a stated release sets `vllm_version`.
     pub version_basis: String,
     pub readings: Vec<Reading>,
     /// `non-default args: {...}`: vLLM's destination names and their values as printed (a
@@ -203,9 +204,7 @@ fn unit_of(rest: &str) -> Option<&'static str> {
 pub fn read(text: &str) -> Result<Log, LogError> {
     if text.len() > MAX_LOG {
         return Err(LogError(format!(
-            "the log is {} bytes; Headroom reads logs up to {} bytes (paste the start-up, up to the first request)",
-            text.len(),
-            MAX_LOG
+            "the log is over {MAX_LOG} bytes (16 MiB), the most Headroom reads: paste the start-up, up to the first request"
         )));
     }
     let mut log = Log::default();
@@ -298,7 +297,9 @@ pub fn read(text: &str) -> Result<Log, LogError> {
                     .nth(1)
                     .and_then(|t| t.split_whitespace().next())
                     .unwrap_or("");
-                if printed.contains('.') && printed.ends_with('0') {
+                if decimals_after(msg, "Available KV cache memory: ") == Some(2)
+                    && printed.ends_with('0')
+                {
                     before.push((
                         "an \"Available KV cache memory\" figure with a trailing zero (%.2f)"
                             .into(),
@@ -306,6 +307,7 @@ pub fn read(text: &str) -> Result<Log, LogError> {
                         line_no,
                     ));
                 } else if decimals_after(msg, "Available KV cache memory: ") == Some(1) {
+                    // format_gib's "54.0" and "54.2" alike: one decimal is 0.14's.
                     clues.push((
                         "an \"Available KV cache memory\" figure with one decimal (format_gib)"
                             .into(),
@@ -605,12 +607,29 @@ fn flag_conflicts(log: &mut Log) {
     ] {
         let mut seen: Vec<(&Option<String>, f64, usize)> = Vec::new();
         let mut previous: Option<&str> = None;
+        // Whether an earlier phase's reading (a load, a pool) came since: a new launch.
+        let mut restarted = false;
         for r in &log.readings {
             let after = previous.replace(r.key);
+            if matches!(
+                r.key,
+                "model_loading" | "available_kv_cache" | "memory_profiling" | "init_error"
+            ) {
+                restarted = true;
+            }
             if r.key != key {
                 continue;
             }
+            let engine_wide = matches!(key, "gpu_kv_cache_tokens" | "num_gpu_blocks");
             match seen.iter().find(|(rank, _, _)| **rank == r.rank) {
+                // The pool's figures again with no earlier phase between: one start whose
+                // workers each print their own (vLLM 0.10.2 and 0.11.0 under one prefix).
+                Some((_, v, line)) if engine_wide && !restarted && *v != r.value => {
+                    log.notes.push(format!(
+                        "line {} prints {} {} after line {line}'s {v} with no earlier phase between them: each worker's own figure (vLLM 0.10.2 and 0.11.0 print one per worker; the engine uses the smallest)",
+                        r.line, r.value, r.unit
+                    ));
+                }
                 // Two loads in a row, before any later phase: a second model of the same start
                 // (V0's speculative decoding loads its draft worker's weights next).
                 Some((_, v, line)) if key == "model_loading" && after == Some(key) => {
@@ -627,6 +646,9 @@ fn flag_conflicts(log: &mut Log) {
                 )),
                 Some(_) => {}
                 None => seen.push((&r.rank, r.value, r.line)),
+            }
+            if engine_wide {
+                restarted = false;
             }
         }
     }

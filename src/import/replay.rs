@@ -251,6 +251,18 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
     let smallest = predicted.ranks.iter().min_by_key(|r| r.available_kv);
     let replica = predicted.replica.as_ref();
     let v0 = v0_replay(log, predicted);
+    // vLLM 0.10.2 and 0.11.0 print each worker's own pool (before the minimum), in worker
+    // order, under the engine's prefix: the n-th line is worker n's.
+    let per_worker =
+        !predicted.version.shrinks_kv_tensors() && log.all("gpu_kv_cache_tokens").count() > 1;
+    let (mut token_line, mut conc_line) = (0usize, 0usize);
+    let own = |n: usize| -> Option<(f64, f64)> {
+        let (p, r) = (replica?, predicted.ranks.get(n)?);
+        Some((
+            (r.num_blocks_own * p.block_size) as f64,
+            r.num_blocks_own as f64 / p.blocks_per_request.max(1) as f64,
+        ))
+    };
     for r in &log.readings {
         let mut push = |figure: String, unit: &'static str, pred: Option<f64>, meas: f64, rank| {
             let pred = pred.map(round4);
@@ -267,10 +279,11 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
         match r.key {
             "model_loading" => {
                 let (at, rp) = rank_plan(r);
+                // vLLM's figure counts the drafter on the last stage (the planner's own line).
                 push(
                     r.key.into(),
                     r.unit,
-                    rp.map(|p| gib(i128::from(p.weights.0))),
+                    rp.map(|p| gib(i128::from(p.weights.0) + p.line_bytes(Term::Drafter))),
                     r.value,
                     at,
                 );
@@ -295,6 +308,17 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
                     push(r.key.into(), r.unit, g, r.value, at);
                 }
             }
+            "gpu_kv_cache_tokens" if per_worker => {
+                token_line += 1;
+                let n = token_line - 1;
+                push(
+                    r.key.into(),
+                    r.unit,
+                    own(n).map(|o| o.0),
+                    r.value,
+                    Some(n as u32),
+                );
+            }
             "gpu_kv_cache_tokens" => push(
                 r.key.into(),
                 r.unit,
@@ -307,13 +331,25 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
                     .field("tokens_per_request")
                     .zip(replica)
                     .is_some_and(|(t, p)| t == p.max_model_len as f64);
-                push(
-                    r.key.into(),
-                    r.unit,
-                    replica.filter(|_| same_len).map(|p| p.max_concurrency),
-                    r.value,
-                    None,
-                );
+                if per_worker {
+                    conc_line += 1;
+                    let n = conc_line - 1;
+                    push(
+                        r.key.into(),
+                        r.unit,
+                        own(n).filter(|_| same_len).map(|o| o.1),
+                        r.value,
+                        Some(n as u32),
+                    );
+                } else {
+                    push(
+                        r.key.into(),
+                        r.unit,
+                        replica.filter(|_| same_len).map(|p| p.max_concurrency),
+                        r.value,
+                        None,
+                    );
+                }
                 if let Some(t) = r.field("tokens_per_request") {
                     push(
                         "max_concurrency.tokens_per_request".into(),

@@ -242,20 +242,18 @@ pub(crate) fn log_result_html(l: &Log, rows: &[Comparison], derived: &[Derived])
 
 /// The comparison for the log against the inputs as they are now, planned without the log's
 /// measurements.
-fn comparison(app: AppState, l: &Log) -> (Vec<Comparison>, Vec<Derived>) {
+fn comparison(app: AppState, l: &Log) -> Result<(Vec<Comparison>, Vec<Derived>), String> {
     let mut state = app.checked.with(|(s, _)| s.clone());
-    for f in Field::ALL {
-        if replay::is_measurement(f) {
+    // Only the log's own measurements are left out; a term typed over one stays, as a flag
+    // given beside --log stays in the CLI's prediction.
+    for (f, t) in replay::log_inputs(l).measured {
+        if state.get(f) == Some(t.as_str()) {
             let _ = state.set(f, "");
         }
     }
-    match url::scenario(&state)
-        .ok()
-        .and_then(|s| crate::calc::plan(&s).ok())
-    {
-        Some(p) => (replay::compare(l, &p), replay::derived(l, &p)),
-        None => (Vec::new(), Vec::new()),
-    }
+    let s = url::scenario(&state).map_err(|e| format!("--{}: {}", e.field.flag(), e.message))?;
+    let p = crate::calc::plan(&s).map_err(|e| e.to_string())?;
+    Ok((replay::compare(l, &p), replay::derived(l, &p)))
 }
 
 fn set_html(id: &str, html: &str) {
@@ -330,9 +328,9 @@ fn import_command(app: AppState) {
 }
 
 /// "Compare with this log": the log's flags (its `non-default args`) become the scenario when
-/// it has them, else the current one stays; its settings and measurements are set on top,
-/// except a release the form already names (the user's choice wins, as a flag beside the log
-/// does in the CLI).
+/// it has them, else the current one stays; its settings and measurements are set on top. The
+/// release the log states wins (it is that run's); one Headroom does not model is planned
+/// under the release the form names, with a note, or refused when the form names none.
 fn import_log(app: AppState, text: &str) {
     set_html("log-result", "");
     let l = match crate::import::log::read(text) {
@@ -458,8 +456,13 @@ pub fn deploy(app: AppState) -> impl IntoView {
             return;
         };
         app.later.track();
-        let (rows, derived) = comparison(app, &l);
-        set_html("log-result", &log_result_html(&l, &rows, &derived));
+        match comparison(app, &l) {
+            Ok((rows, derived)) => set_html("log-result", &log_result_html(&l, &rows, &derived)),
+            Err(e) => set_html(
+                "log-result",
+                &format!("<p class=\"warn\">No prediction to compare: these inputs give no plan ({}).</p>", esc(&e)),
+            ),
+        }
     });
     // The export follows the slow lane: it is not on the path of a keystroke.
     effect(move || {
