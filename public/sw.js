@@ -4,7 +4,8 @@
 //
 // The release build writes BUILD (a hash of the page) and FILES (every file the page refers
 // to) below (scripts/sw-manifest.mjs, a Trunk post-build hook). Installing fetches and keeps
-// them in a cache named after the build; activating deletes every other build's cache. The
+// them in a cache named after the build; activating keeps the build before it (for a page of
+// it still loading) and deletes older ones. The
 // browser checks this file for changes on every navigation (updateViaCache: 'none'), so the
 // first visit after a deploy installs the new build in the background and the next one runs it.
 // Without a manifest (a development build) the worker keeps what it serves, network first.
@@ -32,9 +33,10 @@ self.addEventListener('install', (event) => {
 self.addEventListener('activate', (event) => {
   event.waitUntil(
     (async () => {
-      for (const key of await caches.keys()) {
-        if (key !== CACHE && key.startsWith('headroom-')) await caches.delete(key);
-      }
+      // The build before this one stays until the next deploy: a page of it that is still
+      // loading gets its files from it (caches list in the order they were made).
+      const builds = (await caches.keys()).filter((k) => k.startsWith('headroom-') && k !== CACHE);
+      for (const key of builds.slice(0, -1)) await caches.delete(key);
       await self.clients.claim();
     })(),
   );
@@ -50,7 +52,7 @@ self.addEventListener('fetch', (event) => {
     (async () => {
       // caches.match, not caches.open: a worker that a newer build replaced must not bring its
       // deleted cache back while it still serves an open page.
-      const hit = await caches.match(key, { cacheName: CACHE });
+      const hit = (await caches.match(key, { cacheName: CACHE })) ?? (key === '/' ? undefined : await caches.match(key));
       if (hit && BUILD !== 'dev') return hit;
       try {
         const res = await fetch(req);

@@ -793,6 +793,14 @@ pub fn python_to_json(v: &str) -> String {
 }
 
 impl Log {
+    /// The tensor-parallel size the log's `non-default args` give, if they do.
+    pub fn tp(&self) -> Option<u32> {
+        self.non_default_args
+            .iter()
+            .find(|(k, _)| k == "tensor_parallel_size")
+            .and_then(|(_, v)| v.trim().parse().ok())
+    }
+
     /// The readings of one key.
     pub fn all(&self, key: &str) -> impl Iterator<Item = &Reading> {
         let key = key.to_string();
@@ -809,7 +817,7 @@ impl Log {
         let mut out = Vec::new();
         let bytes_of = |key: &str| -> Option<String> {
             let rs: Vec<&Reading> = self.all(key).collect();
-            per_stage(&rs)
+            per_stage(&rs, self.tp())
         };
         if let Some(t) = bytes_of("model_loading") {
             out.push((Input::Weights, t));
@@ -843,18 +851,22 @@ impl Log {
 }
 
 /// One byte count for every rank, or one per pipeline stage when the ranks name their stage
-/// (`PP1`) and the stages differ; `None` without readings.
-fn per_stage(rs: &[&Reading]) -> Option<String> {
+/// (`PP1`, or `rank=N` with the tensor-parallel size the log's flags give: stage `N / tp`) and
+/// the stages differ; `None` without readings.
+fn per_stage(rs: &[&Reading], tp: Option<u32>) -> Option<String> {
     let first = rs.first()?.bytes()?;
-    let stage_of = |r: &Reading| -> Option<u32> {
-        let k = r.rank.as_deref()?;
-        let i = k.find("PP")?;
-        k[i + 2..]
+    let number_after = |k: &str, tag: &str| -> Option<u32> {
+        let i = k.find(tag)?;
+        k[i + tag.len()..]
             .chars()
             .take_while(char::is_ascii_digit)
             .collect::<String>()
             .parse()
             .ok()
+    };
+    let stage_of = |r: &Reading| -> Option<u32> {
+        let k = r.rank.as_deref()?;
+        number_after(k, "PP").or_else(|| Some(number_after(k, "rank=")? / tp.filter(|t| *t > 0)?))
     };
     let mut stages: Vec<(u32, u64)> = Vec::new();
     for r in rs {
@@ -1005,6 +1017,25 @@ mod tests {
             "{}",
             plain.version_basis
         );
+    }
+
+    #[test]
+    fn rank_labels_give_stages_with_the_logs_tensor_parallel_size() {
+        let l = read(concat!(
+            "non-default args: {'model_tag': 'm', 'tensor_parallel_size': 2, 'pipeline_parallel_size': 2}\n",
+            "(VllmWorker rank=0 pid=1) INFO Model loading took 10.0000 GiB and 5 seconds\n",
+            "(VllmWorker rank=1 pid=2) INFO Model loading took 10.0000 GiB and 5 seconds\n",
+            "(VllmWorker rank=2 pid=3) INFO Model loading took 12.0000 GiB and 5 seconds\n",
+            "(VllmWorker rank=3 pid=4) INFO Model loading took 12.0000 GiB and 5 seconds\n",
+        ))
+        .unwrap();
+        let w = l
+            .inputs()
+            .into_iter()
+            .find(|(i, _)| *i == Input::Weights)
+            .unwrap()
+            .1;
+        assert_eq!(w, format!("{},{}", 10 * GIB, 12 * GIB));
     }
 
     #[test]
