@@ -40,6 +40,34 @@ const broken = (detail) =>
 addEventListener('error', (e) => broken(e.error ? describe(e.error) : e.message));
 addEventListener('unhandledrejection', (e) => broken(describe(e.reason)));
 
+// While the wasm loads, the shell says what the link plans, from the address alone (the app
+// then shows the verdict in its place). Text only, each value cut short: a link cannot make it
+// say anything but its own keys.
+const describeLink = () => {
+  const line = document.getElementById('shell-scenario');
+  const q = new URLSearchParams(location.search);
+  const v = (k) => (q.get(k) ?? '').slice(0, 80);
+  const parts = [];
+  if (v('example')) parts.push(`the example ${v('example')}`);
+  if (v('model')) parts.push(`model ${v('model')}`);
+  else if (v('config') || location.hash.includes('config')) parts.push('a pasted config.json');
+  if (v('gpu')) parts.push(`on ${v('gpus') || 'each'} x ${v('gpu')}`);
+  else if (v('gpus')) parts.push(`on ${v('gpus')} GPUs`);
+  const grid = ['tp', 'pp', 'dp'].filter((k) => v(k)).map((k) => `${k.toUpperCase()}=${v(k)}`);
+  if (grid.length) parts.push(grid.join(' x '));
+  if (v('vllm')) parts.push(`vLLM ${v('vllm')}`);
+  if (line) {
+    line.textContent = `${parts.length ? `Planning ${parts.join(', ')}` : 'Planning the default scenario'}: the page's program is loading; the verdict and every figure follow in a moment.`;
+  }
+};
+// This module may run before the body is parsed (it is async): then once it is.
+try {
+  if (document.getElementById('shell-scenario')) describeLink();
+  else document.addEventListener('DOMContentLoaded', () => describeLink(), { once: true });
+} catch {
+  // The shell's own line stays.
+}
+
 try {
   const tag = document.querySelector('script[data-wasm]');
   const url = tag.dataset.wasm;

@@ -360,8 +360,13 @@ pub fn App() -> impl IntoView {
     }
 }
 
-/// Mounts the app on the page's body.
+/// Mounts the app on the page's body, in place of the static shell `index.html` paints while
+/// the wasm loads (the same header, and a line saying what is being planned): removed and
+/// replaced in one task, so no frame shows neither.
 pub fn mount() {
+    if let Some(shell) = document().get_element_by_id("shell") {
+        shell.remove();
+    }
     leptos::mount::mount_to_body(App);
 }
 
@@ -378,6 +383,17 @@ pub(crate) fn plan_of(pairs: &[(Field, &str)]) -> crate::calc::Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_static_shell_paints_the_header_the_app_draws() {
+        // index.html's shell is what a visitor sees while the wasm loads; the app replaces it
+        // with its own header, which must be the same markup (no jump, no other examples).
+        let page = include_str!("../../index.html");
+        assert!(
+            page.contains(&format!(r#"<header class="top">{}</header>"#, header_html())),
+            "index.html's shell header differs from ui::header_html(); paste the new markup into index.html"
+        );
+    }
 
     #[test]
     fn the_url_notice_shows_invisible_characters_as_escapes() {

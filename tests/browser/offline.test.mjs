@@ -129,11 +129,14 @@ test('a new build replaces the old one: its worker installs, the build before st
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
   const [oldCache] = Object.keys(await cacheKeys(page));
   assert.match(oldCache, /^headroom-[0-9a-f]{16}$/);
-  // The deploy: sw.js names another build.
+  // The deploy: sw.js names another build. The browser checks the worker for updates on its
+  // own after a navigation (when, is its choice); the test asks for the check at once.
+  const check = () => page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.update());
   state.build = 'ffffffffffffffff';
   await visit('?v=1&tp=4');
-  // The browser checks the worker for updates shortly after a navigation; the new one
-  // installs and activates. The build before it stays (a page of it may still be loading).
+  await check();
+  // The new worker installs and activates. The build before it stays (a page of it may still
+  // be loading).
   const settle = async (want) => {
     let keys = {};
     const done = () =>
@@ -150,6 +153,7 @@ test('a new build replaces the old one: its worker installs, the build before st
   // A second deploy: the first build's cache goes, one build back stays.
   state.build = 'eeeeeeeeeeeeeeee';
   await visit('?v=1&tp=2');
+  await check();
   await settle(['headroom-ffffffffffffffff', 'headroom-eeeeeeeeeeeeeeee']);
   // The next visit comes from the new build's cache: only the worker's own update check
   // reaches the server.
