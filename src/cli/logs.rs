@@ -214,13 +214,20 @@ pub fn comparison_view(c: &[Comparison], d: &[Derived]) -> String {
     out
 }
 
-/// Both views' inputs: the comparison of a replayed log against the prediction's plan.
+/// Both views' inputs: the comparison of a replayed log against the prediction's plan, and
+/// why there is none when the scenario without the log's measurements cannot be planned.
 pub(super) fn replay_figures(
     log: &Log,
     predicted: &crate::calc::Scenario,
-) -> (Vec<Comparison>, Vec<Derived>) {
+) -> (Vec<Comparison>, Vec<Derived>, Option<String>) {
     match crate::calc::plan(predicted) {
-        Ok(p) => (compare(log, &p), derived(log, &p)),
-        Err(_) => (Vec::new(), Vec::new()),
+        Ok(p) => (compare(log, &p), derived(log, &p), None),
+        Err(e) => (
+            Vec::new(),
+            Vec::new(),
+            Some(format!(
+                "no comparison: the scenario without the log's measurements cannot be planned ({e})"
+            )),
+        ),
     }
 }

@@ -299,20 +299,22 @@ pub fn run_with_stdin(args: &[String], stdin: &mut dyn std::io::Read) -> Outcome
                     .map(|r| logs::replay_figures(&r.log, &r.predicted));
                 let text = if inv.json {
                     let mut doc = json::document(&inv.scenario, &p);
-                    if let (Some((c, d)), Some(o)) = (&replay, doc.as_object_mut()) {
+                    if let (Some((c, d, _)), Some(o)) = (&replay, doc.as_object_mut()) {
                         o.insert("comparison".into(), logs::comparison_json(c));
                         o.insert("derived".into(), logs::derived_json(d));
                     }
                     pretty(&doc)
                 } else {
                     let mut t = render(&inv.scenario, &p, inv.unit);
-                    if let Some((c, d)) = &replay {
+                    if let Some((c, d, _)) = &replay {
                         t.push_str(&logs::comparison_view(c, d));
                     }
                     t
                 };
                 let mut o = Outcome::ok(code, text);
-                o.stderr = notes(&inv.notes);
+                let mut all = inv.notes.clone();
+                all.extend(replay.and_then(|(_, _, why)| why));
+                o.stderr = notes(&all);
                 o
             }
         },
