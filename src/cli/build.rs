@@ -351,11 +351,7 @@ pub(super) fn from_url(a: &Args) -> Result<Invocation, CliError> {
 pub(super) fn command(a: &Args) -> Result<Command, CliError> {
     let g = given(a, None)?;
     let s = scenario(&g)?;
-    let repo = |id: &str| {
-        catalog::model(id)
-            .filter(|r| !r.hf_repo.is_empty())
-            .map_or_else(|| id.to_string(), |r| r.hf_repo.clone())
-    };
+    let repo = crate::import::export::repo_of;
     let model = match (&g.config, g.state.get(Input::Model)) {
         // vllm serve takes the checkpoint's directory, which holds the config.json.
         (Some(f), _) => f
@@ -365,10 +361,7 @@ pub(super) fn command(a: &Args) -> Result<Command, CliError> {
             .map_or_else(|| ".".to_string(), |p| p.display().to_string()),
         (None, Some(id)) => repo(id),
         // An example's model: its catalog row by name, else the name it is planned under.
-        (None, None) => catalog::models()
-            .iter()
-            .find(|r| r.model.name == s.model.name && !r.hf_repo.is_empty())
-            .map_or_else(|| s.model.name.clone(), |r| r.hf_repo.clone()),
+        (None, None) => crate::import::export::repo_of_named(&s),
     };
     // The speculative config's `model`: draft_model's drafter by its repo, else what the JSON
     // names (an EAGLE head's checkpoint, which Headroom does not read but vLLM needs).

@@ -155,6 +155,9 @@ pub fn comparison_json(c: &[Comparison]) -> Value {
                     "difference": c.difference.map(float),
                     "line": c.line,
                     "rank": c.rank,
+                    "relative": c.relative().map(float),
+                    "predicted_provenance": c.provenance.as_ref().map(|p| p.label()),
+                    "predicted_basis": c.provenance.as_ref().map(|p| p.basis()),
                 })
             })
             .collect(),
@@ -188,21 +191,22 @@ pub fn comparison_view(c: &[Comparison], d: &[Derived]) -> String {
     }
     let _ = writeln!(
         out,
-        "  {:<36} {:>14} {:>14} {:>12}  line",
+        "  {:<36} {:>14} {:>14} {:>12}  line  prediction",
         "figure", "predicted", "measured", "difference"
     );
     for c in c {
         let num = |x: f64| format!("{x} {}", c.unit);
         let _ = writeln!(
             out,
-            "  {:<36} {:>14} {:>14} {:>12}  {}{}",
+            "  {:<36} {:>14} {:>14} {:>12}  {}{}  {}",
             c.figure,
             c.predicted.map_or_else(|| "not reached".into(), num),
             num(c.measured),
             c.difference
                 .map_or_else(|| "-".into(), |d| format!("{d:+}")),
             c.line,
-            c.rank.map_or(String::new(), |r| format!(" (rank {r})"))
+            c.rank.map_or(String::new(), |r| format!(" (rank {r})")),
+            c.provenance.as_ref().map_or("", |p| p.label())
         );
     }
     if !d.is_empty() {

@@ -16,6 +16,23 @@ pub struct Names {
     pub spec_model: Option<String>,
 }
 
+/// A catalog id as `vllm serve` takes it: the row's Hugging Face repo, else the id itself.
+pub fn repo_of(id: &str) -> String {
+    crate::catalog::model(id)
+        .filter(|r| !r.hf_repo.is_empty())
+        .map_or_else(|| id.to_string(), |r| r.hf_repo.clone())
+}
+
+/// A scenario's model by its catalog row's repo, the row found by the model's name (an
+/// example's model, a pasted config naming a catalog model), else by the name it is planned
+/// under.
+pub fn repo_of_named(s: &Scenario) -> String {
+    crate::catalog::models()
+        .iter()
+        .find(|r| r.model.name == s.model.name && !r.hf_repo.is_empty())
+        .map_or_else(|| s.model.name.clone(), |r| r.hf_repo.clone())
+}
+
 /// A command and what it leaves out.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exported {

@@ -850,23 +850,26 @@ impl Log {
     }
 }
 
+/// The number after `tag` in a process label (`PP` in `Worker_PP1_TP0` gives 1, `rank=` in
+/// `VllmWorker rank=3` gives 3).
+pub(crate) fn label_number(label: &str, tag: &str) -> Option<u32> {
+    let i = label.find(tag)?;
+    label[i + tag.len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()
+}
+
 /// One byte count for every rank, or one per pipeline stage when the ranks name their stage
 /// (`PP1`, or `rank=N` with the tensor-parallel size the log's flags give: stage `N / tp`) and
 /// the stages differ; `None` without readings.
 fn per_stage(rs: &[&Reading], tp: Option<u32>) -> Option<String> {
     let first = rs.first()?.bytes()?;
-    let number_after = |k: &str, tag: &str| -> Option<u32> {
-        let i = k.find(tag)?;
-        k[i + tag.len()..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect::<String>()
-            .parse()
-            .ok()
-    };
     let stage_of = |r: &Reading| -> Option<u32> {
         let k = r.rank.as_deref()?;
-        number_after(k, "PP").or_else(|| Some(number_after(k, "rank=")? / tp.filter(|t| *t > 0)?))
+        label_number(k, "PP").or_else(|| Some(label_number(k, "rank=")? / tp.filter(|t| *t > 0)?))
     };
     let mut stages: Vec<(u32, u64)> = Vec::new();
     for r in rs {

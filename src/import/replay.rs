@@ -17,7 +17,7 @@ use super::command::{import, Form, Ignored, Imported};
 use super::export::quote;
 use super::log::{python_to_json, Log, Reading};
 use crate::calc::input::Input;
-use crate::calc::plan::{Plan, RankPlan, Term};
+use crate::calc::plan::{Plan, Provenance, RankPlan, Term};
 use crate::calc::units::GIB;
 
 /// The log's `non-default args` as a launch command's flags (vLLM's destination names, the
@@ -194,6 +194,17 @@ pub struct Comparison {
     pub line: usize,
     /// The plan's rank the figure is compared on (`None`: an engine-wide figure).
     pub rank: Option<u32>,
+    /// How certain the prediction is: the plan's own provenance of the figure (an estimate
+    /// when it rests on one), `None` without a prediction.
+    pub provenance: Option<Provenance>,
+}
+
+impl Comparison {
+    /// The difference as a share of the prediction, when there is one to divide by.
+    pub fn relative(&self) -> Option<f64> {
+        let p = self.predicted.filter(|p| *p != 0.0)?;
+        Some(self.difference? / p)
+    }
 }
 
 /// A figure the log implies but does not print, and how it was worked out.
@@ -209,14 +220,7 @@ pub struct Derived {
 /// (rank `i x tp + j`), or `TPj` alone; `None` when the prefix names no worker.
 pub fn rank_of(label: Option<&str>, tp: u32) -> Option<u32> {
     let label = label?;
-    let number_after = |tag: &str| -> Option<u32> {
-        let i = label.find(tag)?;
-        let digits: String = label[i + tag.len()..]
-            .chars()
-            .take_while(char::is_ascii_digit)
-            .collect();
-        digits.parse().ok()
-    };
+    let number_after = |tag: &str| super::log::label_number(label, tag);
     if let Some(r) = number_after("rank=") {
         return Some(r);
     }
@@ -274,6 +278,7 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
                 difference: pred.map(|p| round4(meas - p)),
                 line: r.line,
                 rank,
+                provenance: None,
             });
         };
         match r.key {
@@ -402,7 +407,36 @@ pub fn compare(log: &Log, predicted: &Plan) -> Vec<Comparison> {
             _ => {}
         }
     }
+    for c in &mut out {
+        c.provenance = c
+            .predicted
+            .and_then(|_| predicted_provenance(predicted, &c.figure, c.rank));
+    }
     out
+}
+
+/// The plan's provenance of a compared figure: its ledger line's on the rank, the replica's
+/// for the pool's figures; a V0 replay rests on the log's own profile.
+fn predicted_provenance(p: &Plan, figure: &str, rank: Option<u32>) -> Option<Provenance> {
+    let line = |t: Term| {
+        p.ranks
+            .get(rank.unwrap_or(0) as usize)
+            .and_then(|r| r.line(t))
+            .map(|l| l.provenance.clone())
+    };
+    match figure {
+        "model_loading" => line(Term::Weights),
+        "available_kv_cache" | "capacity_error.available" => line(Term::AvailableKv),
+        "cuda_graph_estimate" | "cuda_graph_actual" => line(Term::CudaGraphs),
+        "init_error.free" => line(Term::FreeAtStart),
+        "init_error.total" => line(Term::Total),
+        "init_error.requested" => line(Term::Budget),
+        "max_concurrency.tokens_per_request" => Some(Provenance::Exact),
+        "num_gpu_blocks.v0_replay" => Some(Provenance::Measured(
+            "the log's own Memory profiling terms, in blocks of the plan's layout".into(),
+        )),
+        _ => p.replica.as_ref().map(|r| r.provenance.clone()),
+    }
 }
 
 /// The V0 engine's pool replayed from a log's `Memory profiling` terms: the KV share it

@@ -39,19 +39,11 @@ fn deploy_html() -> String {
 pub(crate) fn exported(app: AppState) -> Option<export::Exported> {
     let state = app.checked.with_untracked(|(s, _)| s.clone());
     let s = app.scenario.with_untracked(|s| s.as_ref().ok().cloned())?;
-    let repo = |id: &str| {
-        crate::catalog::model(id)
-            .filter(|r| !r.hf_repo.is_empty())
-            .map_or_else(|| id.to_string(), |r| r.hf_repo.clone())
-    };
     let model = match state.get(Field::Model) {
-        Some(id) if state.get(Field::Config).is_none() => repo(id),
-        _ => crate::catalog::models()
-            .iter()
-            .find(|r| r.model.name == s.model.name && !r.hf_repo.is_empty())
-            .map_or_else(|| s.model.name.clone(), |r| r.hf_repo.clone()),
+        Some(id) if state.get(Field::Config).is_none() => export::repo_of(id),
+        _ => export::repo_of_named(&s),
     };
-    let spec_model = state.get(Field::DraftModel).map(repo);
+    let spec_model = state.get(Field::DraftModel).map(export::repo_of);
     Some(export::command(&s, &export::Names { model, spec_model }))
 }
 
@@ -185,16 +177,15 @@ pub(crate) fn log_result_html(l: &Log, rows: &[Comparison], derived: &[Derived])
     } else {
         h.push_str(concat!(
             r#"<div class="scroll" tabindex="0" role="region" aria-label="Predicted against measured"><table class="compare" data-testid="log-comparison"><caption>Predicted (without the log's figures) against measured (the log)</caption>"#,
-            "<thead><tr><th scope=\"col\">figure</th><th scope=\"col\">predicted</th><th scope=\"col\">measured</th><th scope=\"col\">difference</th><th scope=\"col\">line</th></tr></thead><tbody>"
+            "<thead><tr><th scope=\"col\">figure</th><th scope=\"col\">predicted</th><th scope=\"col\">measured</th><th scope=\"col\">difference</th><th scope=\"col\">line</th><th scope=\"col\">prediction</th></tr></thead><tbody>"
         ));
         for c in rows {
             let diff = c.difference.map_or_else(
                 || "—".to_string(),
                 |d| {
                     let rel = c
-                        .predicted
-                        .filter(|p| *p != 0.0)
-                        .map(|p| format!(" ({:+.1} %)", 100.0 * d / p))
+                        .relative()
+                        .map(|r| format!(" ({:+.1} %)", 100.0 * r))
                         .unwrap_or_default();
                     format!(
                         "{}{}{rel}",
@@ -204,14 +195,20 @@ pub(crate) fn log_result_html(l: &Log, rows: &[Comparison], derived: &[Derived])
                 },
             );
             h.push_str(&format!(
-                "<tr data-figure=\"{}\"><th scope=\"row\">{}{}</th><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                "<tr data-figure=\"{}\"><th scope=\"row\">{}{}</th><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
                 esc(&c.figure),
                 esc(figure_label(&c.figure)),
                 c.rank.map(|r| format!(" <small>rank {r}</small>")).unwrap_or_default(),
                 c.predicted.map_or_else(|| "not reached".to_string(), |p| figure(p, c.unit)),
                 figure(c.measured, c.unit),
                 diff,
-                c.line
+                c.line,
+                c.provenance.as_ref().map_or(String::new(), |p| format!(
+                    r#"<span class="badge {}" title="{}">{}</span>"#,
+                    p.label(),
+                    esc(p.basis()),
+                    p.label()
+                ))
             ));
         }
         h.push_str("</tbody></table></div>");
