@@ -13,3 +13,4 @@ pub mod input;
 pub mod io;
 #[cfg(feature = "web")]
 pub mod ui;
+pub mod verdict;

@@ -164,7 +164,7 @@ pub(super) fn html_memo(f: impl Fn() -> String + Send + Sync + 'static) -> Memo<
     Memo::new(move |_| f())
 }
 
-const DASH: &str = "—";
+use crate::verdict::DASH;
 
 /// Arrow keys inside a chart: in the per-rank chart, as [`stacked_step`] says; in the sweeps,
 /// Right/Down to the next point and Left/Up to the previous one; Home/End to the ends. The
@@ -307,36 +307,28 @@ type Figure = (
     fn(&Plan, UnitSystem) -> Option<FigureValue>,
 );
 
+fn replica_figure(id: &str, p: &Plan) -> Option<FigureValue> {
+    crate::verdict::replica_figure(id, p).map(|(text, prov)| (text, None, prov))
+}
+
 fn bytes_value(b: i128, unit: UnitSystem, prov: &Provenance) -> FigureValue {
     (charts::amount(b, unit), Some(b.to_string()), prov.clone())
 }
 
 const FIGURES: [Figure; 8] = [
+    // The replica's three, in the words the verdict program paints first (crate::verdict).
     ("kv-cache-tokens", "GPU KV cache size (tokens)", |p, _| {
-        p.replica.as_ref().map(|r| {
-            let tokens = thousands(u128::from(r.kv_cache_tokens));
-            (tokens, None, r.provenance.clone())
-        })
+        replica_figure("kv-cache-tokens", p)
     }),
     (
         "max-concurrency",
         "Maximum concurrency at max-model-len",
-        |p, _| {
-            p.replica.as_ref().map(|r| {
-                let x = format!("{}x", grouped_fixed(r.max_concurrency, 2));
-                (x, None, r.provenance.clone())
-            })
-        },
+        |p, _| replica_figure("max-concurrency", p),
     ),
     (
         "full-length-requests",
         "Whole max-length requests that fit",
-        |p, _| {
-            p.replica.as_ref().map(|r| {
-                let n = thousands(u128::from(r.full_length_requests));
-                (n, None, r.provenance.clone())
-            })
-        },
+        |p, _| replica_figure("full-length-requests", p),
     ),
     ("kv-pool", "KV pool per rank (limiting rank)", |p, u| {
         let r = p.limiting_rank()?;

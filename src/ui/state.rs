@@ -14,27 +14,11 @@ use super::effect;
 use crate::calc::scenario::Scenario;
 use crate::calc::sweep::{self, LenPoint, PoolPoint};
 use crate::calc::units::UnitSystem;
-use crate::calc::{self, Plan};
+use crate::calc::Plan;
 use crate::io::url::{self, Field, Ignored, UrlState};
 
-/// Where the last state is kept when the page is opened without one in its URL.
-const STORAGE_KEY: &str = "headroom:last-query";
-/// This tab's texts as typed, for a reload (session storage).
-const TYPED_KEY: &str = "headroom:typed";
-
-/// Why the page cannot show a plan for the current inputs: the field to flag and the message.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Problem {
-    /// The input at fault, when the message names one the form has.
-    pub field: Option<Field>,
-    /// The flag as the core named it (`tensor-parallel-size`).
-    pub flag: String,
-    pub message: String,
-}
-
-/// The inputs that say what is planned: while one is in error the plan stops (and the panels
-/// keep the last valid figures) instead of planning the default in its place.
-pub const DEFINING: [Field; 4] = [Field::Example, Field::Model, Field::Config, Field::Gpu];
+pub use crate::verdict::{Problem, DEFINING};
+use crate::verdict::{STORAGE_KEY, TYPED_KEY};
 
 /// The inputs and everything derived from them. `Copy`: every handle is a signal or memo.
 #[derive(Clone, Copy)]
@@ -70,34 +54,13 @@ impl AppState {
             RwSignal::new(initial.get(Field::ALL[i]).unwrap_or("").to_string())
         });
         let checked = Memo::new(move |_| {
-            let mut state = UrlState::default();
-            let mut errors = Vec::new();
-            for (i, f) in Field::ALL.iter().enumerate() {
-                let text = texts[i].get();
-                if let Err(e) = state.set(*f, &text) {
-                    errors.push((*f, e));
-                }
-            }
-            (state, errors)
+            let texts: Vec<String> = texts.iter().map(|t| t.get()).collect();
+            crate::verdict::check(&texts)
         });
         let cited: RwSignal<Option<Arc<crate::import::log::Log>>> = RwSignal::new(None);
-        let scenario = Memo::new(move |_| {
-            checked.with(|(state, errs)| {
-                // A field that says what is planned (the model, its config, the GPU, the
-                // example) is not replaced by the default while it is in error: another
-                // model's figures under a green verdict would read as this one's.
-                if let Some((f, m)) = errs.iter().find(|(f, _)| DEFINING.contains(f)) {
-                    return Err(Problem {
-                        field: Some(*f),
-                        flag: f.flag().to_string(),
-                        message: m.clone(),
-                    });
-                }
-                let mut s = url::scenario(state).map_err(|e| Problem {
-                    field: Some(e.field),
-                    flag: e.field.flag().to_string(),
-                    message: e.message,
-                })?;
+        let scenario = Memo::new(move |_| -> Result<Scenario, Problem> {
+            checked.with(|c| {
+                let mut s = crate::verdict::scenario_of(c)?;
                 cited.with(|l| {
                     if let Some(l) = l {
                         crate::import::replay::cite(l, &mut s);
@@ -109,11 +72,7 @@ impl AppState {
         let plan = Memo::new(move |_| {
             scenario.with(|s| match s {
                 Err(p) => Err(p.clone()),
-                Ok(s) => calc::plan(s).map(Arc::new).map_err(|e| Problem {
-                    field: e.input(),
-                    flag: e.field().to_string(),
-                    message: e.to_string(),
-                }),
+                Ok(s) => crate::verdict::plan_of(s).map(Arc::new),
             })
         });
         let shown = Memo::new(move |prev: Option<&Option<Arc<Plan>>>| {
@@ -286,29 +245,21 @@ pub fn typed_texts() -> Option<Vec<(Field, String)>> {
         .flatten()?
         .get_item(TYPED_KEY)
         .ok()
-        .flatten()?;
-    let (href, typed) = stored.split_once('\n')?;
-    let here = location_link();
-    let same = href == here || (here.is_empty() && href == "?v=1");
-    same.then(|| url::decode_texts(typed))
+        .flatten();
+    crate::verdict::typed_texts(&location_link(), stored.as_deref())
 }
 
 /// The state the page opens with: the URL's, else the last one kept in local storage.
 pub fn initial_state() -> (UrlState, Vec<Ignored>) {
     let search = location_link();
-    if !search.contains('=') {
-        let stored = window()
+    let stored = if search.contains('=') {
+        None
+    } else {
+        window()
             .local_storage()
             .ok()
             .flatten()
-            .and_then(|ls| ls.get_item(STORAGE_KEY).ok().flatten());
-        if let Some(q) = stored {
-            // A stored state was written by this page; anything it no longer accepts is
-            // dropped quietly rather than reported as a URL problem.
-            return (url::decode(&q).state, Vec::new());
-        }
-        return (UrlState::default(), Vec::new());
-    }
-    let d = url::decode(&search);
-    (d.state, d.ignored)
+            .and_then(|ls| ls.get_item(STORAGE_KEY).ok().flatten())
+    };
+    crate::verdict::opening_state(&search, stored.as_deref())
 }

@@ -1,0 +1,24 @@
+//! The first verdict before the app: a small program (the core without the page's framework)
+//! that public/boot.js runs while the app's larger wasm is still on its way. It plans the
+//! scenario the page opens with, through the same functions the app calls
+//! (`headroom::verdict`), and hands the banner's words and the leading figures to the loader,
+//! which writes them into the static shell as text. The app then replaces the shell with the
+//! live page, showing the same words.
+
+use wasm_bindgen::prelude::*;
+
+fn main() {}
+
+/// The first verdict of the page opened on `link` (`location.search + location.hash`), with
+/// the browser's stored state and a reload's typed texts (`null` when absent): the banner's
+/// class, headline, second line and warning, then per leading figure its test id, text and
+/// provenance label, as one list of strings.
+#[wasm_bindgen]
+pub fn first_verdict(link: &str, stored: Option<String>, typed: Option<String>) -> Vec<String> {
+    let v = headroom::verdict::first_verdict(link, stored.as_deref(), typed.as_deref());
+    let mut out = vec![v.class, v.headline, v.sub, v.warn];
+    for (id, text, prov) in v.figures {
+        out.extend([id.to_string(), text, prov.to_string()]);
+    }
+    out
+}

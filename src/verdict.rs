@@ -1,0 +1,456 @@
+//! The first verdict: the state a page opens with (its address, else the last state kept in
+//! the browser, and a reload's texts as typed), the checked inputs, the scenario and the plan,
+//! and the banner's words and the first figures. Pure: the page (`ui`) and the small verdict
+//! program the loader runs before the app (`src/bin/verdict.rs`) both call it, so the words
+//! painted before the app are the app's own.
+
+use crate::calc::plan::{Plan, Provenance};
+use crate::calc::scenario::Scenario;
+use crate::calc::units::{grouped_fixed, plural, thousands, UnitSystem};
+use crate::calc::{self};
+use crate::input::query::{decode, decode_texts, Ignored, UrlState};
+use crate::input::Field;
+
+/// Where the last state is kept when the page is opened without one in its URL.
+pub const STORAGE_KEY: &str = "headroom:last-query";
+/// This tab's texts as typed, for a reload (session storage).
+pub const TYPED_KEY: &str = "headroom:typed";
+/// What a figure without a value shows.
+pub const DASH: &str = "—";
+
+/// The inputs that say what is planned: while one is in error the plan stops (and the panels
+/// keep the last valid figures) instead of planning the default in its place.
+pub const DEFINING: [Field; 4] = [Field::Example, Field::Model, Field::Config, Field::Gpu];
+
+/// Why the page cannot show a plan for the current inputs: the field to flag and the message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Problem {
+    /// The input at fault, when the message names one the form has.
+    pub field: Option<Field>,
+    /// The flag as the core named it (`tensor-parallel-size`).
+    pub flag: String,
+    pub message: String,
+}
+
+/// The checked inputs and, per field, the message of a text that failed its check.
+pub type Checked = (UrlState, Vec<(Field, String)>);
+
+/// The state the page opens with: the address's (`link`, from `?` on), else `stored`, the last
+/// state kept in local storage under [`STORAGE_KEY`].
+pub fn opening_state(link: &str, stored: Option<&str>) -> (UrlState, Vec<Ignored>) {
+    if !link.contains('=') {
+        if let Some(q) = stored {
+            // A stored state was written by this page; anything it no longer accepts is
+            // dropped quietly rather than reported as a URL problem.
+            return (decode(q).state, Vec::new());
+        }
+        return (UrlState::default(), Vec::new());
+    }
+    let d = decode(link);
+    (d.state, d.ignored)
+}
+
+/// The texts typed in this tab when its address was last written (`typed`, the session
+/// storage's [`TYPED_KEY`] item), if the address is still the same (a reload): they include
+/// texts in error, which the link leaves out.
+pub fn typed_texts(link: &str, typed: Option<&str>) -> Option<Vec<(Field, String)>> {
+    let (href, texts) = typed?.split_once('\n')?;
+    let same = href == link || (link.is_empty() && href == "?v=1");
+    same.then(|| decode_texts(texts))
+}
+
+/// Every input's opening text, in [`Field::ALL`]'s order, and the address's unused keys.
+pub fn opening_texts(
+    link: &str,
+    stored: Option<&str>,
+    typed: Option<&str>,
+) -> (Vec<String>, Vec<Ignored>) {
+    let (state, notices) = opening_state(link, stored);
+    let typed = typed_texts(link, typed);
+    let texts = Field::ALL
+        .iter()
+        .map(|f| match &typed {
+            Some(t) => t
+                .iter()
+                .find(|(g, _)| g == f)
+                .map_or(String::new(), |(_, t)| t.clone()),
+            None => state.get(*f).unwrap_or("").to_string(),
+        })
+        .collect();
+    (texts, notices)
+}
+
+/// The inputs' texts checked one by one, in [`Field::ALL`]'s order.
+pub fn check<S: AsRef<str>>(texts: &[S]) -> Checked {
+    let mut state = UrlState::default();
+    let mut errors = Vec::new();
+    for (f, text) in Field::ALL.iter().zip(texts) {
+        if let Err(e) = state.set(*f, text.as_ref()) {
+            errors.push((*f, e));
+        }
+    }
+    (state, errors)
+}
+
+/// The scenario of checked inputs. A field that says what is planned (the model, its config,
+/// the GPU, the example) is not replaced by the default while it is in error: another model's
+/// figures under a green verdict would read as this one's.
+pub fn scenario_of((state, errs): &Checked) -> Result<Scenario, Problem> {
+    if let Some((f, m)) = errs.iter().find(|(f, _)| DEFINING.contains(f)) {
+        return Err(Problem {
+            field: Some(*f),
+            flag: f.flag().to_string(),
+            message: m.clone(),
+        });
+    }
+    crate::input::scenario(state).map_err(|e| Problem {
+        field: Some(e.field),
+        flag: e.field.flag().to_string(),
+        message: e.message,
+    })
+}
+
+/// The plan of a scenario, or why there is none.
+pub fn plan_of(s: &Scenario) -> Result<Plan, Problem> {
+    calc::plan(s).map_err(|e| Problem {
+        field: e.input(),
+        flag: e.field().to_string(),
+        message: e.to_string(),
+    })
+}
+
+/// The verdict's headline and its second line, from the plan.
+pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
+    if let Some(c) = plan.first_failure() {
+        let who = c
+            .rank
+            .map(|r| format!("Rank {r} decides. "))
+            .unwrap_or_default();
+        let knobs = if c.knobs.is_empty() {
+            String::new()
+        } else {
+            format!("What acts here: {}. ", c.knobs.join(", "))
+        };
+        let not = if c.not_knobs.is_empty() {
+            String::new()
+        } else {
+            format!("What does not: {}.", c.not_knobs.join(", "))
+        };
+        let (head, sub) = headline(&c.message.render(unit), &format!("{who}{knobs}{not}"));
+        return (false, format!("Fails at {}: {head}", c.phase.label()), sub);
+    }
+    let Some(r) = plan.replica.as_ref() else {
+        return (true, "Starts".into(), String::new());
+    };
+    // vLLM's concurrency as the headline prints it, once.
+    let conc = grouped_fixed(r.max_concurrency, 2);
+    (
+        true,
+        format!(
+            "Starts: {conc} full-length {} per replica",
+            if conc == "1.00" {
+                "request fits"
+            } else {
+                "requests fit"
+            }
+        ),
+        format!(
+            "{} whole {}-token {} at once{}; rank {} decides the pool ({} tokens{}).",
+            thousands(u128::from(r.full_length_requests)),
+            thousands(u128::from(r.max_model_len)),
+            plural(r.full_length_requests, "request", "requests"),
+            if r.null_block_costs_a_request() {
+                format!(
+                    " (vLLM's {conc}x counts its null block, 1 of the {} blocks, which holds no request)",
+                    thousands(u128::from(r.num_blocks))
+                )
+            } else {
+                String::new()
+            },
+            r.limiting_rank,
+            thousands(u128::from(r.kv_cache_tokens)),
+            if r.tokens_below_whole_requests() {
+                " as this vLLM prints it: blocks / KV groups x block size, fewer than whole requests hold"
+            } else {
+                ""
+            }
+        ),
+    )
+}
+
+/// The verdict's second line while an input is in error: the panels show the last valid
+/// inputs' figures when there were any (the page was opened on an invalid link otherwise).
+pub fn invalid_sub(flag: &str, has_figures: bool) -> String {
+    if has_figures {
+        format!("The figures below are from the last valid inputs; fix {flag}.")
+    } else {
+        format!("No figures until the inputs are valid; fix {flag}.")
+    }
+}
+
+/// The verdict banner: its class, its headline and its second line, from the plan (or why
+/// there is none) and the plan the panels show.
+pub fn banner(
+    plan: Result<&Plan, &Problem>,
+    shown: Option<&Plan>,
+    unit: UnitSystem,
+) -> (String, String, String) {
+    match (plan, shown) {
+        (Err(e), shown) => {
+            // A long message (vLLM's words and then why) keeps its first sentence in the
+            // headline and moves the rest below, so the banner stays readable on a phone.
+            let (head, sub) = headline(&e.message, &invalid_sub(&e.flag, shown.is_some()));
+            (
+                "verdict invalid".to_string(),
+                format!("Cannot plan this: {head}"),
+                sub,
+            )
+        }
+        (Ok(_), Some(p)) => {
+            let (ok, head, sub) = verdict_text(p, unit);
+            (
+                if ok { "verdict ok" } else { "verdict fail" }.to_string(),
+                head,
+                sub,
+            )
+        }
+        (Ok(_), None) => ("verdict".into(), "Planning…".into(), String::new()),
+    }
+}
+
+/// The banner's warning while inputs that do not define the scenario are in error (the
+/// figures use their defaults), or nothing.
+pub fn defaults_note(errs: &[(Field, String)]) -> String {
+    // The fields that say what is planned stop the plan instead (`scenario_of`).
+    let names: Vec<&str> = errs
+        .iter()
+        .map(|(f, _)| *f)
+        .filter(|f| !DEFINING.contains(f))
+        .map(|f| f.flag())
+        .collect();
+    if names.is_empty() {
+        return String::new();
+    }
+    format!(
+        "These figures use the default for {}: {} typed {} invalid (see the {}).",
+        names.join(", "),
+        plural(names.len() as u64, "the value", "the values"),
+        plural(names.len() as u64, "is", "are"),
+        plural(names.len() as u64, "field", "fields")
+    )
+}
+
+/// A headline of a long message's first sentence, and the second line: the rest of it, then
+/// `after`.
+fn headline(message: &str, after: &str) -> (String, String) {
+    let (head, rest) = first_sentence(message);
+    let sub = match (rest.is_empty(), after.is_empty()) {
+        (true, _) => after.to_string(),
+        (false, true) => rest.to_string(),
+        (false, false) => format!("{rest} {after}"),
+    };
+    (head.to_string(), sub)
+}
+
+/// A message over 140 characters split after its first sentence (a ". " past the 20th
+/// character), else the whole message and nothing.
+pub fn first_sentence(message: &str) -> (&str, &str) {
+    if message.len() <= 140 {
+        return (message, "");
+    }
+    let tail = message.get(20..).unwrap_or("");
+    // A sentence, else a clause: vLLM's words often run on after a semicolon.
+    match tail.find(". ").or_else(|| tail.find("; ")) {
+        Some(i) => {
+            let cut = 20 + i + 1;
+            (&message[..cut], message[cut..].trim_start())
+        }
+        None => (message, ""),
+    }
+}
+
+/// The replica's figures that lead "Pool versus demand", by test id: the text and its
+/// provenance, or nothing when no pool is allocated.
+pub const REPLICA_FIGURES: [&str; 3] =
+    ["kv-cache-tokens", "max-concurrency", "full-length-requests"];
+
+/// One of [`REPLICA_FIGURES`] of a plan.
+pub fn replica_figure(id: &str, p: &Plan) -> Option<(String, Provenance)> {
+    let r = p.replica.as_ref()?;
+    let text = match id {
+        "kv-cache-tokens" => thousands(u128::from(r.kv_cache_tokens)),
+        "max-concurrency" => format!("{}x", grouped_fixed(r.max_concurrency, 2)),
+        "full-length-requests" => thousands(u128::from(r.full_length_requests)),
+        _ => return None,
+    };
+    Some((text, r.provenance.clone()))
+}
+
+/// What the page shows first, before anything is typed: the banner and the leading figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FirstVerdict {
+    /// The banner's class (`verdict ok`, `verdict fail`, `verdict invalid`).
+    pub class: String,
+    pub headline: String,
+    pub sub: String,
+    /// [`defaults_note`] of the opening inputs.
+    pub warn: String,
+    /// Per [`REPLICA_FIGURES`] id: the text ([`DASH`] without a pool) and the provenance
+    /// label (empty without one).
+    pub figures: Vec<(&'static str, String, &'static str)>,
+}
+
+/// The first verdict of a page opened on `link` (its address from `?` on) with `stored` and
+/// `typed` the browser's items under [`STORAGE_KEY`] and [`TYPED_KEY`].
+pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> FirstVerdict {
+    let (texts, _) = opening_texts(link, stored, typed);
+    let checked = check(&texts);
+    let plan = scenario_of(&checked).and_then(|s| plan_of(&s));
+    let unit = checked.0.unit();
+    let (class, headline, sub) = banner(plan.as_ref(), plan.as_ref().ok(), unit);
+    let figures = REPLICA_FIGURES
+        .iter()
+        .map(|id| {
+            let f = plan.as_ref().ok().and_then(|p| replica_figure(id, p));
+            match f {
+                Some((text, prov)) => (*id, text, prov.label()),
+                None => (*id, DASH.to_string(), ""),
+            }
+        })
+        .collect();
+    FirstVerdict {
+        class,
+        headline,
+        sub,
+        warn: defaults_note(&checked.1),
+        figures,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_page_starts_and_names_its_concurrency() {
+        let v = first_verdict("", None, None);
+        assert_eq!(v.class, "verdict ok");
+        let conc = &v.figures[1];
+        assert_eq!(conc.0, "max-concurrency");
+        assert!(conc.1.ends_with('x') && conc.1.contains('.'), "{conc:?}");
+        assert!(v.headline.contains(conc.1.trim_end_matches('x')), "{v:?}");
+    }
+
+    #[test]
+    fn an_address_outranks_the_stored_state_and_a_reload_keeps_its_typed_texts() {
+        let stored = Some("?v=1&tp=2");
+        let (texts, _) = opening_texts("", stored, None);
+        let tp = Field::ALL.iter().position(|f| *f == Field::Tp).unwrap();
+        assert_eq!(texts[tp], "2");
+        let (texts, _) = opening_texts("?v=1&tp=4", stored, None);
+        assert_eq!(texts[tp], "4");
+        // Texts typed for another address are not this one's.
+        let typed = Some("?v=1&tp=4\ntp=abc");
+        let (texts, _) = opening_texts("?v=1&tp=8", None, typed);
+        assert_eq!(texts[tp], "8");
+        let v = first_verdict("?v=1&tp=4", None, typed);
+        let (texts, _) = opening_texts("?v=1&tp=4", None, typed);
+        assert!(
+            check(&texts).1.iter().any(|(f, _)| *f == Field::Tp),
+            "{texts:?}"
+        );
+        assert!(v.warn.contains("tensor-parallel-size"), "{v:?}");
+    }
+
+    #[test]
+    fn a_defining_field_in_error_gives_no_figures() {
+        // A link's unknown GPU is ignored with a notice (the default is planned, as the app
+        // does); a GPU typed before a reload stays in error and stops the plan.
+        let link = "?v=1&tp=2";
+        let typed = format!("{link}\ntp=2&gpu=no-such-card");
+        let v = first_verdict(link, None, Some(&typed));
+        assert_eq!(v.class, "verdict invalid", "{v:?}");
+        assert!(v.headline.starts_with("Cannot plan this"), "{v:?}");
+        assert!(v.figures.iter().all(|f| f.1 == DASH && f.2.is_empty()));
+    }
+
+    fn plan_of(pairs: &[(Field, &str)]) -> Plan {
+        let mut st = UrlState::default();
+        for (f, t) in pairs {
+            st.set(*f, t).unwrap();
+        }
+        calc::plan(&crate::input::scenario(&st).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_long_message_keeps_its_first_sentence_in_the_headline() {
+        assert_eq!(first_sentence("short. message"), ("short. message", ""));
+        let long = format!(
+            "Unsupported speculative method: 'mtp' (vLLM's NotImplementedError). {}",
+            "x".repeat(120)
+        );
+        let (head, rest) = first_sentence(&long);
+        assert_eq!(
+            head,
+            "Unsupported speculative method: 'mtp' (vLLM's NotImplementedError)."
+        );
+        assert_eq!(rest, "x".repeat(120));
+        // Else after the first clause.
+        let clause = format!(
+            "mem-available belongs to unified memory; {}",
+            "y".repeat(120)
+        );
+        assert_eq!(
+            first_sentence(&clause),
+            (
+                "mem-available belongs to unified memory;",
+                "y".repeat(120).as_str()
+            )
+        );
+        // No break: whole. A multi-byte character at the 20th byte does not panic.
+        let one = "é".repeat(100);
+        assert_eq!(first_sentence(&one), (one.as_str(), ""));
+    }
+
+    #[test]
+    fn the_verdict_names_the_figure_or_the_failing_phase() {
+        let ok = plan_of(&[(Field::Example, "s3-synthetic-tp4")]);
+        let (starts, head, sub) = verdict_text(&ok, UnitSystem::Binary);
+        assert!(starts);
+        assert_eq!(head, "Starts: 4.29 full-length requests fit per replica");
+        assert!(sub.contains("131,072-token"));
+        let bad = plan_of(&[
+            (Field::Model, "llama-3.1-70b-instruct"),
+            (Field::Util, "0.5"),
+        ]);
+        let (starts, head, _) = verdict_text(&bad, UnitSystem::Binary);
+        assert!(!starts);
+        assert!(head.starts_with("Fails at "), "{head}");
+        // A pool of exactly two requests' blocks: the null block leaves one whole request,
+        // and the second line says why vLLM's figure reads 2.00x.
+        let two = plan_of(&[
+            (Field::Model, "llama-3.1-70b-instruct"),
+            (Field::Tp, "4"),
+            (Field::KvBytes, "20GiB"),
+        ]);
+        let (_, head, sub) = verdict_text(&two, UnitSystem::Binary);
+        assert!(
+            head.starts_with("Starts: 2.00 full-length requests"),
+            "{head}"
+        );
+        assert!(sub.starts_with("1 whole 131,072-token request at once (vLLM's 2.00x counts its null block, 1 of the 16,384 blocks"), "{sub}");
+    }
+
+    #[test]
+    fn an_invalid_input_only_claims_last_valid_figures_when_there_are_some() {
+        assert_eq!(
+            invalid_sub("tensor-parallel-size", true),
+            "The figures below are from the last valid inputs; fix tensor-parallel-size."
+        );
+        let none = invalid_sub("tensor-parallel-size", false);
+        assert_eq!(
+            none,
+            "No figures until the inputs are valid; fix tensor-parallel-size."
+        );
+    }
+}
