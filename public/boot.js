@@ -68,23 +68,86 @@ try {
   // The shell's own line stays.
 }
 
+// The first verdict, before the app: the small verdict program (src/bin/verdict.rs, the core's
+// own planner and words, its glue `headroomVerdict` in this inline module) plans the page's
+// opening state and its words go into the shell as text. Its wasm is the one file the page
+// preloads; the app's starts after it has arrived, so the two do not share the bandwidth.
+// Without it (a development build, a failure) the shell waits for the app.
+const domReady = () =>
+  document.readyState === 'loading'
+    ? new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }))
+    : Promise.resolve();
+const item = (store, key) => {
+  try {
+    return globalThis[store]?.getItem(key) ?? undefined;
+  } catch {
+    return undefined; // storage may be refused (a sandbox, privacy settings)
+  }
+};
+const paintVerdict = (v) => {
+  const shell = document.getElementById('shell');
+  const banner = document.getElementById('shell-verdict');
+  if (!shell || !banner || !Array.isArray(v) || v.length < 4) return;
+  const [cls, headline, sub, warn] = v;
+  banner.className = cls;
+  const lines = banner.querySelectorAll('p');
+  lines[0].textContent = headline;
+  lines[1].textContent = sub;
+  lines[2].textContent = warn;
+  for (let i = 4; i + 2 < v.length; i += 3) {
+    const dd = shell.querySelector(`dd[data-testid="${v[i]}"]`);
+    if (!dd) continue;
+    dd.textContent = v[i + 1];
+    const badge = dd.previousElementSibling?.querySelector('.badge');
+    if (badge) {
+      badge.className = v[i + 2] ? `badge ${v[i + 2]}` : 'badge';
+      badge.textContent = v[i + 2];
+    }
+  }
+  performance.mark('first-verdict');
+};
+const firstVerdict = async (url) => {
+  const module = await WebAssembly.compileStreaming(fetch(url)).catch(() =>
+    fetch(url).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)),
+  );
+  return async () => {
+    await headroomVerdict.init({ module_or_path: module });
+    await domReady();
+    const link = `${location.search}${location.hash}`;
+    paintVerdict(headroomVerdict.first_verdict(link, item('localStorage', 'headroom:last-query'), item('sessionStorage', 'headroom:typed')));
+  };
+};
+
 try {
   const tag = document.querySelector('script[data-wasm]');
   const url = tag.dataset.wasm;
+  let run;
+  if (tag.dataset.verdict && typeof headroomVerdict === 'object') {
+    try {
+      run = await firstVerdict(tag.dataset.verdict);
+    } catch {
+      // The app paints the verdict itself.
+    }
+  }
   // A server that does not send application/wasm makes compileStreaming refuse; the glue then
   // fetches and compiles it the slow way.
   const module = WebAssembly.compileStreaming(fetch(url)).catch(() => url);
+  try {
+    await run?.();
+  } catch {
+    // A trap in the verdict program leaves the shell's own words; the app follows.
+  }
   // __wbg_init is the glue's, when both are one inline module (scripts/inline-loader.mjs).
   const init = typeof __wbg_init === 'function' ? __wbg_init : (await import(tag.dataset.js)).default;
   performance.mark('js');
   const compiled = await module;
   performance.mark('compiled');
-  if (document.readyState === 'loading') {
-    await new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }));
-  }
+  await domReady();
   await init({ module_or_path: compiled });
   performance.mark('init-end');
 } catch (e) {
+  // The shell's banner and figures promise a page that is not coming.
+  for (const id of ['shell-verdict', 'shell-figures']) document.getElementById(id)?.remove();
   showError(
     'Headroom could not start',
     'The page could not load or start its WebAssembly program. Headroom needs a browser with WebAssembly (any current one); if this persists, reload, or report the message.',

@@ -7,13 +7,22 @@
 // wasm's arrival is the only wait (first verdict 119-134 ms against 137-161 ms, medians of 15
 // loads, alternating builds). The CSP stays strict: no 'unsafe-inline', one hash.
 //
+// Then the first verdict before the app: the small verdict program (src/bin/verdict.rs, the
+// core without the page's framework) is built here in the same profile as the page, run through
+// wasm-bindgen and wasm-opt, and written as headroom-verdict-<hash>_bg.wasm; its glue goes into
+// the same inline module inside a function (its names do not meet the app's), and its wasm is
+// the page's first preload; public/boot.js fetches the app's wasm once it has arrived. A debug
+// build (trunk serve without --release, TRUNK_PROFILE=debug) skips it: the app paints alone.
+//
 // Reads and rewrites $TRUNK_STAGING_DIR/index.html; drops the now unreferenced glue file,
 // boot.js and the glue's modulepreload, and moves the wasm's preload up to the CSP. Fails the build, naming what it did not find, if the
 // page or the glue does not have the shape this expects (a wasm-bindgen or Trunk upgrade).
 //
 //   node scripts/inline-loader.mjs [STAGING_DIR]     (Trunk sets TRUNK_STAGING_DIR)
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
@@ -42,13 +51,49 @@ glue = glue.replace(/^export (class|function|const|let) /gm, '$1 ');
 const stray = glue.match(/^\s*(export|import)\b.*$/m);
 if (stray) fail(`${jsUrl} has a statement the inline module cannot keep: ${stray[0].trim()}`);
 
+// The verdict program: built, bound and optimised, or null in a debug build.
+const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : buildVerdict();
+function buildVerdict() {
+  const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = 'wasm-release';
+  const out = run('cargo', ['build', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--message-format=json-render-diagnostics']);
+  const artifact = out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .find((m) => m.reason === 'compiler-artifact' && m.target?.name === 'headroom-verdict')?.filenames?.find((f) => f.endsWith('.wasm'));
+  if (!artifact) fail('cargo built no headroom-verdict .wasm');
+  const tmp = mkdtempSync(join(tmpdir(), 'headroom-verdict-'));
+  try {
+    run('wasm-bindgen', ['--target', 'web', '--no-typescript', '--out-dir', tmp, '--out-name', 'verdict', artifact]);
+    const wasmOut = join(tmp, 'verdict.opt.wasm');
+    // The features wasm-bindgen 0.2.130's output uses (as Trunk's own wasm-opt run of the app).
+    run('wasm-opt', ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue', join(tmp, 'verdict_bg.wasm'), '-o', wasmOut]);
+    const bytes = readFileSync(wasmOut);
+    const name = `headroom-verdict-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
+    writeFileSync(join(dir, name), bytes);
+    let vglue = readFileSync(join(tmp, 'verdict.js'), 'utf8');
+    if (!exportList.test(vglue)) fail('the verdict glue does not end with wasm-bindgen\'s export list');
+    vglue = vglue.replace(exportList, '').replace(/^export (class|function|const|let) /gm, '$1 ');
+    const strayV = vglue.match(/^\s*(export|import)\b.*$/m);
+    if (strayV) fail(`the verdict glue has a statement the inline module cannot keep: ${strayV[0].trim()}`);
+    if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
+    const code = `const headroomVerdict = (() => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n})();\n`;
+    console.log(`inline-loader: verdict program ${name} (${bytes.length} B)`);
+    return { url: `${base}${name}`, code };
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
+
 const boot = readFileSync(local(`${base}boot.js`), 'utf8');
 if (!boot.includes("typeof __wbg_init === 'function'")) fail('public/boot.js does not look for an inline __wbg_init');
-const code = `${glue}\n${boot}`;
+const code = `${glue}\n${verdict ? verdict.code : ''}${boot}`;
 if (/<\/script/i.test(code) || code.includes('<!--')) fail('the inline module would contain "</script" or "<!--"');
 
 const hash = createHash('sha256').update(code, 'utf8').digest('base64');
-html = html.replace(tag[0], () => `<script type="module" async data-wasm="${wasmUrl}">${code}</script>`);
+const verdictAttr = verdict ? ` data-verdict="${verdict.url}"` : '';
+html = html.replace(tag[0], () => `<script type="module" async data-wasm="${wasmUrl}"${verdictAttr}>${code}</script>`);
 
 const cspRe = /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*script-src 'self' 'wasm-unsafe-eval')/;
 if (!cspRe.test(html)) fail("index.html's Content-Security-Policy has no \"script-src 'self' 'wasm-unsafe-eval'\"");
@@ -67,7 +112,12 @@ if (!wasmPreload) fail("index.html has no preload of the wasm");
 html = html.replace(wasmPreload[0], '');
 const cspEnd = html.search(/<meta\s+http-equiv="Content-Security-Policy"/);
 const afterCsp = html.indexOf('/>', cspEnd) + 2;
-html = `${html.slice(0, afterCsp)}\n    ${wasmPreload[0]}${html.slice(afterCsp)}`;
+// With the verdict program, its wasm is the one preload: the app's follows it (boot.js), so the
+// first verdict's bytes do not share the bandwidth with the app's.
+const firstPreload = verdict
+  ? `<link rel="preload" href="${verdict.url}" crossorigin="anonymous" as="fetch" type="application/wasm">`
+  : wasmPreload[0];
+html = `${html.slice(0, afterCsp)}\n    ${firstPreload}${html.slice(afterCsp)}`;
 
 writeFileSync(htmlPath, html);
 rmSync(local(jsUrl));

@@ -310,6 +310,10 @@ pub fn App() -> impl IntoView {
     set_timeout(
         move || {
             if let Some(el) = document().get_element_by_id("layout") {
+                // The shell's first figures (see `mount`) give way to the panels' own.
+                if let Some(f) = document().get_element_by_id("shell-figures") {
+                    f.remove();
+                }
                 leptos::mount::mount_to(el.unchecked_into(), move || layout(app)).forget();
                 narrow_screens_read_results_first();
             }
@@ -361,13 +365,19 @@ pub fn App() -> impl IntoView {
 }
 
 /// Mounts the app on the page's body, in place of the static shell `index.html` paints while
-/// the wasm loads (the same header, and a line saying what is being planned): removed and
-/// replaced in one task, so no frame shows neither.
+/// the wasm loads (the same header, a line saying what is being planned, and the first verdict
+/// the verdict program wrote): removed and replaced in one task, so no frame shows neither.
+/// The shell's three figures stay, above the layout, until the panels replace them one task
+/// later: no frame lacks them, and no frame has them twice.
 pub fn mount() {
+    let figures = document().get_element_by_id("shell-figures");
     if let Some(shell) = document().get_element_by_id("shell") {
         shell.remove();
     }
     leptos::mount::mount_to_body(App);
+    if let (Some(f), Some(layout)) = (figures, document().get_element_by_id("layout")) {
+        let _ = layout.before_with_node_1(&f);
+    }
 }
 
 /// The plan of a page state given as (field, text) pairs, for the UI's unit tests.
@@ -393,6 +403,25 @@ mod tests {
             page.contains(&format!(r#"<header class="top">{}</header>"#, header_html())),
             "index.html's shell header differs from ui::header_html(); paste the new markup into index.html"
         );
+    }
+
+    #[test]
+    fn the_static_shell_labels_its_first_figures_as_the_panels_do() {
+        // The verdict program fills these three before the app runs (public/boot.js); the
+        // panels then show the same figures under the same labels.
+        let page = include_str!("../../index.html");
+        for id in crate::verdict::REPLICA_FIGURES {
+            let (_, label, _) = panels::FIGURES
+                .iter()
+                .find(|(i, _, _)| *i == id)
+                .expect("a replica figure the panels show");
+            assert!(
+                page.contains(&format!(
+                    r#"<dt>{label} <span class="badge"></span></dt><dd data-testid="{id}">…</dd>"#
+                )),
+                "index.html's shell has no figure {id} labelled {label:?}"
+            );
+        }
     }
 
     #[test]

@@ -301,7 +301,7 @@ pub fn copy_text(text: String, status: RwSignal<String>) {
 }
 
 /// The figures of "Pool versus demand": test id, label, value.
-type Figure = (
+pub(crate) type Figure = (
     &'static str,
     &'static str,
     fn(&Plan, UnitSystem) -> Option<FigureValue>,
@@ -315,7 +315,7 @@ fn bytes_value(b: i128, unit: UnitSystem, prov: &Provenance) -> FigureValue {
     (charts::amount(b, unit), Some(b.to_string()), prov.clone())
 }
 
-const FIGURES: [Figure; 8] = [
+pub(crate) const FIGURES: [Figure; 8] = [
     // The replica's three, in the words the verdict program paints first (crate::verdict).
     ("kv-cache-tokens", "GPU KV cache size (tokens)", |p, _| {
         replica_figure("kv-cache-tokens", p)

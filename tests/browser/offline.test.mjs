@@ -55,7 +55,10 @@ test('the page works offline once loaded', async () => {
   assert.match(names[0], /^headroom-[0-9a-f]{16}$/);
   const files = keys[names[0]];
   assert.ok(
-    files.includes('/') && files.some((p) => p.endsWith('_bg.wasm')) && files.some((p) => p.endsWith('.css')),
+    files.includes('/') &&
+      files.some((p) => /^\/headroom-web-.*_bg\.wasm$/.test(p)) &&
+      files.some((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)) &&
+      files.some((p) => p.endsWith('.css')),
     files.join(' '),
   );
   assertClean(problems);

@@ -1,9 +1,11 @@
-// The first paint, before the wasm arrives: the static shell in index.html shows the app's own
-// header and a line naming what the link plans (from the address, as text), never a verdict;
-// the app then replaces the shell with the live page.
+// The first paint and the first verdict, before the app: the static shell in index.html shows
+// the app's own header and a line naming what the link plans (from the address, as text); then
+// the small verdict program (src/bin/verdict.rs) writes the banner and the replica's three
+// figures, and the app replaces the shell with the live page showing the same words. No flash
+// of a wrong verdict: for every link below the shell's words are the app's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, assertClean } from './harness.mjs';
+import { launch, open, assertClean, BASE_URL } from './harness.mjs';
 
 let browser;
 before(async () => {
@@ -13,33 +15,130 @@ after(async () => {
   await browser?.close();
 });
 
-test('the shell paints the header and names the link while the wasm loads, then gives way', async () => {
+const FIGURES = ['kv-cache-tokens', 'max-concurrency', 'full-length-requests'];
+
+/** The banner and the three figures as a visitor reads them, from the shell or the app. */
+const readVerdict = (page) =>
+  page.evaluate((ids) => {
+    const banner = document.querySelector('[data-testid=verdict]');
+    const lines = [...banner.querySelectorAll('[role=status] p')].map((p) => p.textContent);
+    const figures = ids.map((id) => {
+      const dd = document.querySelector(`dd[data-testid="${id}"]`);
+      const badge = dd.previousElementSibling.querySelector('.badge');
+      return [id, dd.textContent, badge.textContent];
+    });
+    return { class: banner.className, lines, figures };
+  }, FIGURES);
+
+/** A page whose app wasm is held back until `release()`; the verdict program's is not. */
+async function held(options = {}) {
+  const o = await open(browser, null, options);
+  let release;
+  const gate = new Promise((r) => {
+    release = r;
+  });
+  await o.context.route('**/headroom-web-*_bg.wasm', async (route) => {
+    await gate;
+    await route.continue();
+  });
+  return { ...o, release };
+}
+
+test('the shell names the link before any program runs, and shows no figure', async () => {
   const { context, page, problems } = await open(browser, null);
   let release;
-  const held = new Promise((r) => {
+  const gate = new Promise((r) => {
     release = r;
   });
   await context.route('**/*.wasm', async (route) => {
-    await held;
+    await gate;
     await route.continue();
   });
   const link = '/?v=1&model=llama-3.1-70b-instruct&tp=4&gpu=h200-141gb&gpus=4&x=<img src=x onerror=alert(1)>';
-  await page.goto(new URL(link, process.env.BASE_URL ?? 'http://127.0.0.1:8080').href, { waitUntil: 'domcontentloaded' });
+  await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
   await page.waitForFunction(() => document.getElementById('shell-scenario')?.textContent.startsWith('Planning'));
   const line = await page.textContent('#shell-scenario');
   assert.match(line, /^Planning model llama-3\.1-70b-instruct, on 4 x h200-141gb, TP=4:/);
-  // The header is there to read; no verdict and no figure is, before the plan.
   assert.equal(await page.locator('#shell header.top h1').textContent(), 'Headroom');
-  assert.equal(await page.locator('[data-testid=verdict-headline]').count(), 0);
-  assert.equal(await page.locator('[data-testid=max-concurrency]').count(), 0);
+  // No verdict and no figure before the plan: the banner is pending, the figures are not numbers.
+  assert.equal(await page.getAttribute('[data-testid=verdict]', 'class'), 'verdict pending');
+  assert.equal(await page.textContent('[data-testid=verdict-headline]'), 'Working out the plan…');
+  for (const id of FIGURES) assert.equal(await page.textContent(`[data-testid=${id}]`), '…');
   assert.equal(await page.locator('img').count(), 0, 'the address is never markup');
   release();
-  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.equal(await page.locator('#shell').count(), 0);
+  assert.equal(await page.locator('#shell-figures').count(), 0);
   assert.equal(await page.locator('header.top').count(), 1);
+  for (const id of ['verdict', ...FIGURES]) assert.equal(await page.locator(`[data-testid=${id}]`).count(), 1, id);
   assert.match(await page.textContent('[data-testid=verdict-headline]'), /^Starts/);
   // The ignored x= parameter gets the app's notice, as for any link.
   await page.waitForSelector('[data-testid=url-notice]');
   assertClean(problems);
   await context.close();
+});
+
+// Each link's first verdict, then the app's: the same class, lines and figures.
+const LINKS = [
+  ['the default page', '/'],
+  ['an example', '/?v=1&example=s1-three-cards'],
+  ['an example in decimal GB', '/?v=1&example=s3-synthetic-tp4&unit=gb'],
+  ['the unified-memory example', '/?v=1&example=s2-unified-gate'],
+  ['another model and grid', '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192'],
+  ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5'],
+  ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3'],
+  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>'],
+];
+
+for (const [what, link] of LINKS) {
+  test(`the first verdict before the app is the app's own: ${what}`, async () => {
+    const { context, page, problems, release } = await held();
+    await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#shell-verdict:not(.pending)');
+    const first = await readVerdict(page);
+    assert.notEqual(first.lines[0], 'Working out the plan…');
+    assert.equal(await page.locator('#shell').count(), 1, 'the app has not run');
+    release();
+    await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+    assert.equal(await page.locator('#shell').count(), 0);
+    assert.deepEqual(await readVerdict(page), first, link);
+    assert.equal(await page.locator('b').count(), 0, 'the address is never markup');
+    assertClean(problems);
+    await context.close();
+  });
+}
+
+test('the first verdict reads the stored state and a reload keeps the texts as typed', async () => {
+  // A link without a state opens on the last one kept in the browser (local storage).
+  const { context, page, problems, release } = await held();
+  await context.addInitScript(() => {
+    if (!sessionStorage.getItem('seeded')) {
+      localStorage.setItem('headroom:last-query', '?v=1&model=llama-3.1-70b-instruct&tp=4');
+      sessionStorage.setItem('seeded', '1');
+    }
+  });
+  await page.goto(new URL('/', BASE_URL).href, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#shell-verdict:not(.pending)');
+  const first = await readVerdict(page);
+  release();
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+  assert.deepEqual(await readVerdict(page), first);
+  const tp4 = first.figures.find(([id]) => id === 'max-concurrency')[1];
+  // A text in error, then a reload: the first verdict carries the app's warning.
+  await page.fill('[data-testid=max-num-seqs]', 'lots');
+  await page.waitForFunction(() => document.querySelector('[data-testid=verdict] .warn')?.textContent.includes('max-num-seqs'));
+  const typed = await readVerdict(page);
+  // The tab keeps its texts once the address is written (debounced).
+  await page.waitForFunction(() => sessionStorage.getItem('headroom:typed')?.includes('lots'));
+  await page.reload({ waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#shell-verdict:not(.pending)');
+  assert.deepEqual(await readVerdict(page), typed);
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+  assert.deepEqual(await readVerdict(page), typed);
+  assertClean(problems);
+  await context.close();
+
+  const plain = await open(browser, '/');
+  assert.notEqual(await plain.page.textContent('[data-testid=max-concurrency]'), tp4, 'the default page differs');
+  await plain.context.close();
 });
