@@ -132,13 +132,16 @@ try {
   // A server that does not send application/wasm makes compileStreaming refuse; the glue then
   // fetches and compiles it the slow way.
   const module = WebAssembly.compileStreaming(fetch(url)).catch(() => url);
+  // __wbg_init is the glue's, when both are one inline module (scripts/inline-loader.mjs);
+  // else its file comes beside the wasm.
+  const glue = typeof __wbg_init === 'function' ? Promise.resolve(__wbg_init) : import(tag.dataset.js).then((m) => m.default);
+  glue.catch(() => {}); // reported below when awaited, not as an unhandled rejection meanwhile
   try {
     await run?.();
   } catch {
     // A trap in the verdict program leaves the shell's own words; the app follows.
   }
-  // __wbg_init is the glue's, when both are one inline module (scripts/inline-loader.mjs).
-  const init = typeof __wbg_init === 'function' ? __wbg_init : (await import(tag.dataset.js)).default;
+  const init = await glue;
   performance.mark('js');
   const compiled = await module;
   performance.mark('compiled');

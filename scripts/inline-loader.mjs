@@ -14,8 +14,11 @@
 // the page's first preload; public/boot.js fetches the app's wasm once it has arrived. A debug
 // build (trunk serve without --release, TRUNK_PROFILE=debug) skips it: the app paints alone.
 //
-// Reads and rewrites $TRUNK_STAGING_DIR/index.html; drops the now unreferenced glue file,
-// boot.js and the glue's modulepreload, and moves the wasm's preload up to the CSP. Fails the build, naming what it did not find, if the
+// With the verdict program, the app's glue is not inlined: it is not on the first verdict's path
+// (boot.js imports it beside the app's wasm, after the verdict), and the verdict's glue is.
+//
+// Reads and rewrites $TRUNK_STAGING_DIR/index.html; drops boot.js, the glue's modulepreload and
+// (when inlined) the glue file, and moves the first wasm's preload up to the CSP. Fails the build, naming what it did not find, if the
 // page or the glue does not have the shape this expects (a wasm-bindgen or Trunk upgrade).
 //
 //   node scripts/inline-loader.mjs [STAGING_DIR]     (Trunk sets TRUNK_STAGING_DIR)
@@ -56,7 +59,7 @@ const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : buildVerdict();
 function buildVerdict() {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const profile = 'wasm-release';
-  const out = run('cargo', ['build', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--message-format=json-render-diagnostics']);
+  const out = run('cargo', ['build', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--no-default-features', '--features', 'verdict', '--message-format=json-render-diagnostics']);
   const artifact = out
     .split('\n')
     .filter((l) => l.startsWith('{'))
@@ -88,11 +91,13 @@ function buildVerdict() {
 
 const boot = readFileSync(local(`${base}boot.js`), 'utf8');
 if (!boot.includes("typeof __wbg_init === 'function'")) fail('public/boot.js does not look for an inline __wbg_init');
-const code = `${glue}\n${verdict ? verdict.code : ''}${boot}`;
+// With the verdict program the app's glue stays a file, fetched beside the app's wasm after the
+// first verdict (boot.js): its 8 KB (gzip) are not on the first verdict's path.
+const code = verdict ? `${verdict.code}${boot}` : `${glue}\n${boot}`;
 if (/<\/script/i.test(code) || code.includes('<!--')) fail('the inline module would contain "</script" or "<!--"');
 
 const hash = createHash('sha256').update(code, 'utf8').digest('base64');
-const verdictAttr = verdict ? ` data-verdict="${verdict.url}"` : '';
+const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}"` : '';
 html = html.replace(tag[0], () => `<script type="module" async data-wasm="${wasmUrl}"${verdictAttr}>${code}</script>`);
 
 const cspRe = /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*script-src 'self' 'wasm-unsafe-eval')/;
@@ -120,9 +125,9 @@ const firstPreload = verdict
 html = `${html.slice(0, afterCsp)}\n    ${firstPreload}${html.slice(afterCsp)}`;
 
 writeFileSync(htmlPath, html);
-rmSync(local(jsUrl));
+if (!verdict) rmSync(local(jsUrl));
 rmSync(local(`${base}boot.js`));
-console.log(`inline-loader: ${jsUrl} and boot.js inlined (${code.length} B, sha256-${hash})`);
+console.log(`inline-loader: ${verdict ? 'the verdict glue' : jsUrl} and boot.js inlined (${code.length} B, sha256-${hash})`);
 
 // The page is final: the service worker's manifest names its files (one hook, so in order).
 await import('./sw-manifest.mjs');

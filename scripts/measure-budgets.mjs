@@ -1,6 +1,8 @@
 // Measures the issue's three budgets on the release build (not a test: it prints numbers).
 //
-//   1. size: gzip -9 of the html + js + wasm + css that dist/ serves (budget 150 KB);
+//   1. size: gzip -9 and brotli of the html + js + wasm + css that dist/ serves, and the critical
+//      path: the bytes the first verdict waits for (the page, its stylesheet and the verdict
+//      program's wasm; target 150 KB gzip);
 //   2. navigation -> first verdict: median of 5 fresh loads, in ms from navigation start to the
 //      verdict's text appearing (budget 100 ms), with the loader's marks and the time until the
 //      rest of the page (built one task after the verdict) is there, and the harness's floor: the
@@ -15,7 +17,7 @@
 //   LOADS=25 node scripts/measure-budgets.mjs   # more fresh loads for the first-verdict median
 //   BASE_URL=http://127.0.0.1:8080 node scripts/measure-budgets.mjs
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { createServer } from 'node:http';
 import { join, extname } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -29,7 +31,12 @@ function sizes() {
     const ext = extname(f);
     if (!['.html', '.js', '.wasm', '.css'].includes(ext)) continue;
     const raw = readFileSync(join(DIST, f));
-    rows.push({ file: f, raw: raw.length, gzip: gzipSync(raw, { level: 9 }).length });
+    rows.push({
+      file: f,
+      raw: raw.length,
+      gzip: gzipSync(raw, { level: 9 }).length,
+      brotli: brotliCompressSync(raw, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+    });
   }
   return rows;
 }
@@ -56,8 +63,21 @@ const median = (xs) => {
 
 const rows = sizes();
 const total = rows.reduce((a, r) => a + r.gzip, 0);
-for (const r of rows) console.log(`size ${r.file}: ${r.raw} B raw, ${r.gzip} B gzip`);
-console.log(`size total gzip (html+js+wasm+css): ${total} B = ${(total / 1024).toFixed(1)} KiB (budget 150 KB)`);
+const totalBr = rows.reduce((a, r) => a + r.brotli, 0);
+for (const r of rows) console.log(`size ${r.file}: ${r.raw} B raw, ${r.gzip} B gzip, ${r.brotli} B brotli`);
+console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 1000).toFixed(1)} KB, ${totalBr} B brotli = ${(totalBr / 1000).toFixed(1)} KB`);
+// The critical path: what must arrive before the first verdict. The page (its inline module
+// holds the verdict program's glue and the loader), its stylesheet (render-blocking) and the
+// verdict program's wasm (data-verdict); the app's wasm and glue load after it.
+const html = readFileSync(join(DIST, 'index.html'), 'utf8');
+const verdictWasm = html.match(/data-verdict="\/([^"]+)"/)?.[1];
+const critical = rows.filter((r) => r.file === 'index.html' || r.file === verdictWasm || r.file.endsWith('.css'));
+const criticalGz = critical.reduce((a, r) => a + r.gzip, 0);
+console.log(
+  verdictWasm
+    ? `size critical path (${critical.map((r) => r.file).join(' + ')}): ${criticalGz} B gzip = ${(criticalGz / 1000).toFixed(1)} KB (target 150 KB)`
+    : 'size critical path: no verdict program in this build (data-verdict missing): the whole app is on it',
+);
 
 let server;
 let base = process.env.BASE_URL;
@@ -75,7 +95,10 @@ const browser = await chromium.launch({
 const firstVerdict = () => {
   new MutationObserver((_, mo) => {
     const el = document.querySelector('[data-testid=verdict-headline]');
-    if (window.__firstVerdict === undefined && el && el.textContent.trim() && !/Planning/.test(el.textContent)) {
+    // The shell's pending banner ("Working out the plan…") is not a verdict; the verdict
+    // program's (or the app's) is.
+    const pending = el?.closest('.pending');
+    if (window.__firstVerdict === undefined && el && !pending && el.textContent.trim() && !/Planning/.test(el.textContent)) {
       window.__firstVerdict = performance.now();
     }
     if (document.querySelector('[data-testid=rank-chart] svg')) {

@@ -32,7 +32,9 @@ cargo clippy --all-targets -- -D warnings
 echo "== cargo clippy --no-default-features --all-targets"
 cargo clippy --no-default-features --all-targets -- -D warnings
 echo "== cargo clippy --target wasm32-unknown-unknown (the page)"
-cargo clippy --target wasm32-unknown-unknown --lib --bin headroom-web --bin headroom-verdict -- -D warnings
+cargo clippy --target wasm32-unknown-unknown --lib --bin headroom-web -- -D warnings
+echo "== cargo clippy --target wasm32-unknown-unknown --features verdict (the first verdict)"
+cargo clippy --target wasm32-unknown-unknown --no-default-features --features verdict --bin headroom-verdict -- -D warnings
 
 echo "== cargo test --all-targets"
 cargo test --all-targets
