@@ -106,6 +106,16 @@ const paintVerdict = (v) => {
   }
   performance.mark('first-verdict');
 };
+const link = `${location.search}${location.hash}`;
+const stored = item('localStorage', 'headroom:last-query');
+const typed = item('sessionStorage', 'headroom:typed');
+// The default page's and the examples' verdicts, planned at build time by the same program
+// (scripts/inline-loader.mjs): this link's, when nothing kept in the browser changes what it
+// opens with (a stored state for a link without one, a reload's typed texts).
+const planned =
+  typeof headroomPlanned === 'object' && Object.hasOwn(headroomPlanned, link) && (link.includes('=') || stored === undefined) && typed === undefined
+    ? headroomPlanned[link]
+    : null;
 const firstVerdict = async (url) => {
   const module = await WebAssembly.compileStreaming(fetch(url)).catch(() =>
     fetch(url).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)),
@@ -113,8 +123,7 @@ const firstVerdict = async (url) => {
   return async () => {
     await headroomVerdict.init({ module_or_path: module });
     await domReady();
-    const link = `${location.search}${location.hash}`;
-    paintVerdict(headroomVerdict.first_verdict(link, item('localStorage', 'headroom:last-query'), item('sessionStorage', 'headroom:typed')));
+    paintVerdict(headroomVerdict.first_verdict(link, stored, typed));
   };
 };
 
@@ -122,7 +131,10 @@ try {
   const tag = document.querySelector('script[data-wasm]');
   const url = tag.dataset.wasm;
   let run;
-  if (tag.dataset.verdict && typeof headroomVerdict === 'object') {
+  if (planned) {
+    // Once the shell is parsed whole (it ends the body, so this is at once).
+    domReady().then(() => paintVerdict(planned));
+  } else if (tag.dataset.verdict && typeof headroomVerdict === 'object') {
     try {
       run = await firstVerdict(tag.dataset.verdict);
     } catch {

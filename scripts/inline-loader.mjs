@@ -27,6 +27,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -55,8 +56,8 @@ const stray = glue.match(/^\s*(export|import)\b.*$/m);
 if (stray) fail(`${jsUrl} has a statement the inline module cannot keep: ${stray[0].trim()}`);
 
 // The verdict program: built, bound and optimised, or null in a debug build.
-const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : buildVerdict();
-function buildVerdict() {
+const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : await buildVerdict();
+async function buildVerdict() {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const profile = 'wasm-release';
   const out = run('cargo', ['build', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--no-default-features', '--features', 'verdict', '--message-format=json-render-diagnostics']);
@@ -81,8 +82,17 @@ function buildVerdict() {
     const strayV = vglue.match(/^\s*(export|import)\b.*$/m);
     if (strayV) fail(`the verdict glue has a statement the inline module cannot keep: ${strayV[0].trim()}`);
     if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
-    const code = `const headroomVerdict = (() => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n})();\n`;
-    console.log(`inline-loader: verdict program ${name} (${bytes.length} B)`);
+    // The links every visitor can open from the header (the default page and the examples),
+    // planned now by the same program: boot.js paints such a link's verdict at once when
+    // nothing stored or typed changes what it opens with, and then needs no verdict program.
+    const glueModule = await import(pathToFileURL(join(tmp, 'verdict.js')).href);
+    glueModule.initSync({ module: bytes });
+    const links = ['', ...[...html.matchAll(/<a href="(\?v=1[^"]*)" data-testid="example-[^"]+"/g)].map((m) => m[1].replaceAll('&amp;', '&'))];
+    if (links.length < 3) fail('index.html names no examples to plan ahead (<a href="?v=1..." data-testid="example-...">)');
+    const planned = Object.fromEntries(links.map((l) => [l, glueModule.first_verdict(l, undefined, undefined)]));
+    const prerendered = JSON.stringify(planned).replaceAll('<', '\\u003c');
+    const code = `const headroomVerdict = (() => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n})();\nconst headroomPlanned = ${prerendered};\n`;
+    console.log(`inline-loader: verdict program ${name} (${bytes.length} B); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
     return { url: `${base}${name}`, code };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -117,12 +127,10 @@ if (!wasmPreload) fail("index.html has no preload of the wasm");
 html = html.replace(wasmPreload[0], '');
 const cspEnd = html.search(/<meta\s+http-equiv="Content-Security-Policy"/);
 const afterCsp = html.indexOf('/>', cspEnd) + 2;
-// With the verdict program, its wasm is the one preload: the app's follows it (boot.js), so the
-// first verdict's bytes do not share the bandwidth with the app's.
-const firstPreload = verdict
-  ? `<link rel="preload" href="${verdict.url}" crossorigin="anonymous" as="fetch" type="application/wasm">`
-  : wasmPreload[0];
-html = `${html.slice(0, afterCsp)}\n    ${firstPreload}${html.slice(afterCsp)}`;
+// With the verdict program there is no preload: boot.js fetches the verdict's wasm first, unless
+// the link's verdict was planned ahead, and the app's after it, so the first verdict's bytes do
+// not share the bandwidth with the app's.
+if (!verdict) html = `${html.slice(0, afterCsp)}\n    ${wasmPreload[0]}${html.slice(afterCsp)}`;
 
 writeFileSync(htmlPath, html);
 if (!verdict) rmSync(local(jsUrl));

@@ -78,19 +78,25 @@ test('the shell names the link before any program runs, and shows no figure', as
   await context.close();
 });
 
-// Each link's first verdict, then the app's: the same class, lines and figures.
+// Each link's first verdict, then the app's: the same class, lines and figures. The default
+// page and the header's examples were planned at build time (no verdict program is fetched);
+// any other link runs the verdict program.
 const LINKS = [
-  ['the default page', '/'],
-  ['an example', '/?v=1&example=s1-three-cards'],
-  ['an example in decimal GB', '/?v=1&example=s3-synthetic-tp4&unit=gb'],
-  ['the unified-memory example', '/?v=1&example=s2-unified-gate'],
-  ['another model and grid', '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192'],
-  ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5'],
-  ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3'],
-  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>'],
+  ['the default page', '/', true],
+  ['an example', '/?v=1&example=s1-three-cards', true],
+  ['an example in decimal GB', '/?v=1&example=s3-synthetic-tp4&unit=gb', true],
+  ['the unified-memory example', '/?v=1&example=s2-unified-gate', true],
+  ['start over', '/?v=1', true],
+  ['another model and grid', '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', false],
+  ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', false],
+  ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', false],
+  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', false],
+  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', false],
 ];
 
-for (const [what, link] of LINKS) {
+const fetchedVerdict = (problems) => problems.requests.some((u) => /\/headroom-verdict-[0-9a-f]+_bg\.wasm$/.test(u));
+
+for (const [what, link, planned] of LINKS) {
   test(`the first verdict before the app is the app's own: ${what}`, async () => {
     const { context, page, problems, release } = await held();
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
@@ -98,6 +104,7 @@ for (const [what, link] of LINKS) {
     const first = await readVerdict(page);
     assert.notEqual(first.lines[0], 'Working out the plan…');
     assert.equal(await page.locator('#shell').count(), 1, 'the app has not run');
+    assert.equal(fetchedVerdict(problems), !planned, planned ? 'planned ahead: no verdict program' : 'the verdict program ran');
     release();
     await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
     assert.equal(await page.locator('#shell').count(), 0);
@@ -120,6 +127,8 @@ test('the first verdict reads the stored state and a reload keeps the texts as t
   await page.goto(new URL('/', BASE_URL).href, { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('#shell-verdict:not(.pending)');
   const first = await readVerdict(page);
+  // The default page's verdict planned ahead is not this one: the program plans the stored state.
+  assert.ok(fetchedVerdict(problems), 'the verdict program ran');
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.deepEqual(await readVerdict(page), first);
