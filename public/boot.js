@@ -124,6 +124,8 @@ const firstVerdict = async (url) => {
     await headroomVerdict.init({ module_or_path: module });
     await domReady();
     paintVerdict(headroomVerdict.first_verdict(link, stored, typed));
+    // Its work is done: its instance and linear memory (about 1.3 MB) may be collected.
+    headroomVerdict = null;
   };
 };
 

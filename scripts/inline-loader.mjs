@@ -91,7 +91,7 @@ async function buildVerdict() {
     if (links.length < 3) fail('index.html names no examples to plan ahead (<a href="?v=1..." data-testid="example-...">)');
     const planned = Object.fromEntries(links.map((l) => [l, glueModule.first_verdict(l, undefined, undefined)]));
     const prerendered = JSON.stringify(planned).replaceAll('<', '\\u003c');
-    const code = `const headroomVerdict = (() => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n})();\nconst headroomPlanned = ${prerendered};\n`;
+    const code = `let headroomVerdict = (() => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n})();\nconst headroomPlanned = ${prerendered};\n`;
     console.log(`inline-loader: verdict program ${name} (${bytes.length} B); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
     return { url: `${base}${name}`, code };
   } finally {
