@@ -94,6 +94,8 @@ const paintVerdict = (v) => {
   lines[0].textContent = headline;
   lines[1].textContent = sub;
   lines[2].textContent = warn;
+  // The app's button goes to the input at fault when one is ("Go to ..."): it brings its own.
+  if (cls.includes('invalid')) banner.querySelector('button')?.remove();
   for (let i = 4; i + 2 < v.length; i += 3) {
     const dd = shell.querySelector(`dd[data-testid="${v[i]}"]`);
     if (!dd) continue;

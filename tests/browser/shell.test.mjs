@@ -105,6 +105,9 @@ for (const [what, link, planned] of LINKS) {
     assert.notEqual(first.lines[0], 'Working out the plan…');
     assert.equal(await page.locator('#shell').count(), 1, 'the app has not run');
     assert.equal(fetchedVerdict(problems), !planned, planned ? 'planned ahead: no verdict program' : 'the verdict program ran');
+    // The banner keeps the app's "Change the inputs" button (phones show it) unless the app's
+    // goes to the input at fault.
+    assert.equal(await page.locator('#shell-verdict button').count(), first.class.includes('invalid') ? 0 : 1);
     release();
     await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
     assert.equal(await page.locator('#shell').count(), 0);
