@@ -75,11 +75,38 @@ impl Map {
         self.members.is_empty()
     }
 
-    fn insert(&mut self, key: String, value: Value) {
-        match self.members.iter_mut().find(|(k, _)| *k == key) {
-            Some(slot) => slot.1 = value,
-            None => self.members.push((key, value)),
+    /// The map of members read in order, a repeated key at its first place with its last
+    /// value. Sorting an index finds the repeats: O(n log n) in the members, where checking
+    /// each key against those before it was quadratic (100,000 keys took 15 s).
+    fn from_members(mut members: Vec<(String, Value)>) -> Map {
+        if members.len() < 2 {
+            return Map { members };
         }
+        let mut order: Vec<usize> = (0..members.len()).collect();
+        order.sort_unstable_by(|&a, &b| members[a].0.cmp(&members[b].0).then(a.cmp(&b)));
+        let mut keep = vec![true; members.len()];
+        let mut i = 0;
+        while i < order.len() {
+            let mut j = i + 1;
+            while j < order.len() && members[order[j]].0 == members[order[i]].0 {
+                j += 1;
+            }
+            if j - i > 1 {
+                // The first place keeps the last value; the later places go.
+                let last = std::mem::replace(&mut members[order[j - 1]].1, Value::Null);
+                members[order[i]].1 = last;
+                for &k in &order[i + 1..j] {
+                    keep[k] = false;
+                }
+            }
+            i = j;
+        }
+        let mut place = 0;
+        members.retain(|_| {
+            place += 1;
+            keep[place - 1]
+        });
+        Map { members }
     }
 }
 
@@ -302,7 +329,7 @@ impl Parser<'_> {
                 Ok(Value::Array(items))
             }
             Some(b'{') => {
-                let mut map = Map::default();
+                let mut members = Vec::new();
                 self.members(depth, b'}', |p| {
                     match p.peek() {
                         Some(b'"') => {}
@@ -317,10 +344,10 @@ impl Parser<'_> {
                     p.pos += 1;
                     p.skip_ws();
                     let v = p.value(depth + 1)?;
-                    map.insert(key, v);
+                    members.push((key, v));
                     Ok(())
                 })?;
-                Ok(Value::Object(map))
+                Ok(Value::Object(Map::from_members(members)))
             }
             Some(_) => Err(self.error("expected a value")),
         }
@@ -553,6 +580,32 @@ mod tests {
         let v = parse(r#"{"k": 1, "k": 2}"#).unwrap();
         assert_eq!(v.get("k").and_then(Value::as_u64), Some(2));
         assert_eq!(v.as_object().unwrap().len(), 1);
+        // At its first place, among other keys, however often it repeats.
+        let v = parse(r#"{"b": 1, "a": 2, "b": 3, "c": 4, "a": 5, "b": 6}"#).unwrap();
+        let members: Vec<(&str, u64)> = v
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k, v.as_u64().unwrap()))
+            .collect();
+        assert_eq!(members, [("b", 6), ("a", 5), ("c", 4)]);
+    }
+
+    #[test]
+    fn a_large_object_keeps_every_key_in_order() {
+        // 100,000 distinct keys and one repeated: read in linearithmic work (this took 15 s
+        // when each key was checked against those before it).
+        let mut text = String::from("{");
+        for i in 0..100_000 {
+            text.push_str(&format!("\"k{i}\": {i}, "));
+        }
+        text.push_str("\"k7\": 0}");
+        let v = parse(&text).unwrap();
+        let m = v.as_object().unwrap();
+        assert_eq!(m.len(), 100_000);
+        assert_eq!(m.iter().nth(99_999).map(|(k, _)| k), Some("k99999"));
+        assert_eq!(v.get("k7").and_then(Value::as_u64), Some(0));
+        assert_eq!(v.get("k8").and_then(Value::as_u64), Some(8));
     }
 
     #[test]
