@@ -589,6 +589,20 @@ fn bad_config_files_are_bad_input() {
         assert_eq!(r.code, 2, "{name}: {}", r.stdout);
         assert!(r.stderr.starts_with("error: MODEL: "), "{name}: {}", r.stderr);
     }
+    // Over the 256 KiB a link and the page hold: refused, naming the file and the size.
+    let mut big = String::from(LLAMA_70B_CONFIG.trim_end_matches('}'));
+    for i in 0..30_000 {
+        big.push_str(&format!(", \"filler_{i}\": {i}"));
+    }
+    big.push('}');
+    let path = write("big.json", &big);
+    let r = headroom(&["plan", &path]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.starts_with("error: MODEL: ") && r.stderr.contains("over the 262,144 bytes"),
+        "{}",
+        r.stderr
+    );
     // Not UTF-8.
     let p = dir.join("binary.json");
     std::fs::write(&p, [0xff, 0xfe, 0x00]).unwrap();
