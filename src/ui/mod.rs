@@ -265,20 +265,9 @@ fn narrow_screens_read_results_first() {
 /// The whole page.
 #[component]
 pub fn App() -> impl IntoView {
-    let (initial, notices) = state::initial_state();
-    let app = AppState::new(&initial, notices);
     // A reload brings back what was typed, a text in error included (the link leaves it out).
-    if let Some(typed) = state::typed_texts() {
-        for f in Field::ALL {
-            let t = typed
-                .iter()
-                .find(|(g, _)| *g == f)
-                .map_or(String::new(), |(_, t)| t.clone());
-            if app.text(f).get_untracked() != t {
-                app.text(f).set(t);
-            }
-        }
-    }
+    let (initial, notices) = state::opening();
+    let app = AppState::new(&initial, notices);
     app.mirror_to_browser();
     follow_history(app);
     let link_status = RwSignal::new(String::new());

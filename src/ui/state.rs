@@ -48,11 +48,11 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Builds the signals from a decoded URL (or the stored last state) and the memos on them.
-    pub fn new(initial: &UrlState, notices: Vec<Ignored>) -> AppState {
-        let texts: [RwSignal<String>; Field::ALL.len()] = std::array::from_fn(|i| {
-            RwSignal::new(initial.get(Field::ALL[i]).unwrap_or("").to_string())
-        });
+    /// Builds the signals from the opening texts (every input's, in [`Field::ALL`]'s order:
+    /// [`opening`]) and the memos on them.
+    pub fn new(initial: &[String], notices: Vec<Ignored>) -> AppState {
+        let texts: [RwSignal<String>; Field::ALL.len()] =
+            std::array::from_fn(|i| RwSignal::new(initial.get(i).cloned().unwrap_or_default()));
         let checked = Memo::new(move |_| {
             let texts: Vec<String> = texts.iter().map(|t| t.get()).collect();
             crate::verdict::check(&texts)
@@ -236,30 +236,15 @@ pub fn location_link() -> String {
     )
 }
 
-/// The texts typed in this tab when its address was last written, if the address is still the
-/// same (a reload): they include texts in error, which the link leaves out.
-pub fn typed_texts() -> Option<Vec<(Field, String)>> {
-    let stored = window()
-        .session_storage()
-        .ok()
-        .flatten()?
-        .get_item(TYPED_KEY)
-        .ok()
-        .flatten();
-    crate::verdict::typed_texts(&location_link(), stored.as_deref())
-}
-
-/// The state the page opens with: the URL's, else the last one kept in local storage.
-pub fn initial_state() -> (UrlState, Vec<Ignored>) {
-    let search = location_link();
-    let stored = if search.contains('=') {
-        None
-    } else {
-        window()
-            .local_storage()
-            .ok()
-            .flatten()
-            .and_then(|ls| ls.get_item(STORAGE_KEY).ok().flatten())
-    };
-    crate::verdict::opening_state(&search, stored.as_deref())
+/// Every input's opening text and the address's unused keys: the address's state, else the
+/// last one kept in local storage, and on a reload the texts typed in this tab (errors
+/// included, which the link leaves out). The verdict program opens the same way
+/// (`crate::verdict::opening_texts`).
+pub fn opening() -> (Vec<String>, Vec<Ignored>) {
+    let link = location_link();
+    let item = |store: Option<web_sys::Storage>, key: &str| store?.get_item(key).ok().flatten();
+    let w = window();
+    let stored = item(w.local_storage().ok().flatten(), STORAGE_KEY);
+    let typed = item(w.session_storage().ok().flatten(), TYPED_KEY);
+    crate::verdict::opening_texts(&link, stored.as_deref(), typed.as_deref())
 }
