@@ -50,6 +50,7 @@ pub(super) fn read_config_file(text: &str) -> Result<ConfigFile, CliError> {
             path.display()
         ))
     })?;
+    let file_len = file.metadata().ok().map(|m| m.len());
     // A config.json is a few KiB; read at most one byte more than the parser accepts.
     let mut bytes = Vec::new();
     file.take((4 << 20) + 1)
@@ -57,23 +58,15 @@ pub(super) fn read_config_file(text: &str) -> Result<ConfigFile, CliError> {
         .map_err(|e| err(format!("{}: cannot be read: {e}", path.display())))?;
     let text = String::from_utf8(bytes)
         .map_err(|_| err(format!("{}: is not UTF-8 text", path.display())))?;
-    // The limit a link and the page share: refused before it is parsed, not after.
-    let max = crate::input::schema::MAX_CONFIG_LEN;
-    if text.trim().len() > max {
-        let size = if text.len() > 4 << 20 {
-            "more than 4 MiB".to_string()
-        } else {
-            format!(
-                "{} bytes",
-                crate::calc::units::thousands(text.trim().len() as u128)
-            )
-        };
-        return Err(err(format!(
-            "{}: {size}, over the {} bytes a config.json may have (the limit a link and the page share)",
-            path.display(),
-            crate::calc::units::thousands(max as u128)
-        )));
-    }
+    // The limit a link and the page share, checked before the text is parsed. A file cut at
+    // the read limit is measured by its size on disk.
+    let len = match file_len {
+        Some(n) if text.len() > 4 << 20 => usize::try_from(n).unwrap_or(usize::MAX),
+        _ => text.trim().len(),
+    };
+    crate::input::Field::Config
+        .within_limit(len)
+        .map_err(|e| err(format!("{}: {e}", path.display())))?;
     let mut model = catalog::parse_config_json(&text).map_err(|e| {
         err(format!(
             "{}: {} (field {})",

@@ -378,6 +378,25 @@ impl Field {
         row_of(self).rule
     }
 
+    /// Whether a value of `len` bytes (trimmed) is within this field's limit: [`MAX_CONFIG_LEN`]
+    /// for `config`, [`MAX_VALUE_LEN`] for the rest. Checked before anything parses it.
+    pub fn within_limit(self, len: usize) -> Result<(), String> {
+        let limit = if self == Field::Config {
+            MAX_CONFIG_LEN
+        } else {
+            MAX_VALUE_LEN
+        };
+        if len > limit {
+            return Err(format!(
+                "{}: the value is {} bytes, over the {} bytes it may have",
+                self.flag(),
+                crate::calc::units::thousands(len as u128),
+                crate::calc::units::thousands(limit as u128)
+            ));
+        }
+        Ok(())
+    }
+
     /// Checks a text for this field with the rule the form and the URL share; the error says
     /// what is wrong, naming the flag.
     pub fn validate(self, text: &str) -> Result<(), String> {
@@ -385,17 +404,7 @@ impl Field {
         if t.is_empty() {
             return Ok(());
         }
-        let limit = if self == Field::Config {
-            MAX_CONFIG_LEN
-        } else {
-            MAX_VALUE_LEN
-        };
-        if t.len() > limit {
-            return Err(format!(
-                "{}: the value is longer than {limit} characters",
-                self.flag()
-            ));
-        }
+        self.within_limit(t.len())?;
         let flag = self.flag();
         match self.rule() {
             Rule::Count { min, max } => parse_count(t, min, max).map(drop),
