@@ -70,9 +70,10 @@ try {
 
 // The first verdict, before the app: the small verdict program (src/bin/verdict.rs, the core's
 // own planner and words, its glue `headroomVerdict` in this inline module) plans the page's
-// opening state and its words go into the shell as text. Its wasm is the one file the page
-// preloads; the app's starts after it has arrived, so the two do not share the bandwidth.
-// Without it (a development build, a failure) the shell waits for the app.
+// opening state and its words go into the shell as text. Its wasm is fetched first (nothing is
+// preloaded) and the app's after it has arrived, so the two do not share the bandwidth; a link
+// planned at build time needs no program at all. Without it (a development build, a failure)
+// the shell waits for the app.
 const domReady = () =>
   document.readyState === 'loading'
     ? new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }))
@@ -113,7 +114,8 @@ const stored = item('localStorage', 'headroom:last-query');
 const typed = item('sessionStorage', 'headroom:typed');
 // The default page's and the examples' verdicts, planned at build time by the same program
 // (scripts/inline-loader.mjs): this link's, when nothing kept in the browser changes what it
-// opens with (a stored state for a link without one, a reload's typed texts).
+// opens with (a stored state for a link without one, as verdict::opening_state reads it; any
+// typed texts, more cautious than verdict::typed_texts, which keeps them for the same address).
 const planned =
   typeof headroomPlanned === 'object' && Object.hasOwn(headroomPlanned, link) && (link.includes('=') || stored === undefined) && typed === undefined
     ? headroomPlanned[link]

@@ -10,15 +10,16 @@
 // Then the first verdict before the app: the small verdict program (src/bin/verdict.rs, the
 // core without the page's framework) is built here in the same profile as the page, run through
 // wasm-bindgen and wasm-opt, and written as headroom-verdict-<hash>_bg.wasm; its glue goes into
-// the same inline module inside a function (its names do not meet the app's), and its wasm is
-// the page's first preload; public/boot.js fetches the app's wasm once it has arrived. A debug
+// the same inline module inside a function (its names do not meet the app's); public/boot.js
+// fetches its wasm first (nothing is preloaded) and the app's once it has arrived. A debug
 // build (trunk serve without --release, TRUNK_PROFILE=debug) skips it: the app paints alone.
 //
 // With the verdict program, the app's glue is not inlined: it is not on the first verdict's path
 // (boot.js imports it beside the app's wasm, after the verdict), and the verdict's glue is.
 //
 // Reads and rewrites $TRUNK_STAGING_DIR/index.html; drops boot.js, the glue's modulepreload and
-// (when inlined) the glue file, and moves the first wasm's preload up to the CSP. Fails the build, naming what it did not find, if the
+// (when inlined) the glue file, and, without the verdict program, moves the wasm's preload up
+// to the CSP. Fails the build, naming what it did not find, if the
 // page or the glue does not have the shape this expects (a wasm-bindgen or Trunk upgrade).
 //
 //   node scripts/inline-loader.mjs [STAGING_DIR]     (Trunk sets TRUNK_STAGING_DIR)
@@ -46,14 +47,17 @@ if (!tag) fail(`index.html has no loader tag like Trunk.toml's pattern_script ($
 const [, base, jsUrl, wasmUrl] = tag;
 const local = (url) => join(dir, url.slice(base.length));
 
-// The glue, made a plain module body: its exports become module-scoped names boot.js can use.
-let glue = readFileSync(local(jsUrl), 'utf8');
-const exportList = /^export \{ initSync, __wbg_init as default \};\n?/m;
-if (!exportList.test(glue)) fail(`${jsUrl} does not end with wasm-bindgen's "export { initSync, __wbg_init as default };"`);
-glue = glue.replace(exportList, '');
-glue = glue.replace(/^export (class|function|const|let) /gm, '$1 ');
-const stray = glue.match(/^\s*(export|import)\b.*$/m);
-if (stray) fail(`${jsUrl} has a statement the inline module cannot keep: ${stray[0].trim()}`);
+// A wasm-bindgen glue made a plain module body: its exports become names in scope, for boot.js
+// (the app's) or for the function that wraps it (the verdict program's).
+const moduleBody = (text, what) => {
+  const exportList = /^export \{ initSync, __wbg_init as default \};\n?/m;
+  if (!exportList.test(text)) fail(`${what} does not end with wasm-bindgen's "export { initSync, __wbg_init as default };"`);
+  const body = text.replace(exportList, '').replace(/^export (class|function|const|let) /gm, '$1 ');
+  const stray = body.match(/^\s*(export|import)\b.*$/m);
+  if (stray) fail(`${what} has a statement the inline module cannot keep: ${stray[0].trim()}`);
+  return body;
+};
+const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 
 // The verdict program: built, bound and optimised, or null in a debug build.
 const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : await buildVerdict();
@@ -71,16 +75,12 @@ async function buildVerdict() {
   try {
     run('wasm-bindgen', ['--target', 'web', '--no-typescript', '--out-dir', tmp, '--out-name', 'verdict', artifact]);
     const wasmOut = join(tmp, 'verdict.opt.wasm');
-    // The features wasm-bindgen 0.2.130's output uses (as Trunk's own wasm-opt run of the app).
+    // The WebAssembly features wasm-opt must accept to read wasm-bindgen 0.2.130's output.
     run('wasm-opt', ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue', join(tmp, 'verdict_bg.wasm'), '-o', wasmOut]);
     const bytes = readFileSync(wasmOut);
     const name = `headroom-verdict-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
     writeFileSync(join(dir, name), bytes);
-    let vglue = readFileSync(join(tmp, 'verdict.js'), 'utf8');
-    if (!exportList.test(vglue)) fail('the verdict glue does not end with wasm-bindgen\'s export list');
-    vglue = vglue.replace(exportList, '').replace(/^export (class|function|const|let) /gm, '$1 ');
-    const strayV = vglue.match(/^\s*(export|import)\b.*$/m);
-    if (strayV) fail(`the verdict glue has a statement the inline module cannot keep: ${strayV[0].trim()}`);
+    const vglue = moduleBody(readFileSync(join(tmp, 'verdict.js'), 'utf8'), 'the verdict glue');
     if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
     // The links every visitor can open from the header (the default page and the examples),
     // planned now by the same program: boot.js paints such a link's verdict at once when
