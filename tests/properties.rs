@@ -1208,6 +1208,16 @@ fn named_extremes_are_errors_with_a_field() {
         ),
         ("gpu-memory", Box::new(|s| s.gpu.total = Bytes(0))),
         ("gpu-memory", Box::new(|s| s.gpu.total = Bytes(u64::MAX))),
+        // A block-count override whose pool passes 2^64 bytes is refused, not saturated
+        // (issue 19, item 15: the pool read u64::MAX and the ledger went negative).
+        (
+            "num-gpu-blocks-override",
+            Box::new(|s| {
+                s.gpu.total = Bytes(1 << 50);
+                s.engine.num_gpu_blocks_override = Some(1 << 32);
+                s.engine.block_size = Some(1 << 20);
+            }),
+        ),
         (
             "gpu-memory-utilization",
             Box::new(|s| s.engine.gpu_memory_utilization = Some(0.0)),
@@ -1429,4 +1439,223 @@ fn scenarios_at_the_validation_bounds_do_not_panic() {
             .join("\n")
     );
     assert!(planned > 0, "no edge scenario planned");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The ledger adds up, and the text and the JSON tell the same plan.
+
+/// Every total of a rank's ledger against its parts, byte for byte, where the plan derives it
+/// (a measured figure stands on its own and is not re-derived).
+fn check_sums(p: &Plan, what: &str) {
+    for r in &p.ranks {
+        let get = |t: Term| r.line(t).map(|l| l.bytes);
+        let at = |t: Term| get(t).unwrap_or(0);
+        let rank = r.rank;
+        if let (Some(e), Some(l), Some(h), Some(w)) = (
+            get(Term::WeightsEmbedding),
+            get(Term::WeightsLayers),
+            get(Term::WeightsHead),
+            get(Term::Weights),
+        ) {
+            assert_eq!(
+                e + l + h,
+                w,
+                "{what}, rank {rank}: the weight lines sum to the weights"
+            );
+        }
+        if let (Some(total), Some(pre), Some(free)) = (
+            get(Term::Total),
+            get(Term::PreSnapshot),
+            get(Term::FreeAtStart),
+        ) {
+            assert_eq!(
+                total - pre,
+                free,
+                "{what}, rank {rank}: free at the snapshot"
+            );
+        }
+        if let Some(outside) = get(Term::OutsideBudget) {
+            assert_eq!(
+                at(Term::Total) - at(Term::Budget),
+                outside,
+                "{what}, rank {rank}: outside the budget"
+            );
+        }
+        if let (Some(pool), Some(slack)) = (get(Term::KvPool), get(Term::KvRoundingSlack)) {
+            assert_eq!(
+                at(Term::AvailableKv) - pool,
+                slack,
+                "{what}, rank {rank}: available - pool"
+            );
+        }
+        if let Some(pool) = get(Term::KvPool) {
+            assert_eq!(
+                i128::from(r.kv_pool.0),
+                pool,
+                "{what}, rank {rank}: the pool"
+            );
+        }
+        let free_after = get(Term::FreeAfterStart);
+        // A measured pool over weights that do not load implies the weights it left room for
+        // (its formula says so); every other rank is the plain difference.
+        let implied = r.load_headroom < 0;
+        if let (Some(free_after), false) = (free_after, implied) {
+            let held = get(Term::MeasuredOverhead)
+                .unwrap_or_else(|| at(Term::OtherConsumption) + at(Term::CudaGraphs));
+            assert_eq!(
+                at(Term::FreeAtStart)
+                    - at(Term::Weights)
+                    - at(Term::Drafter)
+                    - held
+                    - at(Term::KvPool),
+                free_after,
+                "{what}, rank {rank}: free after start"
+            );
+            assert_eq!(r.free_after_start, free_after, "{what}, rank {rank}");
+        }
+    }
+}
+
+/// The text (`headroom plan`) and the JSON (`--json`) of one plan: the same verdict, every
+/// ledger figure, the replica's counts, every check's message; no field of the JSON claims a
+/// figure the plan did not reach.
+fn check_text_and_json(s: &Scenario, p: &Plan, what: &str) {
+    use headroom::calc::units::{thousands, thousands_signed, UnitSystem};
+    let text = headroom::cli::render(s, p, UnitSystem::Binary);
+    let json = headroom::cli::json::document(s, p);
+    let starts = json["starts"].as_bool().unwrap();
+    assert_eq!(starts, p.starts(), "{what}");
+    assert_eq!(
+        text.contains("Verdict    STARTS"),
+        starts,
+        "{what}: the text's verdict is the JSON's"
+    );
+    for (r, jr) in p.ranks.iter().zip(json["ranks"].as_array().unwrap()) {
+        let ledger = jr["ledger"].as_array().unwrap();
+        assert_eq!(ledger.len(), r.ledger.len(), "{what}");
+        for (l, jl) in r.ledger.iter().zip(ledger) {
+            assert_eq!(
+                jl["bytes"].as_i64().map(i128::from),
+                Some(l.bytes),
+                "{what}"
+            );
+            let shown = thousands_signed(l.bytes);
+            assert!(
+                text.contains(&format!(" {shown}  ")),
+                "{what}, rank {}: {} {shown} is not in the text",
+                r.rank,
+                l.term.key()
+            );
+        }
+        let reached = r.line(Term::KvPool).is_some();
+        assert_eq!(jr["kv_pool_bytes"].is_null(), !reached, "{what}");
+        assert_eq!(
+            jr["free_after_start_bytes"].is_null(),
+            r.line(Term::FreeAfterStart).is_none(),
+            "{what}"
+        );
+        // The KV layout is there whenever vLLM laid the cache out: a pool, or a capacity
+        // check that failed (its message quotes the layout); a measured ratio has none.
+        let capacity_failed = p.checks.iter().any(|c| c.phase == Phase::Capacity && !c.ok);
+        if (reached || capacity_failed) && s.model.measured_kv.is_none() {
+            assert!(
+                r.bytes_per_block > 0,
+                "{what}: rank {} has no block",
+                r.rank
+            );
+        }
+        assert_eq!(
+            jr["bytes_per_block"].as_u64(),
+            Some(r.bytes_per_block),
+            "{what}"
+        );
+        if r.bytes_per_block > 0 {
+            assert!(
+                text.contains(&format!(
+                    "{} B per block; {} blocks of its own",
+                    thousands(u128::from(r.bytes_per_block)),
+                    thousands(u128::from(r.num_blocks_own))
+                )),
+                "{what}: the text's KV layout"
+            );
+        }
+    }
+    for c in &p.checks {
+        assert!(text.contains(&*c.message), "{what}: check {:?}", c.phase);
+    }
+    if let Some(rep) = &p.replica {
+        let jr = &json["replica"];
+        assert_eq!(
+            jr["kv_cache_tokens"].as_u64(),
+            Some(rep.kv_cache_tokens),
+            "{what}"
+        );
+        assert!(
+            text.contains(&format!(
+                "{} tokens",
+                thousands(u128::from(rep.kv_cache_tokens))
+            )),
+            "{what}: the text's KV cache size"
+        );
+        if rep.groups.is_empty() {
+            assert!(jr["num_blocks"].is_null(), "{what}: blocks not derived");
+            assert!(text.contains("not derived"), "{what}");
+        } else {
+            assert_eq!(jr["num_blocks"].as_u64(), Some(rep.num_blocks), "{what}");
+            assert!(rep.num_blocks > 0, "{what}: a started pool has blocks");
+            assert!(
+                text.contains(&thousands(u128::from(rep.num_blocks))),
+                "{what}: the text's num_blocks"
+            );
+        }
+    }
+}
+
+/// A sane scenario with the flags that change the ledger's shape: uneven stages, a pinned
+/// pool, a block-count override, an older release.
+fn shaped_scenario(rng: &mut Rng) -> Scenario {
+    let mut s = sane_scenario(rng);
+    if s.parallel.pp > 1 && rng.chance(40) {
+        let n = s.model.n_layers;
+        let pp = s.parallel.pp;
+        let mut parts = vec![1u32; pp as usize];
+        let mut left = n - pp;
+        for part in parts.iter_mut().take(pp as usize - 1) {
+            let take = rng.below(u64::from(left) + 1) as u32;
+            *part += take;
+            left -= take;
+        }
+        parts[pp as usize - 1] += left;
+        s.parallel.pp_layer_partition = Some(parts);
+    }
+    match rng.below(6) {
+        0 => s.engine.kv_cache_memory_bytes = Some(rng.range(GIB, 60 * GIB)),
+        1 => s.engine.num_gpu_blocks_override = Some(rng.range(1, 200_000)),
+        _ => {}
+    }
+    if rng.chance(25) {
+        let versions: Vec<VllmVersion> = VllmVersion::releases().collect();
+        s.version = *rng.pick(&versions);
+    }
+    s
+}
+
+#[test]
+fn every_ledger_total_is_the_sum_of_its_parts_and_text_agrees_with_json() {
+    let mut rng = Rng::new(17);
+    let mut planned = 0;
+    for case in 0..cases() {
+        let s = shaped_scenario(&mut rng);
+        let Ok(p) = plan(&s) else { continue };
+        planned += 1;
+        let what = format!("case {case} ({}, {})", s.model.name, s.gpu.id);
+        check_sums(&p, &what);
+        check_text_and_json(&s, &p, &what);
+    }
+    assert!(planned > cases() / 2, "only {planned} cases planned");
+    for ex in catalog::examples::examples() {
+        let p = plan(&ex.scenario).unwrap();
+        check_sums(&p, ex.id);
+        check_text_and_json(&ex.scenario, &p, ex.id);
+    }
 }

@@ -11,7 +11,7 @@ use serde_json::{json, Map, Value};
 use crate::calc::plan::KvGroup;
 use crate::calc::plan::{Demand, UnifiedGate};
 use crate::calc::scenario::{AttentionBackend, MaxLen};
-use crate::calc::{Check, LedgerLine, Plan, Provenance, RankPlan, ReplicaPlan, Scenario};
+use crate::calc::{Check, LedgerLine, Plan, Provenance, RankPlan, ReplicaPlan, Scenario, Term};
 
 /// The version of this JSON layout; bumped when a key changes meaning or disappears.
 pub const FORMAT_VERSION: u64 = 1;
@@ -71,8 +71,9 @@ pub fn rank(r: &RankPlan) -> Value {
         "page_size_bytes": r.page_size,
         "bytes_per_block": r.bytes_per_block,
         "num_blocks": r.num_blocks_own,
-        "kv_pool_bytes": r.kv_pool.0,
-        "free_after_start_bytes": int(r.free_after_start),
+        // Null where the start stopped before the pool was allocated: no pool, no figure.
+        "kv_pool_bytes": r.line(Term::KvPool).map(|_| r.kv_pool.0),
+        "free_after_start_bytes": r.line(Term::FreeAfterStart).map(|_| int(r.free_after_start)),
         "ledger": ledger(&r.ledger),
     })
 }
@@ -95,10 +96,12 @@ fn provenance(p: &Provenance) -> (Value, Value) {
 pub fn replica(r: &ReplicaPlan) -> Value {
     let (prov, basis) = provenance(&r.provenance);
     json!({
-        "num_blocks": r.num_blocks,
+        // Null where a measured ratio converts the pool to tokens without the KV layout: the
+        // block count is not derived (the text says so), never 0 blocks.
+        "num_blocks": (!r.groups.is_empty()).then_some(r.num_blocks),
         "limiting_rank": r.limiting_rank,
         "block_size": r.block_size,
-        "blocks_per_request": r.blocks_per_request,
+        "blocks_per_request": (!r.groups.is_empty()).then_some(r.blocks_per_request),
         "max_model_len": r.max_model_len,
         "kv_cache_tokens": r.kv_cache_tokens,
         "max_concurrency": float(r.max_concurrency),

@@ -353,17 +353,19 @@ fn blocks_per_request(
     }
 }
 
-/// Each worker's bytes per block, which depend on the layout alone (not on the length, the
-/// memory or an override): read from a plan at one token with an override large enough that no
-/// check can fail. Empty when the layout itself is invalid.
-pub fn bytes_per_block(workers: &[WorkerKv], settings: &KvSettings) -> Vec<u64> {
+/// Every worker's KV layout (bytes per token, page, block, its own block count) whatever the
+/// outcome: vLLM computes them before it checks any worker, so a failed sizing or capacity
+/// check still has them. They depend on the layout alone (not on the length, the memory or an
+/// override): read from a plan at one token with an override large enough that no check can
+/// fail. Empty when the layout itself is invalid.
+pub fn layouts(workers: &[WorkerKv], settings: &KvSettings) -> Vec<WorkerKvPlan> {
     let probe = KvSettings {
         max_model_len: MaxModelLen::Value(1),
         num_gpu_blocks_override: Some(1 << 40),
         ..settings.clone()
     };
     plan_kv(workers, &probe)
-        .map(|p| p.workers.iter().map(|w| w.bytes_per_block).collect())
+        .map(|p| p.workers)
         .unwrap_or_default()
 }
 

@@ -10,7 +10,7 @@ use super::Planning;
 use crate::calc::kv::{self, KvError, KvPlan, KvSettings, WorkerKv};
 use crate::calc::plan::*;
 use crate::calc::units::{plural, py_fixed, GibText, Grouped};
-use crate::calc::{CalcError, Input};
+use crate::calc::{CalcError, Input, Scenario};
 
 /// Phases 3 and 4 on the block path: the KV plan of every worker, then the checks and lines of
 /// its outcome.
@@ -89,8 +89,35 @@ pub(super) fn size_kv(
         });
     match kv_result {
         Err(e) => kv_failed(p, e, &workers, &settings, per_stage),
-        Ok(kvp) => Ok(kv_fits(p, kvp)),
+        Ok(kvp) => {
+            pool_in_range(s, &kvp)?;
+            Ok(kv_fits(p, kvp))
+        }
     }
+}
+
+/// A block-count override times a rank's block is the pool vLLM allocates: past 2^64 bytes
+/// no figure can hold it (and no device could), so the override is refused, naming it,
+/// instead of a pool saturated at u64::MAX that the ledger's sums then contradict.
+fn pool_in_range(s: &Scenario, kvp: &KvPlan) -> Result<(), CalcError> {
+    let Some(n) = s.engine.num_gpu_blocks_override else {
+        return Ok(());
+    };
+    let Some(bpb) = kvp.workers.iter().map(|w| w.bytes_per_block).max() else {
+        return Ok(());
+    };
+    if u64::try_from(u128::from(n) * u128::from(bpb)).is_ok() {
+        return Ok(());
+    }
+    Err(CalcError::new(
+        Input::NumGpuBlocksOverride,
+        format!(
+            "num-gpu-blocks-override {} blocks of {} B each (block-size x every layer's page) make a pool beyond 2^64 bytes (16 EiB); at most {} blocks of this size can be counted",
+            Grouped(i128::from(n)),
+            Grouped(i128::from(bpb)),
+            Grouped(i128::from(u64::MAX / bpb))
+        ),
+    ))
 }
 
 /// KV sizing or the capacity check failed: on which rank, why, and vLLM's error.
@@ -101,6 +128,17 @@ fn kv_failed(
     settings: &KvSettings,
     per_stage: usize,
 ) -> Result<Plan, CalcError> {
+    // vLLM lays out every worker's cache before it checks any: a failed check still has each
+    // rank's bytes per token, page, block and own block count (the messages quote them).
+    let layouts = kv::layouts(workers, settings);
+    for (i, r) in p.ranks.iter_mut().enumerate() {
+        if let Some(w) = layouts.get(i / per_stage) {
+            r.kv_bytes_per_token = w.bytes_per_token;
+            r.page_size = w.page_size;
+            r.bytes_per_block = w.bytes_per_block;
+            r.num_blocks_own = w.num_blocks_own;
+        }
+    }
     let Planning {
         s,
         ref ranks,
@@ -212,7 +250,6 @@ fn kv_failed(
     });
     // get_kv_cache_configs logs the override on every worker before it checks any.
     if let Some(n) = s.engine.num_gpu_blocks_override {
-        let bpb = kv::bytes_per_block(workers, settings);
         // From 0.14 the override is applied to every worker before any check; 0.11.0 to 0.13.0
         // check every worker first (get_kv_cache_configs), and 0.10.2 checks and sizes one
         // worker after another (get_kv_cache_config), so only those before the failing one log.
@@ -224,7 +261,7 @@ fn kv_failed(
             rank as usize
         };
         for (i, r) in ranks.iter().enumerate().take(logged) {
-            let b = bpb.get(i / per_stage).copied().unwrap_or(0);
+            let b = layouts.get(i / per_stage).map_or(0, |w| w.bytes_per_block);
             if b > 0 {
                 log_lines.push(format!(
                     "{} Overriding num_gpu_blocks={} with num_gpu_blocks_override={n}",

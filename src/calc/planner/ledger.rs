@@ -117,6 +117,12 @@ pub(super) fn fill_ranks(
             pool_prov.clone(),
         ));
         let slack = r.available_kv - i128::from(pool);
+        // An override asks for a pool of its own size, whatever was available: a negative
+        // line is that excess, not rounding.
+        let slack_formula = match s.engine.num_gpu_blocks_override {
+            Some(_) if slack < 0 => "available - pool: negative, num-gpu-blocks-override asks for more blocks than the available memory holds",
+            _ => slack_formula,
+        };
         r.ledger.push(line(
             Term::KvRoundingSlack,
             slack,

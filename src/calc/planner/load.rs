@@ -47,9 +47,17 @@ pub(super) fn weight_lines(
         Some(mw) => (mw.bytes.0, Provenance::Measured(mw.source.clone().into())),
         None => {
             let prov = Provenance::Estimate(weight_basis.clone().into());
+            // Each line is scaled to the checkpoint's total on its own, and the total is their
+            // sum: scaling the sum would round once where the lines round three times, and
+            // the ledger would not add up by a byte.
+            let (embedding, layers_b, head) = (
+                sh.scaled(est.embedding),
+                sh.scaled(est.layers),
+                sh.scaled(est.head),
+            );
             ledger.push(line(
                 Term::WeightsEmbedding,
-                i128::from(sh.scaled(est.embedding)),
+                i128::from(embedding),
                 if place.holds_embedding(m) {
                     Formula::template(
                         "padded vocab {} / TP {} rows x hidden {} x {} B",
@@ -67,13 +75,13 @@ pub(super) fn weight_lines(
             ));
             ledger.push(line(
                 Term::WeightsLayers,
-                i128::from(sh.scaled(est.layers)),
+                i128::from(layers_b),
                 layers_formula(layers, tp),
                 prov.clone(),
             ));
             ledger.push(line(
                 Term::WeightsHead,
-                i128::from(sh.scaled(est.head)),
+                i128::from(head),
                 if place.holds_head(m) {
                     if place.head_is_embedding(m) {
                         Formula::from("tied to the embedding: final norm only")
@@ -88,7 +96,10 @@ pub(super) fn weight_lines(
                 },
                 prov.clone(),
             ));
-            (sh.scaled(est.target()), prov)
+            (
+                embedding.saturating_add(layers_b).saturating_add(head),
+                prov,
+            )
         }
     };
     ledger.push(line(
