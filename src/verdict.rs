@@ -112,11 +112,21 @@ pub fn scenario_of((state, errs): &Checked) -> Result<Scenario, Problem> {
 
 /// The plan of a scenario, or why there is none.
 pub fn plan_of(s: &Scenario) -> Result<Plan, Problem> {
-    calc::plan(s).map_err(|e| Problem {
+    calc::plan(s).map_err(problem)
+}
+
+/// The plan of a state's scenario, or why there is none; an error about a value only the
+/// state's example set says so (`input::attribute`).
+pub fn plan_of_state(state: &UrlState, s: &Scenario) -> Result<Plan, Problem> {
+    calc::plan(s).map_err(|e| problem(crate::input::attribute(state, e)))
+}
+
+fn problem(e: calc::CalcError) -> Problem {
+    Problem {
         field: e.input(),
         flag: e.field().to_string(),
         message: e.to_string(),
-    })
+    }
 }
 
 /// The verdict's headline and its second line, from the plan.
@@ -305,7 +315,7 @@ pub struct FirstVerdict {
 pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> FirstVerdict {
     let (texts, _) = opening_texts(link, stored, typed);
     let checked = check(&texts);
-    let plan = scenario_of(&checked).and_then(|s| plan_of(&s));
+    let plan = scenario_of(&checked).and_then(|s| plan_of_state(&checked.0, &s));
     let unit = checked.0.unit();
     let (class, headline, sub) = banner(plan.as_ref(), plan.as_ref().ok(), unit);
     let figures = REPLICA_FIGURES

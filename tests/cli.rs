@@ -1323,3 +1323,131 @@ fn speculative_configs_vllm_refuses_are_refused() {
     ]);
     assert_eq!(code, 0);
 }
+
+/// Issue 19, items 18 and 19: a message names the input that is at fault (the one given, not
+/// an example's or a default), quotes at most a short prefix of a long text, quotes an empty
+/// one, and MODEL reads only regular files and says when a catalog id shadows a local path.
+#[test]
+fn messages_name_the_input_at_fault_and_quote_briefly() {
+    // The example's 131,072 tokens, refused by a smaller model, are the example's.
+    let r = headroom(&["plan", "--example", "s3-synthetic-tp4", "qwen3-8b"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr
+            .starts_with("error: --max-model-len: User-specified max_model_len (131072)"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("comes from the example s3-synthetic-tp4, not from an input"),
+        "{}",
+        r.stderr
+    );
+    // Given by the user, it is theirs: no such clause.
+    let r = headroom(&[
+        "plan",
+        "--example",
+        "s3-synthetic-tp4",
+        "qwen3-8b",
+        "--max-model-len",
+        "100000",
+    ]);
+    assert!(!r.stderr.contains("comes from the example"), "{}", r.stderr);
+    // The batched tokens the user lowered, not the example's sequences.
+    let r = headroom(&[
+        "plan",
+        "--example",
+        "s2-unified-gate",
+        "--max-num-batched-tokens",
+        "1",
+    ]);
+    assert!(
+        r.stderr.starts_with("error: --max-num-batched-tokens: "),
+        "{}",
+        r.stderr
+    );
+    let r = headroom(&[
+        "plan",
+        "llama-3.1-8b-instruct",
+        "--max-num-seqs",
+        "4096",
+        "--max-num-batched-tokens",
+        "16384",
+        "--gpu",
+        "h100-sxm-80gb",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // vLLM's own split of 32 stages is at fault, not a partition nobody gave.
+    let r = headroom(&["plan", "deepseek-v4-flash", "-pp", "32"]);
+    assert!(
+        r.stderr
+            .starts_with("error: --pipeline-parallel-size: 32: in vLLM's even split"),
+        "{}",
+        r.stderr
+    );
+    // A partition the user gave is theirs.
+    let r = headroom(&[
+        "plan",
+        "deepseek-v4-flash",
+        "-pp",
+        "2",
+        "--pp-layer-partition",
+        "1,42",
+    ]);
+    assert!(
+        r.stderr
+            .starts_with("error: --pp-layer-partition: stage 0 holds no DeepSeek-V4 layer"),
+        "{}",
+        r.stderr
+    );
+    // Long texts come back as a prefix and a size; an empty one is quoted.
+    let long = "q".repeat(100_000);
+    let r = headroom(&["plan", &long]);
+    assert!(r.stderr.len() < 600, "{} bytes", r.stderr.len());
+    assert!(r.stderr.contains("... (100000 bytes)"), "{}", r.stderr);
+    let r = headroom(&["plan", "llama-3.1-8b-instruct", &format!("--{long}"), "1"]);
+    assert!(r.stderr.len() < 300, "{} bytes", r.stderr.len());
+    let r = headroom(&["plan", ""]);
+    assert!(r.stderr.contains("and \"\" cannot be read"), "{}", r.stderr);
+    let dir = temp_dir("quoting");
+    let config = dir.join("long-name.json");
+    let long_type = "y".repeat(200_000);
+    std::fs::write(
+        &config,
+        format!(r#"{{"architectures":["LlamaForCausalLM"],"model_type":"{long_type}","hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":128256,"max_position_embeddings":131072,"torch_dtype":"bfloat16"}}"#),
+    )
+    .unwrap();
+    let r = headroom(&["plan", config.to_str().unwrap()]);
+    assert!(
+        r.stdout.len() < 40_000,
+        "{} bytes of output",
+        r.stdout.len()
+    );
+    assert!(
+        r.stdout.contains("... (200000 bytes)"),
+        "{}",
+        &r.stdout[..300]
+    );
+    // A catalog id beside a directory of the same name: the catalog, said; ./id reads it.
+    let local = dir.join("qwen3-8b");
+    std::fs::create_dir_all(&local).unwrap();
+    std::fs::write(local.join("config.json"), "{").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["plan", "qwen3-8b"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("note: MODEL \"qwen3-8b\" is read as the catalog row; a path of that name is here too: give ./qwen3-8b"), "{stderr}");
+    let out = Command::new(env!("CARGO_BIN_EXE_headroom"))
+        .args(["plan", "./qwen3-8b"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("./qwen3-8b/config.json"));
+    // A device (or a named pipe) is refused at once, not read.
+    let r = headroom(&["plan", "/dev/zero"]);
+    assert!(r.stderr.contains("is not a regular file"), "{}", r.stderr);
+}

@@ -585,8 +585,13 @@ fn more_sequences_than_batched_tokens_stop_the_engine() {
         message,
         "max_num_batched_tokens (8192) must be greater than or equal to max_num_seqs (16384)."
     );
+    // Both given: the one moved furthest in the direction that breaks the rule. 256 batched
+    // tokens are 32x below the default 8,192; 512 sequences are below the default 1,024.
     let (field, _) =
         refused("model=llama-3.1-8b-instruct&max-num-seqs=512&max-num-batched-tokens=256");
+    assert_eq!(field, "max-num-batched-tokens");
+    let (field, _) =
+        refused("model=llama-3.1-8b-instruct&max-num-seqs=65536&max-num-batched-tokens=4096");
     assert_eq!(field, "max-num-seqs");
     // Unset, max_num_seqs follows the batched tokens down.
     assert!(plan_of("model=llama-3.1-8b-instruct&max-num-batched-tokens=256").is_ok());

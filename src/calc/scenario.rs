@@ -63,7 +63,7 @@ impl KvCacheDtype {
             "fp8_e5m2" => Ok(KvCacheDtype::Fp8E5m2),
             "fp8_ds_mla" => Ok(KvCacheDtype::Fp8DsMla),
             other => Err(format!(
-                "kv-cache-dtype {other:?} is not one of vLLM's auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla{}",
+                "kv-cache-dtype {} is not one of vLLM's auto, bfloat16, float16, fp8, fp8_e4m3, fp8_e5m2, fp8_inc, fp8_ds_mla{}", crate::calc::quoted(other),
                 match other {
                     "bf16" => " (write bfloat16)",
                     "fp16" | "half" => " (write float16)",
@@ -415,7 +415,8 @@ impl AttentionBackend {
                 .map(Some)
                 .ok_or_else(|| {
                     format!(
-                        "attention-backend {t:?}: Headroom plans auto (vLLM's choice) or one of {}",
+                        "attention-backend {}: Headroom plans auto (vLLM's choice) or one of {}",
+                        crate::calc::quoted(t),
                         ATTENTION_BACKENDS.join(", ")
                     )
                 }),

@@ -417,7 +417,12 @@ fn parse_amount(input: &str, what: Amount) -> Result<u64, ParseBytesError> {
         Amount::Bytes => "a byte count",
         Amount::Count => "a count",
     };
-    let err = |why: &str| ParseBytesError(format!("{:?} is not {noun}: {why}", input.trim()));
+    let err = |why: &str| {
+        ParseBytesError(format!(
+            "{} is not {noun}: {why}",
+            crate::calc::quoted(input.trim())
+        ))
+    };
     let s: String = input.trim().chars().filter(|c| *c != '_').collect();
     if s.is_empty() {
         return Err(err("it is empty"));
@@ -446,7 +451,8 @@ fn parse_amount(input: &str, what: Amount) -> Result<u64, ParseBytesError> {
         "T" => 1 << 40,
         _ if what == Amount::Count => {
             return Err(err(&format!(
-                "unknown unit {unit:?} (counts take k, m, g, t or K, M, G, T)"
+                "unknown unit {} (counts take k, m, g, t or K, M, G, T)",
+                crate::calc::quoted(unit)
             )))
         }
         "B" | "b" => 1,
@@ -458,7 +464,7 @@ fn parse_amount(input: &str, what: Amount) -> Result<u64, ParseBytesError> {
         "MB" | "mb" => 1_000_000,
         "GB" | "gb" => GB,
         "TB" | "tb" => 1_000_000_000_000,
-        other => return Err(err(&format!("unknown unit {other:?}"))),
+        other => return Err(err(&format!("unknown unit {}", crate::calc::quoted(other)))),
     };
     if num.is_empty() {
         return Err(err("no number before the unit"));
@@ -476,8 +482,8 @@ fn parse_amount(input: &str, what: Amount) -> Result<u64, ParseBytesError> {
             unit.to_ascii_lowercase()
         )));
     }
-    let x =
-        super::decimal::parse_f64(&num).ok_or_else(|| err(&format!("{num:?} is not a number")))?;
+    let x = super::decimal::parse_f64(&num)
+        .ok_or_else(|| err(&format!("{} is not a number", crate::calc::quoted(&num))))?;
     if !x.is_finite() || x < 0.0 {
         return Err(err("it is not a finite positive number"));
     }

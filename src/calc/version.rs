@@ -114,7 +114,8 @@ impl VllmVersion {
         let minor = parts.next().and_then(|p| p.parse::<u32>().ok());
         let (Some(major), Some(minor)) = (major, minor) else {
             return Err(format!(
-                "vllm-version {s:?} is not a version like 0.33 or 0.19.1"
+                "vllm-version {} is not a version like 0.33 or 0.19.1",
+                crate::calc::quoted(s)
             ));
         };
         // The patch's leading digits ("0.11.2rc1" is 0.11.2's series).

@@ -281,7 +281,10 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
                     "layer_types",
                     match other {
                         Some(kind) => {
-                            format!("layer_types entry {kind:?} is not a known layer kind")
+                            format!(
+                                "layer_types entry {} is not a known layer kind",
+                                crate::calc::quoted(kind)
+                            )
                         }
                         None => "layer_types entries must be strings".to_string(),
                     },
@@ -405,16 +408,18 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
                     .and_then(|a| a.first())
                     .and_then(Value::as_str)
             })
-            .unwrap_or("a config.json without model_type")
-            .to_string(),
+            .map_or_else(
+                || "a config.json without model_type".to_string(),
+                crate::calc::clipped,
+            ),
         // A multimodal wrapper names its own class at the top level, which vLLM loads.
         architecture: top
             .get("architectures")
             .and_then(Value::as_array)
             .and_then(|a| a.first())
             .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string(),
+            .map(crate::calc::clipped)
+            .unwrap_or_default(),
         n_layers: n_layers32,
         hidden_size: hidden,
         n_heads: heads,

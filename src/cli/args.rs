@@ -209,7 +209,10 @@ pub fn lex(tokens: &[String], cmd: Cmd) -> Result<Args, CliError> {
                 _ => {
                     return Err(CliError::new(
                         shown,
-                        format!("{v:?} is not true or false (the flag alone means true)"),
+                        format!(
+                            "{} is not true or false (the flag alone means true)",
+                            crate::calc::quoted(v)
+                        ),
                     ))
                 }
             },
@@ -253,7 +256,7 @@ fn unknown_flag(tok: &str, name: &str, cmd: Cmd) -> CliError {
         None => String::new(),
     };
     CliError::new(
-        tok.split('=').next().unwrap_or(tok),
+        crate::calc::clipped(tok.split('=').next().unwrap_or(tok)),
         format!("unknown flag{hint} (headroom plan --help lists them)"),
     )
 }

@@ -28,6 +28,9 @@ struct Given {
     /// The log's measurements (`--log`), not yet in `state`: the weights, the available KV
     /// memory, the CUDA-graph estimate and the free memory, as inputs.
     measured: Vec<(Input, String)>,
+    /// What the terminal should hear about how MODEL was read (a catalog id that a local
+    /// path of the same name shadows).
+    notes: Vec<String>,
 }
 
 use crate::import::replay::is_measurement;
@@ -105,13 +108,24 @@ fn given(a: &Args, log: Option<&Log>) -> Result<Given, CliError> {
         set(&mut state, Input::Example, id)?;
     }
     let mut config = None;
+    let mut notes = Vec::new();
     match model_text {
-        Some(m) if catalog::model(m).is_some() => set(&mut state, Input::Model, m)?,
+        Some(m) if catalog::model(m).is_some() => {
+            // The catalog wins, as it always has; a file or directory of the same name here
+            // is said, with how to read it instead.
+            if std::path::Path::new(m).exists() {
+                notes.push(format!(
+                    "MODEL {} is read as the catalog row; a path of that name is here too: give ./{m} to read its config.json",
+                    crate::calc::quoted(m)
+                ));
+            }
+            set(&mut state, Input::Model, m)?
+        }
         // The command's model is neither a catalog row nor a config.json on this machine.
         Some(m) if from_command && !std::path::Path::new(m).exists() => {
             return Err(CliError::new(
                 source,
-                format!("the {}'s model {m:?} is not in Headroom's catalog (headroom models) and is not a config.json here; give its config.json path as MODEL, on top of the {}", if source == "--log" { "log" } else { "command" }, if source == "--log" { "log" } else { "command" }),
+                format!("the {what}'s model {} is not in Headroom's catalog (headroom models) and is not a config.json here; give its config.json path as MODEL, on top of the {what}", crate::calc::quoted(m), what = if source == "--log" { "log" } else { "command" }),
             ));
         }
         Some(m) => {
@@ -219,6 +233,7 @@ fn given(a: &Args, log: Option<&Log>) -> Result<Given, CliError> {
         draft_file,
         imported,
         measured,
+        notes,
     })
 }
 
@@ -261,6 +276,7 @@ pub(super) fn invocation_with_log(a: &Args, log: Option<Log>) -> Result<Invocati
         })?;
     }
     let mut notes = g.imported.as_ref().map_or_else(Vec::new, command_notes);
+    notes.extend(g.notes.iter().cloned());
     if let Some(l) = &log {
         notes.extend(l.notes.iter().cloned());
     }
@@ -276,6 +292,7 @@ pub(super) fn invocation_with_log(a: &Args, log: Option<Log>) -> Result<Invocati
     }
     Ok(Invocation {
         scenario: planned,
+        state: g.state.clone(),
         json: a.values.get("json").is_some_and(|t| t == "true"),
         unit: g.state.unit(),
         notes,
@@ -340,6 +357,7 @@ pub(super) fn from_url(a: &Args) -> Result<Invocation, CliError> {
         .map_err(|e| CliError::new("--url", format!("{}: {}", e.field.key(), e.message)))?;
     Ok(Invocation {
         scenario: s,
+        state: d.state.clone(),
         json: a.values.get("json").is_some_and(|t| t == "true"),
         unit: d.state.unit(),
         notes: Vec::new(),

@@ -188,6 +188,8 @@ pub struct Replay {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Invocation {
     pub scenario: Scenario,
+    /// The inputs it was built from: a plan's error about a value only an example set says so.
+    pub state: crate::input::UrlState,
     pub json: bool,
     pub unit: UnitSystem,
     /// What the front door noticed and the plan cannot say (a launch command's flags that
@@ -290,7 +292,9 @@ pub fn run_with_stdin(args: &[String], stdin: &mut dyn std::io::Read) -> Outcome
             },
         ),
         Command::Plan(inv) => match calc::plan(&inv.scenario) {
-            Err(e) => Outcome::bad(&CliError::from_calc(&e)),
+            Err(e) => Outcome::bad(&CliError::from_calc(&crate::input::attribute(
+                &inv.state, e,
+            ))),
             Ok(p) => {
                 let code = if p.starts() { EXIT_STARTS } else { EXIT_FAILS };
                 let replay = inv
@@ -485,7 +489,7 @@ pub fn parse_with_stdin(
         other => Err(CliError::new(
             "",
             format!(
-                "unknown command {other:?}; the commands are plan, solve, link, command, import-command, import-log, models, gpus, examples (headroom --help)"
+                "unknown command {}; the commands are plan, solve, link, command, import-command, import-log, models, gpus, examples (headroom --help)", crate::calc::quoted(other)
             ),
         )),
     }

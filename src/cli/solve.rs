@@ -45,7 +45,7 @@ impl Target {
                 let extras_text = it.next().unwrap_or("").trim();
                 let extras: f64 = extras_text.parse().map_err(|_| {
                     err(format!(
-                        "pp-partition:EXTRAS: {extras_text:?} is not a number of layer-equivalents (e.g. 3.6)"
+                        "pp-partition:EXTRAS: {} is not a number of layer-equivalents (e.g. 3.6)", crate::calc::quoted(extras_text)
                     ))
                 })?;
                 if !(extras.is_finite() && (0.0..=1e6).contains(&extras)) {
@@ -65,7 +65,7 @@ impl Target {
                 Ok(Target::PpPartition { extras, pinned })
             }
             _ => Err(err(format!(
-                "{t:?} is not one of kv-pin, utilization:N, max-model-len, pp-partition:EXTRAS[:PINNED]"
+                "{} is not one of kv-pin, utilization:N, max-model-len, pp-partition:EXTRAS[:PINNED]", crate::calc::quoted(t)
             ))),
         }
     }

@@ -33,6 +33,16 @@ pub(super) fn read_config_file(text: &str) -> Result<ConfigFile, CliError> {
     if path.is_dir() {
         path.push("config.json");
     }
+    // Only a regular file is read: opening a named pipe or a device would wait for a writer,
+    // or read forever.
+    if let Ok(meta) = std::fs::metadata(&path) {
+        if !meta.is_file() {
+            return Err(err(format!(
+                "{} is not a regular file (a named pipe, socket or device); give a config.json file or its directory",
+                crate::calc::quoted(&path.display().to_string())
+            )));
+        }
+    }
     let file = std::fs::File::open(&path).map_err(|e| {
         let near: Vec<&str> = catalog::models()
             .iter()
@@ -41,13 +51,13 @@ pub(super) fn read_config_file(text: &str) -> Result<ConfigFile, CliError> {
             .take(5)
             .collect();
         err(format!(
-            "{text:?} is not a catalog model id (headroom models{}), and {} cannot be read as a config.json: {e}",
+            "{} is not a catalog model id (headroom models{}), and {} cannot be read as a config.json: {e}", crate::calc::quoted(text),
             if near.is_empty() {
                 String::new()
             } else {
                 format!("; close ones: {}", near.join(", "))
             },
-            path.display()
+            crate::calc::quoted(&path.display().to_string())
         ))
     })?;
     let file_len = file.metadata().ok().map(|m| m.len());
@@ -101,7 +111,7 @@ pub fn parse_speculative(text: &str) -> Result<Option<Speculative>, CliError> {
         // Any of vLLM's MTP model types is taken too (vLLM reads each as `mtp`).
         Some(serde_json::Value::String(m)) => SpecMethod::from_name(m).ok_or_else(|| {
             err(format!(
-                "method {m:?} is not one of {} (or another of vLLM's MTP model types, such as qwen3_next_mtp)",
+                "method {} is not one of {} (or another of vLLM's MTP model types, such as qwen3_next_mtp)", crate::calc::quoted(m),
                 methods.join(", ")
             ))
         })?,

@@ -200,7 +200,8 @@ pub fn import(text: &str) -> Result<Imported, ImportError> {
     if let Some(tag) = &docker.tag {
         if out.vllm_version.is_none() {
             out.notes.push(format!(
-                "The image tag {tag:?} does not name a release; give --vllm-version for its rules."
+                "The image tag {} does not name a release; give --vllm-version for its rules.",
+                crate::calc::quoted(tag)
             ));
         }
     }
@@ -471,8 +472,12 @@ impl SpecShortcuts {
                 ));
             }
             let value = if *key == "num_speculative_tokens" {
-                let n = py_int(text)
-                    .ok_or_else(|| err(*key, format!("invalid int value: {text:?}")))?;
+                let n = py_int(text).ok_or_else(|| {
+                    err(
+                        *key,
+                        format!("invalid int value: {}", crate::calc::quoted(text)),
+                    )
+                })?;
                 json::parse(&n.to_string()).map_err(|e| err(*key, e.to_string()))?
             } else if *key == "model" && text == "[ngram]" {
                 obj.push(("method".into(), json::Value::String("ngram".into())));
@@ -813,7 +818,7 @@ fn is_number(t: &str) -> bool {
 /// A count as `calc::units::parse_count` reads it (vLLM's `human_readable_int`), in `i64`.
 fn count(t: &str) -> Result<i64, String> {
     let n = crate::calc::units::parse_count(t).map_err(|e| e.0)?;
-    i64::try_from(n).map_err(|_| format!("{t:?} is too large"))
+    i64::try_from(n).map_err(|_| format!("{} is too large", crate::calc::quoted(t)))
 }
 
 /// The value as vLLM's parser gives it, for the flags Headroom reads.

@@ -17,5 +17,5 @@ pub use crate::calc::input::Input;
 /// The inputs, by the name the URL codec and the page have always used.
 pub use crate::calc::input::Input as Field;
 pub use query::UrlState;
-pub use scenario::{scenario, InputError};
+pub use scenario::{attribute, scenario, InputError};
 pub use schema::{row_of, Row, Section, ROWS};

@@ -58,7 +58,10 @@ fn base(state: &UrlState) -> Result<Scenario, InputError> {
         }
         return Err(InputError {
             field: Field::Example,
-            message: format!("example {id:?} is not one of the seed examples"),
+            message: format!(
+                "example {} is not one of the seed examples",
+                crate::calc::quoted(id)
+            ),
         });
     }
     let model = catalog::model(DEFAULT_MODEL)
@@ -74,6 +77,26 @@ fn base(state: &UrlState) -> Result<Scenario, InputError> {
             message: "the catalog is empty".into(),
         }),
     }
+}
+
+/// A plan's error about a value an example set and no input gave names the example, so vLLM's
+/// own words ("User-specified max_model_len (131072) ...") are not read as the user's doing:
+/// `--example s3-synthetic-tp4 qwen3-8b` keeps the example's 131,072 tokens, which the smaller
+/// model refuses.
+pub fn attribute(state: &UrlState, e: crate::calc::CalcError) -> crate::calc::CalcError {
+    let (Some(example), Some(input)) = (state.get(Field::Example), e.input()) else {
+        return e;
+    };
+    if state.get(input).is_some() || matches!(input, Field::Model | Field::Config | Field::Gpu) {
+        return e;
+    }
+    let message = format!(
+        "{} ({} comes from the example {example}, not from an input; give {} to change it)",
+        e.message(),
+        input.flag(),
+        input.flag()
+    );
+    crate::calc::CalcError::new(e.culprit(), message)
 }
 
 /// The scenario a state describes: the base scenario with every field the user set applied.

@@ -425,9 +425,12 @@ impl Field {
             Rule::Method => parse_method(t).map(drop),
             Rule::ModelId => model_row(self, t).map(drop),
             Rule::GpuId => catalog::gpu(t).map(drop).ok_or_else(|| unknown_gpu(t)),
-            Rule::ExampleId => catalog::examples::info(t)
-                .map(drop)
-                .ok_or_else(|| format!("example {t:?} is not one of the seed examples")),
+            Rule::ExampleId => catalog::examples::info(t).map(drop).ok_or_else(|| {
+                format!(
+                    "example {} is not one of the seed examples",
+                    crate::calc::quoted(t)
+                )
+            }),
             Rule::Config => parse_config(t).map(drop),
         }
         .map_err(|e| {
@@ -458,10 +461,11 @@ pub(crate) fn unknown_gpu(id: &str) -> String {
         .filter(|g| !id.is_empty() && g.contains(&lower))
         .collect();
     if near.is_empty() {
-        format!("gpu {id:?} is not in the catalog")
+        format!("gpu {} is not in the catalog", crate::calc::quoted(id))
     } else {
         format!(
-            "gpu {id:?} is not in the catalog; did you mean {}?",
+            "gpu {} is not in the catalog; did you mean {}?",
+            crate::calc::quoted(id),
             near.join(" or ")
         )
     }
@@ -470,9 +474,9 @@ pub(crate) fn unknown_gpu(id: &str) -> String {
 pub(crate) fn model_row(field: Field, text: &str) -> Result<&'static catalog::ModelRow, String> {
     catalog::model(text).ok_or_else(|| {
         if field == Field::DraftModel {
-            format!("draft-model {text:?} is not in the catalog (a catalog id or its Hugging Face repo; the CLI also reads a config.json path in the speculative config's model)")
+            format!("draft-model {} is not in the catalog (a catalog id or its Hugging Face repo; the CLI also reads a config.json path in the speculative config's model)", crate::calc::quoted(text))
         } else {
-            format!("model {text:?} is not in the catalog (pick one from the list, or paste its config.json below)")
+            format!("model {} is not in the catalog (pick one from the list, or paste its config.json below)", crate::calc::quoted(text))
         }
     })
 }

@@ -113,7 +113,10 @@ pub fn parse_partition(text: &str) -> Result<Vec<u32>, String> {
                 .ok()
                 .filter(|n| *n <= 100_000)
                 .ok_or_else(|| {
-                    format!("stage {i}: {p:?} is not a layer count from 0 to 100,000; write e.g. 14,15,14")
+                    format!(
+                        "stage {i}: {} is not a layer count from 0 to 100,000; write e.g. 14,15,14",
+                        crate::calc::quoted(p)
+                    )
                 })
         })
         .collect()
@@ -121,8 +124,12 @@ pub fn parse_partition(text: &str) -> Result<Vec<u32>, String> {
 
 /// `--gpu-memory-utilization`: a fraction in (0, 1].
 pub fn parse_fraction(text: &str) -> Result<f64, String> {
-    let x = crate::calc::decimal::parse_f64(text.trim())
-        .ok_or_else(|| format!("{:?} is not a number like 0.92", text.trim()))?;
+    let x = crate::calc::decimal::parse_f64(text.trim()).ok_or_else(|| {
+        format!(
+            "{} is not a number like 0.92",
+            crate::calc::quoted(text.trim())
+        )
+    })?;
     if !(x > 0.0 && x <= 1.0) {
         return Err(format!("{} must be in (0, 1]", text.trim()));
     }
@@ -134,7 +141,8 @@ pub fn parse_bool(text: &str) -> Result<bool, String> {
         "true" | "1" | "yes" | "on" => Ok(true),
         "false" | "0" | "no" | "off" => Ok(false),
         other => Err(format!(
-            "{other:?} is not true or false (1/0, yes/no and on/off also work)"
+            "{} is not true or false (1/0, yes/no and on/off also work)",
+            crate::calc::quoted(other)
         )),
     }
 }
@@ -151,7 +159,10 @@ pub fn parse_unit(text: &str) -> Result<UnitSystem, String> {
     match text.trim().to_ascii_lowercase().as_str() {
         "gib" => Ok(UnitSystem::Binary),
         "gb" => Ok(UnitSystem::Decimal),
-        other => Err(format!("unit {other:?} is not gib or gb")),
+        other => Err(format!(
+            "unit {} is not gib or gb",
+            crate::calc::quoted(other)
+        )),
     }
 }
 
@@ -184,9 +195,13 @@ pub fn parse_method(text: &str) -> Result<Option<SpecMethod>, String> {
     }
     // vLLM reads each of its MTP model types (`qwen3_next_mtp`, ...) as `mtp`; the CLI's
     // speculative config takes them, so a link written from it must too.
-    SpecMethod::from_name(t)
-        .map(Some)
-        .ok_or_else(|| format!("{t:?} is not one of {}", SPEC_METHODS.join(", ")))
+    SpecMethod::from_name(t).map(Some).ok_or_else(|| {
+        format!(
+            "{} is not one of {}",
+            crate::calc::quoted(t),
+            SPEC_METHODS.join(", ")
+        )
+    })
 }
 
 /// A pasted config.json as a model, through the catalog's parser. The last text and its

@@ -72,7 +72,9 @@ impl AppState {
         let plan = Memo::new(move |_| {
             scenario.with(|s| match s {
                 Err(p) => Err(p.clone()),
-                Ok(s) => crate::verdict::plan_of(s).map(Arc::new),
+                Ok(s) => checked
+                    .with(|(st, _)| crate::verdict::plan_of_state(st, s))
+                    .map(Arc::new),
             })
         });
         let shown = Memo::new(move |prev: Option<&Option<Arc<Plan>>>| {

@@ -142,11 +142,7 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
     // tokens; given values that break it stop the engine before it starts.
     if mnbt < mns {
         return Err(CalcError::new(
-            if s.engine.max_num_seqs.is_some() {
-                Input::MaxNumSeqs
-            } else {
-                Input::MaxNumBatchedTokens
-            },
+            batch_culprit(s),
             format!("max_num_batched_tokens ({mnbt}) must be greater than or equal to max_num_seqs ({mns})."),
         ));
     }
@@ -179,6 +175,32 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
         ));
     }
     Ok(r)
+}
+
+/// Which of the two batch settings to name when the batched tokens fall below the sequences:
+/// the one given, or, with both given (an example sets one, the user the other), the one
+/// further from its default in the direction that breaks the rule (tokens lowered, sequences
+/// raised). `--max-num-batched-tokens 1` on an example with 8 sequences names the tokens.
+fn batch_culprit(s: &Scenario) -> Input {
+    match (s.engine.max_num_batched_tokens, s.engine.max_num_seqs) {
+        (Some(_), None) => Input::MaxNumBatchedTokens,
+        (None, _) => Input::MaxNumSeqs,
+        (Some(mnbt), Some(mns)) => {
+            let mut defaults = s.clone();
+            defaults.engine.max_num_batched_tokens = None;
+            defaults.engine.max_num_seqs = None;
+            let (d_mnbt, d_mns, _) =
+                runtime::batch_defaults(&defaults, runtime::batch_defaults_len(s));
+            // Lowered by d_mnbt / mnbt against raised by mns / d_mns, compared without division.
+            if u128::from(d_mnbt) * u128::from(d_mns) >= u128::from(mnbt.max(1)) * u128::from(mns)
+                && mnbt < d_mnbt
+            {
+                Input::MaxNumBatchedTokens
+            } else {
+                Input::MaxNumSeqs
+            }
+        }
+    }
 }
 
 /// `--max-model-len`'s refusals and notes: vLLM refuses a length past the model's derived one,

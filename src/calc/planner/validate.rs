@@ -545,10 +545,23 @@ pub(super) fn v4(
         if m.measured_kv.is_none()
             && !c.ratios[start.min(c.ratios.len())..end.min(c.ratios.len())].contains(&4)
         {
-            return Err(CalcError::new(
-                Input::PpPartition,
-                format!("stage {stage} holds no DeepSeek-V4 layer of compress ratio 4, so no indexer cache: vLLM 0.33.0 stops with \"Workers disagree on supported KV cache layouts\"; give every stage a layer of compress ratio 4"),
-            ));
+            let why = format!("stage {stage} holds no DeepSeek-V4 layer of compress ratio 4, so no indexer cache: vLLM 0.33.0 stops with \"Workers disagree on supported KV cache layouts\"");
+            // A split the user gave is at fault; else it is vLLM's own split of this many
+            // stages, and the stage count is what to change.
+            return Err(match s.parallel.pp_layer_partition {
+                Some(_) => CalcError::new(
+                    Input::PpPartition,
+                    format!("{why}; give every stage a layer of compress ratio 4"),
+                ),
+                None => CalcError::new(
+                    Input::Pp,
+                    format!(
+                        "pipeline-parallel-size {}: in vLLM's even split of {} layers, {why}; use fewer stages, or give pp-layer-partition with a layer of compress ratio 4 in every stage",
+                        s.parallel.pp,
+                        m.n_layers
+                    ),
+                ),
+            });
         }
         start = end;
     }

@@ -24,7 +24,10 @@ pub(super) fn dtype(f: &Fields) -> Result<ModelDtype, ConfigError> {
         Some("float32") | Some("float") => Ok(ModelDtype::Float32),
         Some(other) => Err(ConfigError::new(
             "torch_dtype",
-            format!("torch_dtype {other:?} is not bfloat16, float16 or float32"),
+            format!(
+                "torch_dtype {} is not bfloat16, float16 or float32",
+                crate::calc::quoted(other)
+            ),
         )),
     }
 }
@@ -155,7 +158,7 @@ pub(super) fn quant(f: &Fields) -> Result<(WeightQuant, bool, String), ConfigErr
             }
             other => {
                 return Err(err(format!(
-                    "quant_algo {other:?}: vLLM's ModelOpt loads FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, NVFP4, W4A16_NVFP4, MXFP8 and MIXED_PRECISION only"
+                    "quant_algo {}: vLLM's ModelOpt loads FP8, FP8_PER_CHANNEL_PER_TOKEN, FP8_PB_WO, NVFP4, W4A16_NVFP4, MXFP8 and MIXED_PRECISION only", crate::calc::quoted(other)
                 )))
             }
         },
@@ -208,7 +211,7 @@ pub(super) fn quant(f: &Fields) -> Result<(WeightQuant, bool, String), ConfigErr
             return Err(ConfigError::new(
                 "quantization_config",
                 format!(
-                    "quant_method {other:?} is not one Headroom can size (fp8, fbgemm_fp8, ptpc_fp8, mxfp4, awq, gptq, modelopt, bitsandbytes, compressed-tensors); remove quantization_config and give the loaded weights as a measurement instead"
+                    "quant_method {} is not one Headroom can size (fp8, fbgemm_fp8, ptpc_fp8, mxfp4, awq, gptq, modelopt, bitsandbytes, compressed-tensors); remove quantization_config and give the loaded weights as a measurement instead", crate::calc::quoted(other)
                 ),
             ))
         }
