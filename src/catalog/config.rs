@@ -472,8 +472,55 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
             == Some(false),
         quant_method,
     };
-    model
-        .validate()
-        .map_err(|(field, msg)| ConfigError::new(field, msg))?;
+    model.validate().map_err(|(field, msg)| {
+        // The model names a figure by its canonical key; the config may have used an alias
+        // (Mixtral's num_local_experts, DeepSeek's n_routed_experts): name the key it gave.
+        let given = ALIASES
+            .iter()
+            .find(|(canonical, _)| *canonical == field)
+            .and_then(|(_, keys)| keys.iter().find(|k| f.get(k).is_some()))
+            .copied()
+            .unwrap_or(field);
+        let msg = match msg.strip_prefix(field) {
+            Some(rest) if given != field => format!("{given}{rest}"),
+            _ => msg,
+        };
+        ConfigError::new(given, msg)
+    })?;
     Ok(model)
+}
+
+/// Keys a config may give a figure under, by the model's canonical name for it (the order
+/// the reader tries them).
+const ALIASES: &[(&str, &[&str])] = &[
+    (
+        "num_experts",
+        &["num_experts", "num_local_experts", "n_routed_experts"],
+    ),
+    (
+        "num_experts_per_tok",
+        &["num_experts_per_tok", "experts_per_token"],
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    /// An error names the key the config gave, not the model's canonical name for it.
+    #[test]
+    fn errors_name_the_key_given() {
+        let config = |experts_key: &str, n: u64| {
+            format!(
+                r#"{{"architectures":["MixtralForCausalLM"],"model_type":"mixtral","hidden_size":4096,"intermediate_size":14336,"num_hidden_layers":32,"num_attention_heads":32,"num_key_value_heads":8,"vocab_size":32000,"max_position_embeddings":32768,"{experts_key}":{n},"num_experts_per_tok":2}}"#
+            )
+        };
+        for key in ["num_local_experts", "n_routed_experts", "num_experts"] {
+            let e = super::parse_config_json(&config(key, 4_294_967_301)).unwrap_err();
+            assert_eq!(e.field, key);
+            assert_eq!(
+                e.message,
+                format!("{key} 4294967301 is far beyond any real model (at most 4096)")
+            );
+        }
+        assert!(super::parse_config_json(&config("num_local_experts", 8)).is_ok());
+    }
 }
