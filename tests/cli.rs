@@ -1451,3 +1451,46 @@ fn messages_name_the_input_at_fault_and_quote_briefly() {
     let r = headroom(&["plan", "/dev/zero"]);
     assert!(r.stderr.contains("is not a regular file"), "{}", r.stderr);
 }
+
+/// Issue 19, item 16: the kv-pin answer on unequal stages is the largest that starts (the
+/// smaller stage allocates the minimum block count, less than the pin), and a balanced split
+/// the model refuses is the solver's failure, said under --for.
+#[test]
+fn solvers_answer_what_the_plan_confirms() {
+    let base = ["-tp", "4", "-pp", "2", "--gpu", "h200-141gb"];
+    let (code, v) = json(&with(&["solve", "deepseek-r1", "--for", "kv-pin"], &base));
+    assert_eq!(code, 0);
+    let pin = v["solve"]["value"].as_u64().unwrap();
+    // Before: 59,587,825,120, while plans started up to 61,736,620,031.
+    assert!(pin > 61_500_000_000 && pin < 61_736_620_031, "{pin}");
+    let starts = |pin: u64| {
+        headroom(&with(
+            &[
+                "plan",
+                "deepseek-r1",
+                "--kv-cache-memory-bytes",
+                &pin.to_string(),
+            ],
+            &base,
+        ))
+        .code
+    };
+    assert_eq!(starts(pin), 0);
+    assert_eq!(starts(pin + 200_000_000), 1);
+    let r = headroom(&[
+        "solve",
+        "deepseek-v4-flash",
+        "-pp",
+        "2",
+        "--gpu",
+        "b200-192gb",
+        "--for",
+        "pp-partition:0:42",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr.starts_with("error: --for: the balanced split 1,42 is one this model refuses: stage 0 holds no DeepSeek-V4 layer"),
+        "{}",
+        r.stderr
+    );
+}

@@ -1659,3 +1659,70 @@ fn every_ledger_total_is_the_sum_of_its_parts_and_text_agrees_with_json() {
         check_text_and_json(&ex.scenario, &p, ex.id);
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Solvers: the answer starts, and a little more does not.
+
+/// `largest_kv_pin`: the pin starts (as far as memory goes), and the pin plus vLLM's margin
+/// and two blocks of the largest rank (scaled to the smallest stage's block) does not. Unequal stages included (issue 19, item 16:
+/// the smaller stage allocates less than the pin, which the answer missed by up to 2 GB).
+#[test]
+fn the_largest_kv_pin_is_the_largest() {
+    use headroom::calc::solve::{largest_kv_pin, SUGGESTION_MARGIN};
+    let mut rng = Rng::new(16);
+    let (mut checked, mut unequal) = (0, 0);
+    for case in 0..cases() {
+        let mut s = shaped_scenario(&mut rng);
+        s.engine.kv_cache_memory_bytes = None;
+        s.engine.num_gpu_blocks_override = None;
+        let Ok(base) = plan(&s) else { continue };
+        if !base.starts() || s.model.measured_kv.is_some() {
+            continue;
+        }
+        let Ok(pin) = largest_kv_pin(&s) else {
+            continue;
+        };
+        if pin == 0 {
+            continue;
+        }
+        let what = format!(
+            "case {case} ({}, {}, {:?}, vLLM {}, eager {})",
+            s.model.name, s.gpu.id, s.parallel, s.version, s.engine.enforce_eager
+        );
+        let memory_fails = |pin: u64| {
+            let mut t = s.clone();
+            t.engine.kv_cache_memory_bytes = Some(pin);
+            let p = plan(&t).unwrap_or_else(|e| panic!("{what}: {e}"));
+            p.checks
+                .iter()
+                .any(|c| !c.ok && matches!(c.phase, Phase::KvSizing | Phase::Allocation))
+        };
+        assert!(
+            !memory_fails(pin),
+            "{what}: the answer {pin} does not start"
+        );
+        let largest = base.ranks.iter().map(|r| r.bytes_per_block).max().unwrap();
+        let smallest = base
+            .ranks
+            .iter()
+            .map(|r| r.bytes_per_block)
+            .filter(|b| *b > 0)
+            .min()
+            .unwrap();
+        // A smaller stage's pool grows by its own block per block of the largest: the margin
+        // is used up on it only after margin x largest / smallest more of the pin.
+        let beyond = pin
+            + ((u128::from(SUGGESTION_MARGIN + 2 * largest) * u128::from(largest))
+                / u128::from(smallest)) as u64;
+        assert!(
+            memory_fails(beyond),
+            "{what}: {beyond} still starts; the answer {pin} is not the largest"
+        );
+        checked += 1;
+        if base.ranks.iter().any(|r| r.bytes_per_block != largest) {
+            unequal += 1;
+        }
+    }
+    assert!(checked > cases() / 10, "only {checked} cases checked");
+    assert!(unequal > 0, "no case had unequal stages");
+}

@@ -55,18 +55,61 @@ pub fn largest_kv_pin(s: &Scenario) -> Result<u64, CalcError> {
         return Ok((i128::from(g.mem_available.0) - without_kv).max(0) as u64);
     }
     // vLLM's "to fully utilize gpu memory" figure with the graphs counted once: room for the
-    // weights, drafter, other use, activation peak, graphs and the 150 MiB margin.
+    // weights, drafter, other use, activation peak, graphs and the 150 MiB margin. The peak
+    // only where the warm-up runs it again on top of the pool (the plan's own rule); elsewhere
+    // the pool may take its room, and the plan starts.
     let eager = s.engine.enforce_eager;
-    let best = p
+    let warm_up = p.settings.warm_up_after_pool;
+    let rooms: Vec<(i128, u64)> = p
         .ranks
         .iter()
         .map(|r| {
             let v = vllm_suggestion(r, eager);
-            v.to_gpu + v.graphs
+            let peak = if warm_up {
+                0
+            } else {
+                r.line(Term::Activation).map_or(0, |l| l.bytes)
+            };
+            (v.to_gpu + v.graphs + peak, r.bytes_per_block)
         })
-        .min()
-        .unwrap_or(0);
-    Ok(best.max(0) as u64)
+        .collect();
+    let best = rooms.iter().map(|(room, _)| *room).min().unwrap_or(0);
+    // Where the pin already gives every rank the most blocks it holds (equal stages), it stays
+    // the byte figure vLLM's own suggestion works in; only a larger block count moves it.
+    let largest = rooms.iter().map(|(_, b)| *b).max().unwrap_or(0);
+    let pin = match blocks_pin(s, &p, &rooms) {
+        Some(more) if largest > 0 && more / i128::from(largest) > best / i128::from(largest) => {
+            more
+        }
+        _ => best,
+    };
+    Ok(pin.max(0) as u64)
+}
+
+/// The pin as vLLM turns it into blocks, where stages differ: every rank's pool is the pin,
+/// but from 0.11.2 each allocates only the minimum block count over ranks, `pin // the largest
+/// block`, times its own block. A stage with fewer layers (a smaller block) then holds less
+/// than the pin, and the pin may exceed its room: the largest pin is the one whose block count
+/// fits every rank, `(N + 1) x largest block - 1` with `N = min(room // block)`. `None` where
+/// the plan has no KV layout to read (a measured ratio, a start that stops before it) or the
+/// release allocates every rank's own count (before 0.11.2), so the pin itself must fit.
+fn blocks_pin(s: &Scenario, p: &Plan, rooms: &[(i128, u64)]) -> Option<i128> {
+    if !s.version.shrinks_kv_tensors()
+        || s.model.measured_kv.is_some()
+        || p.replica.as_ref().is_some_and(|r| r.groups.is_empty())
+    {
+        return None;
+    }
+    let largest = rooms.iter().map(|(_, b)| *b).max()?;
+    if largest == 0 || rooms.iter().any(|(room, _)| *room < 0) {
+        return None;
+    }
+    let n = rooms
+        .iter()
+        .filter(|(_, b)| *b > 0)
+        .map(|(room, b)| room / i128::from(*b))
+        .min()?;
+    Some((n + 1) * i128::from(largest) - 1)
 }
 
 /// What vLLM 0.33's own suggestion log ("`--kv-cache-memory=Y` to fully utilize gpu memory")

@@ -114,9 +114,14 @@ pub(super) fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, Cl
                 let sentence = if s.unified.is_some() {
                     format!("The largest KV pin the unified-memory start gate passes: {size}.")
                 } else {
+                    let warm_up = calc::plan(s)
+                        .map(|p| p.settings.warm_up_after_pool)
+                        .unwrap_or(true);
                     let mut t = format!(
-                    "The largest KV pin that still starts: {size}, leaving room for the weights, the other use, the activation peak, the CUDA graphs and vLLM's {} margin.",
-                    human(i128::from(solve::SUGGESTION_MARGIN), inv.unit)
+                    "The largest KV pin that still starts: {size}, leaving room for the weights, the other use, {}the CUDA graphs and vLLM's {} margin{}.",
+                    if warm_up { "the activation peak, " } else { "" },
+                    human(i128::from(solve::SUGGESTION_MARGIN), inv.unit),
+                    if warm_up { "" } else { " (on this GPU and release no warm-up runs the activation peak again once the pool is allocated, so the pool may take its room)" }
                 );
                     if let Some(y) = solve::vllm_suggested_kv_pin(s).ok().flatten() {
                         t.push_str(&format!(
@@ -192,6 +197,22 @@ pub(super) fn run_solve(inv: &Invocation, target: &Target) -> Result<Outcome, Cl
             let list: Vec<String> = b.partition.iter().map(u32::to_string).collect();
             let mut t = s.clone();
             t.parallel.pp_layer_partition = Some(b.partition.clone());
+            // The split is the solver's, not the user's: a split the model refuses is the
+            // solver's answer failing, said under --for with the model's reason.
+            if let Err(e) = calc::plan(&t) {
+                if e.input() == Some(calc::Input::PpPartition)
+                    && s.parallel.pp_layer_partition.is_none()
+                {
+                    return Err(CliError::new(
+                        "--for",
+                        format!(
+                            "the balanced split {} is one this model refuses: {}; try fewer layers pinned to the last stage, or other extras",
+                            list.join(","),
+                            e.message()
+                        ),
+                    ));
+                }
+            }
             (
                 true,
                 Some(format!("--pp-layer-partition {}", list.join(","))),
