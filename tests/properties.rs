@@ -1206,6 +1206,24 @@ fn named_extremes_are_errors_with_a_field() {
                 s.gpus = 1
             }),
         ),
+        // One engine of 64 x 1,024 ranks printed 406 MB of JSON (issue 19, item 13); the
+        // engine is bounded at 1,024 GPUs and the deployment at 65,536.
+        (
+            "pipeline-parallel-size",
+            Box::new(|s| {
+                s.parallel.tp = 64;
+                s.parallel.pp = 1024;
+                s.gpus = 65_536
+            }),
+        ),
+        (
+            "data-parallel-size",
+            Box::new(|s| {
+                s.parallel.tp = 32;
+                s.parallel.dp = 4096;
+                s.gpus = 131_072
+            }),
+        ),
         ("gpu-memory", Box::new(|s| s.gpu.total = Bytes(0))),
         ("gpu-memory", Box::new(|s| s.gpu.total = Bytes(u64::MAX))),
         // A block-count override whose pool passes 2^64 bytes is refused, not saturated

@@ -22,6 +22,11 @@ pub(super) fn validate(s: &Scenario) -> Result<(), CalcError> {
 }
 
 /// The TP x PP x DP grid, the model's shape against it and the GPU.
+/// The most GPUs one engine (TP x PP) may have.
+pub const MAX_ENGINE_GPUS: u64 = 1024;
+/// The most GPUs a deployment (TP x PP x DP) may have: the `gpus` input's own bound.
+pub const MAX_GPUS: u64 = 65_536;
+
 fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
     let p = &s.parallel;
     if p.tp == 0 {
@@ -48,6 +53,35 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
             format!(
                 "a {} x {} x {} grid is beyond any deployment Headroom models",
                 p.tp, p.pp, p.dp
+            ),
+        ));
+    }
+    // One engine's grid: every per-rank figure, line and log line is planned for each of its
+    // GPUs, so the grid is bounded where outputs stay small; 1,024 GPUs in one engine is far
+    // above any published vLLM deployment (16 nodes of 8 at TP=8 x PP=16 for Llama 405B).
+    let world = u64::from(p.tp) * u64::from(p.pp);
+    if world > MAX_ENGINE_GPUS {
+        return Err(CalcError::new(
+            if p.pp > 1 { Input::Pp } else { Input::Tp },
+            format!(
+                "tensor-parallel-size x pipeline-parallel-size = {} x {} = {} GPUs in one engine; Headroom plans engines of at most {} GPUs (far above any published deployment): use fewer stages or a smaller TP, and data-parallel-size for more replicas",
+                p.tp,
+                p.pp,
+                Grouped(i128::from(world)),
+                Grouped(i128::from(MAX_ENGINE_GPUS))
+            ),
+        ));
+    }
+    let all = world * u64::from(p.dp);
+    if all > MAX_GPUS {
+        return Err(CalcError::new(
+            Input::Dp,
+            format!(
+                "data-parallel-size {} replicas of {} GPUs are {} GPUs, more than the {} Headroom plans",
+                Grouped(i128::from(p.dp)),
+                Grouped(i128::from(world)),
+                Grouped(i128::from(all)),
+                Grouped(i128::from(MAX_GPUS))
             ),
         ));
     }
