@@ -7,6 +7,7 @@
 //! write each panel, the charts' keyboard and hover explanations, and the clipboard.
 
 mod tables;
+mod timeline;
 mod verdict;
 
 pub use tables::{checks_html, ledger_context, ledger_html, ledger_markdown, rank_table_html};
@@ -413,7 +414,7 @@ fn results_html() -> String {
     h.push_str(concat!(
         r#"</ul><p class="chart-info" aria-live="polite" data-testid="chart-info">Hover or focus a segment (Tab, then the arrow keys) for its exact bytes, formula and provenance.</p></figcaption><div class="sr-only" id="rank-table"></div></figure></section>"#,
         r#"<section class="panel sweeps" aria-labelledby="sweep-h"><h2 id="sweep-h">Sweeps</h2><p class="narrow-only">Wider than this screen: scroll each chart sideways.</p><figure class="chart" data-testid="len-sweep" aria-label="Maximum concurrency against max-model-len"><figcaption>Maximum concurrency against max-model-len (current length ringed; red points: the start fails there)</figcaption><div class="svg" id="len-svg"></div><div class="sr-only" id="len-rows"></div></figure><figure class="chart" data-testid="pool-sweep" aria-label="KV pool per rank against gpu-memory-utilization"><figcaption>KV pool per rank against gpu-memory-utilization (current fraction ringed; red points: the start fails there)</figcaption><div class="svg" id="pool-svg"></div><div class="sr-only" id="pool-rows"></div></figure><p class="chart-info" aria-live="polite">Hover or focus a point (Tab, then the arrow keys) for its figures.</p></section>"#,
-        r#"<section class="panel" aria-labelledby="checks-h"><h2 id="checks-h">Start-up, phase by phase</h2><div id="checks"></div></section>"#,
+        r#"<section class="panel" aria-labelledby="checks-h"><h2 id="checks-h">Start-up, phase by phase</h2><div id="timeline"></div><h3>The checks</h3><div id="checks"></div></section>"#,
         r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables" tabindex="0" role="region" aria-label="Ledger tables (scroll sideways on a narrow screen)"></div></section>"#,
         r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
     ));
@@ -615,6 +616,15 @@ pub fn results(app: AppState) -> impl IntoView {
             })
         }),
     );
+    // The phase timeline of one rank: the deciding one, or the one picked.
+    let timeline_rank: RwSignal<Option<u32>> = RwSignal::new(None);
+    bind_html(
+        "timeline",
+        html_memo(move || {
+            let rank = timeline_rank.get();
+            with_later(app, |p, u| Some(timeline::timeline_html(p, rank, u))).unwrap_or_default()
+        }),
+    );
     bind_html(
         "checks",
         html_memo(move || with_later(app, |p, u| Some(checks_html(p, u))).unwrap_or_default()),
@@ -677,12 +687,36 @@ pub fn results(app: AppState) -> impl IntoView {
             copy_text(context + &ledger.unwrap_or_default(), status);
         }
     };
+    let on_change = move |ev: web_sys::Event| {
+        let Some(select) = super::closest(&ev, "[data-testid=timeline-rank]") else {
+            return;
+        };
+        let Ok(select) = select.dyn_into::<web_sys::HtmlSelectElement>() else {
+            return;
+        };
+        timeline_rank.set(select.value().parse().ok());
+        // The timeline is redrawn once the effects have run; the new choice keeps the focus.
+        set_timeout(
+            || {
+                if let Some(el) = document()
+                    .query_selector("[data-testid=timeline-rank]")
+                    .ok()
+                    .flatten()
+                    .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+                {
+                    let _ = el.focus();
+                }
+            },
+            std::time::Duration::ZERO,
+        );
+    };
     let stale = stale(app);
     view! {
         <div
             class="results"
             class:stale=stale
             inner_html=results_html()
+            on:change=on_change
             on:focusin=|ev| show_info(&ev)
             on:mouseover=|ev| show_info(&ev)
             on:keydown=|ev| roving_focus(&ev)
