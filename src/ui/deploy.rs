@@ -328,7 +328,7 @@ fn import_command(app: AppState) {
 /// it has them, else the current one stays; its settings and measurements are set on top. The
 /// release the log states wins (it is that run's); one Headroom does not model is planned
 /// under the release the form names, with a note, or refused when the form names none.
-fn import_log(app: AppState, text: &str) {
+pub(crate) fn import_log(app: AppState, text: &str) {
     set_html("log-result", "");
     let l = match crate::import::log::read(text) {
         Err(e) => {

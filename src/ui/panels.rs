@@ -6,6 +6,7 @@
 //! ledger) in [`tables`]; this file wires them and the charts into the page: the effects that
 //! write each panel, the charts' keyboard and hover explanations, and the clipboard.
 
+mod diagnose;
 mod tables;
 mod timeline;
 mod verdict;
@@ -415,10 +416,19 @@ fn results_html() -> String {
         r#"</ul><p class="chart-info" aria-live="polite" data-testid="chart-info">Hover or focus a segment (Tab, then the arrow keys) for its exact bytes, formula and provenance.</p></figcaption><div class="sr-only" id="rank-table"></div></figure></section>"#,
         r#"<section class="panel sweeps" aria-labelledby="sweep-h"><h2 id="sweep-h">Sweeps</h2><p class="narrow-only">Wider than this screen: scroll each chart sideways.</p><figure class="chart" data-testid="len-sweep" aria-label="Maximum concurrency against max-model-len"><figcaption>Maximum concurrency against max-model-len (current length ringed; red points: the start fails there)</figcaption><div class="svg" id="len-svg"></div><div class="sr-only" id="len-rows"></div></figure><figure class="chart" data-testid="pool-sweep" aria-label="KV pool per rank against gpu-memory-utilization"><figcaption>KV pool per rank against gpu-memory-utilization (current fraction ringed; red points: the start fails there)</figcaption><div class="svg" id="pool-svg"></div><div class="sr-only" id="pool-rows"></div></figure><p class="chart-info" aria-live="polite">Hover or focus a point (Tab, then the arrow keys) for its figures.</p></section>"#,
         r#"<section class="panel" aria-labelledby="checks-h"><h2 id="checks-h">Start-up, phase by phase</h2><div id="timeline"></div><h3>The checks</h3><div id="checks"></div></section>"#,
+        "{DIAGNOSE}",
         r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables" tabindex="0" role="region" aria-label="Ledger tables (scroll sideways on a narrow screen)"></div></section>"#,
         r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
     ));
-    h
+    h.replace("{DIAGNOSE}", &diagnose::diagnose_form_html())
+}
+
+/// What the diagnose panel reads: a symptom picked, or a pasted text with its reading.
+#[derive(Clone, Debug, PartialEq)]
+enum Asked {
+    Nothing,
+    Picked(crate::diagnose::Symptom),
+    Pasted(String, Result<crate::diagnose::Symptom, String>),
 }
 
 /// Focus or hover on a chart shape: its explanation goes into its panel's info line.
@@ -466,6 +476,7 @@ fn show_info(ev: &web_sys::Event) {
 /// figures, charts, tables and log into it. The figures, the gate and the rank chart follow
 /// the inputs at once; the rest follows one task later (the slow lane).
 pub fn results(app: AppState) -> impl IntoView {
+    let asked: RwSignal<Asked> = RwSignal::new(Asked::Nothing);
     for (id, _, value) in FIGURES {
         let v = Memo::new(move |_| with_plan(app, value));
         effect(move || {
@@ -676,7 +687,35 @@ pub fn results(app: AppState) -> impl IntoView {
     });
     let status = RwSignal::new(String::new());
     bind_text("ledger-status", html_memo(move || status.get()));
+    let pasted = move || {
+        document()
+            .get_element_by_id("diagnose-input")
+            .and_then(|e| e.dyn_into::<web_sys::HtmlTextAreaElement>().ok())
+            .map(|t| t.value())
+            .unwrap_or_default()
+    };
     let on_click = move |ev: web_sys::MouseEvent| {
+        if super::closest(&ev, "[data-testid=diagnose-run]").is_some() {
+            let text = pasted();
+            let read = crate::diagnose::recognise(&text);
+            // The choice shows what the text was read as.
+            if let (Ok(sym), Some(sel)) = (
+                &read,
+                document()
+                    .get_element_by_id("diagnose-symptom")
+                    .and_then(|e| e.dyn_into::<web_sys::HtmlSelectElement>().ok()),
+            ) {
+                sel.set_value(sym.key());
+            }
+            asked.set(Asked::Pasted(text, read));
+            return;
+        }
+        if super::closest(&ev, "[data-testid=diagnose-fill]").is_some() {
+            if let Asked::Pasted(text, _) = asked.get_untracked() {
+                super::deploy::import_log(app, &text);
+            }
+            return;
+        }
         if super::closest(&ev, "[data-testid=copy-markdown]").is_some() {
             let ledger = with_later(app, |p, u| ledger_markdown(p, u).into());
             let (_, head, sub) = verdict_lines(app);
@@ -687,7 +726,50 @@ pub fn results(app: AppState) -> impl IntoView {
             copy_text(context + &ledger.unwrap_or_default(), status);
         }
     };
+    // Diagnose: a symptom picked or a text pasted, against the scenario as it stands.
+    bind_html(
+        "diagnose-result",
+        html_memo(move || {
+            let asked = asked.get();
+            if asked == Asked::Nothing {
+                return String::new();
+            }
+            with_later(app, |p, u| {
+                let s = app.scenario.with_untracked(|s| s.as_ref().ok().cloned())?;
+                Some(match &asked {
+                    Asked::Nothing => String::new(),
+                    Asked::Picked(sym) => diagnose::diagnosis_html(
+                        &crate::diagnose::diagnose(*sym, &s, p, None, u),
+                        false,
+                    ),
+                    Asked::Pasted(_, Err(why)) => format!(
+                        r#"<p class="import-error" role="alert">Not read: {}</p>"#,
+                        charts::xml_escape(why)
+                    ),
+                    Asked::Pasted(text, Ok(sym)) => {
+                        let log = crate::import::log::read(text).ok();
+                        diagnose::diagnosis_html(
+                            &crate::diagnose::diagnose(*sym, &s, p, log.as_ref(), u),
+                            true,
+                        )
+                    }
+                })
+            })
+            .unwrap_or_else(|| {
+                "<p>No plan for these inputs: the verdict says what is in error.</p>".into()
+            })
+        }),
+    );
     let on_change = move |ev: web_sys::Event| {
+        if let Some(sel) = super::closest(&ev, "[data-testid=diagnose-symptom]")
+            .and_then(|e| e.dyn_into::<web_sys::HtmlSelectElement>().ok())
+        {
+            asked.set(
+                crate::diagnose::Symptom::from_key(&sel.value())
+                    .map_or(Asked::Nothing, Asked::Picked),
+            );
+            return;
+        }
         let Some(select) = super::closest(&ev, "[data-testid=timeline-rank]") else {
             return;
         };

@@ -1,0 +1,61 @@
+//! The diagnose panel's markup: a symptom picked or an error pasted, read against the live
+//! scenario by `crate::diagnose`. All text is escaped; the figures are the diagnosis's.
+
+use crate::diagnose::{Diagnosis, Symptom};
+use crate::ui::charts::xml_escape as esc;
+
+/// The panel's static part: the choice, the paste box, the button and the result's place.
+pub fn diagnose_form_html() -> String {
+    let mut h = String::from(
+        r#"<section class="panel diagnose" aria-labelledby="diag-h"><h2 id="diag-h">Diagnose a failure</h2><p class="hint">Pick what you saw, or paste vLLM's error (with the traceback's last lines for an out-of-memory error): the phase it points to, what it proves and what not, the knob to move with this scenario's numbers, and what would disprove it.</p><p><label for="diagnose-symptom">Symptom</label> <select id="diagnose-symptom" data-testid="diagnose-symptom"><option value="">(pick one, or paste below)</option>"#,
+    );
+    for s in Symptom::ALL {
+        h.push_str(&format!(
+            r#"<option value="{}">{}</option>"#,
+            s.key(),
+            esc(s.label())
+        ));
+    }
+    h.push_str(r#"</select></p><label for="diagnose-input">Or the error vLLM printed</label><textarea id="diagnose-input" data-testid="diagnose-input" rows="4" spellcheck="false" autocomplete="off" autocapitalize="off" placeholder="ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` ..."></textarea><p><button type="button" data-testid="diagnose-run">Diagnose this text</button></p><div class="diagnose-result" data-testid="diagnose-result" id="diagnose-result" aria-live="polite"></div></section>"#);
+    h
+}
+
+/// A diagnosis as HTML.
+pub fn diagnosis_html(d: &Diagnosis, from_text: bool) -> String {
+    let mut h = format!(
+        r#"<div data-symptom="{}" data-phase="{}"><p class="diag-phase"><strong>{}</strong>: {}.</p>"#,
+        d.symptom.key(),
+        d.phase.map_or("none", |p| p.key()),
+        if from_text {
+            format!("Read as {}", esc(d.symptom.label()))
+        } else {
+            esc(d.symptom.label())
+        },
+        esc(&format!("it points to {}", d.phase_name))
+    );
+    if !d.pasted.is_empty() {
+        h.push_str("<p>The text's own figures: ");
+        h.push_str(&esc(&d.pasted.join("; ")));
+        h.push_str(r#". <button type="button" data-testid="diagnose-fill">Fill the scenario with them</button></p>"#);
+    }
+    h.push_str(&format!(
+        r#"<dl class="diag"><dt>What it proves</dt><dd data-testid="diagnose-proves">{}</dd><dt>What it does not</dt><dd data-testid="diagnose-not">{}</dd><dt>What to move</dt><dd data-testid="diagnose-moves"><ul>"#,
+        esc(&d.proves),
+        esc(&d.not_proved)
+    ));
+    for m in &d.moves {
+        h.push_str(&format!("<li>{}</li>", esc(m)));
+    }
+    h.push_str(&format!(
+        r#"</ul></dd><dt>What would disprove it</dt><dd data-testid="diagnose-disproof">{}</dd></dl>"#,
+        esc(&d.disproof)
+    ));
+    if !d.scenario.is_empty() {
+        h.push_str(&format!(
+            r#"<p class="hint" data-testid="diagnose-scenario">{}</p>"#,
+            esc(&d.scenario)
+        ));
+    }
+    h.push_str("</div>");
+    h
+}
