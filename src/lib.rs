@@ -9,6 +9,7 @@ pub mod calc;
 pub mod catalog;
 pub mod cli;
 pub mod diagnose;
+pub mod fixes;
 pub mod import;
 pub mod input;
 pub mod io;

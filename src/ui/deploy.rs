@@ -268,7 +268,7 @@ fn text_of(id: &str) -> String {
 }
 
 /// Loads a state as a new history entry (Back returns to the scenario it replaced).
-fn load_state(app: AppState, next: &UrlState) {
+pub(crate) fn load_state(app: AppState, next: &UrlState) {
     if let Ok(h) = window().history() {
         let now = app.checked.with_untracked(|(s, _)| url::link(s));
         let _ = h.replace_state_with_url(&JsValue::NULL, "", Some(&now));

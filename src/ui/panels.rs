@@ -416,6 +416,7 @@ fn results_html() -> String {
         r#"</ul><p class="chart-info" aria-live="polite" data-testid="chart-info">Hover or focus a segment (Tab, then the arrow keys) for its exact bytes, formula and provenance.</p></figcaption><div class="sr-only" id="rank-table"></div></figure></section>"#,
         r#"<section class="panel sweeps" aria-labelledby="sweep-h"><h2 id="sweep-h">Sweeps</h2><p class="narrow-only">Wider than this screen: scroll each chart sideways.</p><figure class="chart" data-testid="len-sweep" aria-label="Maximum concurrency against max-model-len"><figcaption>Maximum concurrency against max-model-len (current length ringed; red points: the start fails there)</figcaption><div class="svg" id="len-svg"></div><div class="sr-only" id="len-rows"></div></figure><figure class="chart" data-testid="pool-sweep" aria-label="KV pool per rank against gpu-memory-utilization"><figcaption>KV pool per rank against gpu-memory-utilization (current fraction ringed; red points: the start fails there)</figcaption><div class="svg" id="pool-svg"></div><div class="sr-only" id="pool-rows"></div></figure><p class="chart-info" aria-live="polite">Hover or focus a point (Tab, then the arrow keys) for its figures.</p></section>"#,
         r#"<section class="panel" aria-labelledby="checks-h"><h2 id="checks-h">Start-up, phase by phase</h2><div id="timeline"></div><h3>The checks</h3><div id="checks"></div></section>"#,
+        r#"<section class="panel" aria-labelledby="fixes-h"><h2 id="fixes-h">What fixes it</h2><div id="fixes"></div></section>"#,
         "{DIAGNOSE}",
         r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables" tabindex="0" role="region" aria-label="Ledger tables (scroll sideways on a narrow screen)"></div></section>"#,
         r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
@@ -477,6 +478,14 @@ fn show_info(ev: &web_sys::Event) {
 /// the inputs at once; the rest follows one task later (the slow lane).
 pub fn results(app: AppState) -> impl IntoView {
     let asked: RwSignal<Asked> = RwSignal::new(Asked::Nothing);
+    // What fixes it, planned in the slow lane; "Apply" loads the inputs of the one clicked.
+    let fix_list: Memo<Option<(Vec<crate::fixes::Fix>, bool)>> = Memo::new(move |_| {
+        with_later(app, |p, _| {
+            let st = app.checked.with_untracked(|(s, _)| s.clone());
+            let s = app.scenario.with_untracked(|s| s.as_ref().ok().cloned())?;
+            Some((crate::fixes::fixes(&st, &s, p), p.starts()))
+        })
+    });
     for (id, _, value) in FIGURES {
         let v = Memo::new(move |_| with_plan(app, value));
         effect(move || {
@@ -710,6 +719,17 @@ pub fn results(app: AppState) -> impl IntoView {
             asked.set(Asked::Pasted(text, read));
             return;
         }
+        if let Some(b) = super::closest(&ev, "[data-testid=fix-apply]") {
+            let key = b.get_attribute("data-fix").unwrap_or_default();
+            let fix = fix_list.with_untracked(|l| {
+                l.as_ref()
+                    .and_then(|(l, _)| l.iter().find(|f| f.key == key).cloned())
+            });
+            if let Some(f) = fix {
+                super::deploy::load_state(app, &f.state);
+            }
+            return;
+        }
         if super::closest(&ev, "[data-testid=diagnose-fill]").is_some() {
             if let Asked::Pasted(text, _) = asked.get_untracked() {
                 super::deploy::import_log(app, &text);
@@ -726,6 +746,16 @@ pub fn results(app: AppState) -> impl IntoView {
             copy_text(context + &ledger.unwrap_or_default(), status);
         }
     };
+    bind_html(
+        "fixes",
+        html_memo(move || {
+            fix_list.with(|f| {
+                f.as_ref()
+                    .map(|(f, starts)| diagnose::fixes_html(f, *starts))
+                    .unwrap_or_default()
+            })
+        }),
+    );
     // Diagnose: a symptom picked or a text pasted, against the scenario as it stands.
     bind_html(
         "diagnose-result",

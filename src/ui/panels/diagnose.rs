@@ -20,6 +20,37 @@ pub fn diagnose_form_html() -> String {
     h
 }
 
+/// What fixes it: each change with what it gives, one click and a link.
+pub fn fixes_html(fixes: &[crate::fixes::Fix], starts: bool) -> String {
+    let mut h = format!(
+        r#"<p class="hint">{}</p><ul class="fixes" data-testid="fixes">"#,
+        if starts {
+            "It starts. What it would take to hold more full-length requests at once, each planned:"
+        } else {
+            "The smallest changes that make it start, each planned with the change:"
+        }
+    );
+    for f in fixes {
+        h.push_str(&format!(
+            r#"<li data-testid="fix-{}"><strong>{}</strong>: {}. <button type="button" data-testid="fix-apply" data-fix="{}">Apply</button> <a data-testid="fix-link" href="{}">link</a></li>"#,
+            f.key,
+            esc(&f.title),
+            esc(&f.result),
+            f.key,
+            esc(&f.link)
+        ));
+    }
+    if fixes.is_empty() {
+        h.push_str(if starts {
+            "<li>Nothing Headroom tries (more TP, a higher utilization, fp8 KV) holds more here.</li>"
+        } else {
+            "<li>None of the changes Headroom tries (more TP, a shorter max-model-len, the utilization, the KV pin, a balanced split, fp8 KV) makes it start on its own: the diagnosis and the timeline name the phase to work on.</li>"
+        });
+    }
+    h.push_str("</ul>");
+    h
+}
+
 /// A diagnosis as HTML.
 pub fn diagnosis_html(d: &Diagnosis, from_text: bool) -> String {
     let mut h = format!(
