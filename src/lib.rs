@@ -16,3 +16,4 @@ pub mod io;
 #[cfg(feature = "web")]
 pub mod ui;
 pub mod verdict;
+pub mod walkthrough;

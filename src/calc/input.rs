@@ -86,11 +86,14 @@ pub enum Input {
     AvgLen,
     /// The unit figures are shown in: `gib` or `gb`.
     Unit,
+    /// The step of an example's walkthrough the page shows (1 is the article's start). A view
+    /// field: the step's inputs travel in the link beside it.
+    Step,
 }
 
 impl Input {
     /// Every field, in the order the query string lists them.
-    pub const ALL: [Input; 42] = [
+    pub const ALL: [Input; 43] = [
         Input::Example,
         Input::Model,
         Input::Config,
@@ -133,6 +136,7 @@ impl Input {
         Input::GuardThreshold,
         Input::AvgLen,
         Input::Unit,
+        Input::Step,
     ];
 
     /// The query-string key.
@@ -180,6 +184,7 @@ impl Input {
             Input::GuardThreshold => "guard-threshold",
             Input::AvgLen => "avg-len",
             Input::Unit => "unit",
+            Input::Step => "step",
         }
     }
 
@@ -229,6 +234,7 @@ impl Input {
             Input::GuardThreshold => "guard-threshold",
             Input::AvgLen => "average-request-len",
             Input::Unit => "unit",
+            Input::Step => "step",
         }
     }
 

@@ -129,6 +129,12 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
         }
         match field {
             Field::Example | Field::Unit => {}
+            Field::Step if state.get(Field::Example).is_none() => {
+                return Err(err(
+                    "step belongs to an example's walkthrough; give example".into(),
+                ))
+            }
+            Field::Step => {}
             Field::Model => {
                 s.model = model_row(field, text).map_err(err)?.model.clone();
             }

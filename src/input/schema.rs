@@ -167,7 +167,7 @@ const fn count(min: u64, max: u64) -> Rule {
 }
 
 /// Every input, once, in the order the form and `--help` list them.
-pub const ROWS: [Row; 42] = [
+pub const ROWS: [Row; 43] = [
     row(Input::Model, Rule::ModelId, Value("MODEL"), S::Model, Some("Model (search the catalog)"),
         "A catalog model id or its Hugging Face repo; on the command line also a path to a config.json (or its directory), and the same as the MODEL argument.",
         "llama-3.1-8b-instruct on the page; the CLI needs MODEL or --example"),
@@ -294,6 +294,9 @@ pub const ROWS: [Row; 42] = [
     row(Input::Unit, Rule::Unit, Value("gib|gb"), S::Output, None,
         "Show figures in GiB (2^30, vLLM's unit) or GB (10^9). Bytes are exact either way.",
         "gib"),
+    row(Input::Step, count(1, 16), Value("N"), S::Output, None,
+        "The step of an example's walkthrough the page shows (needs --example; the step's inputs are given beside it, as its link carries them).",
+        ""),
 ];
 
 /// An input's row.

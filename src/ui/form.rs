@@ -344,7 +344,8 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
         | Field::Eager
         | Field::NoHybrid
         | Field::NoAsync
-        | Field::Unit => String::new(),
+        | Field::Unit
+        | Field::Step => String::new(),
     }
 }
 

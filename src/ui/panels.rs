@@ -393,7 +393,7 @@ pub(crate) const FIGURES: [Figure; 8] = [
 /// checks, the ledger and vLLM's log. [`results`] fills it in.
 fn results_html() -> String {
     let mut h = String::from(
-        r#"<section class="panel" aria-labelledby="pool-h"><h2 id="pool-h">Pool versus demand</h2><dl class="figures">"#,
+        r#"<div id="walkthrough"></div><section class="panel" aria-labelledby="pool-h"><h2 id="pool-h">Pool versus demand</h2><dl class="figures">"#,
     );
     for (id, label, _) in FIGURES {
         h.push_str(&format!(
@@ -478,6 +478,38 @@ fn show_info(ev: &web_sys::Event) {
 /// the inputs at once; the rest follows one task later (the slow lane).
 pub fn results(app: AppState) -> impl IntoView {
     let asked: RwSignal<Asked> = RwSignal::new(Asked::Nothing);
+    // The example's walkthrough, its steps planned in the slow lane.
+    type Walked = (
+        &'static crate::walkthrough::Walk,
+        Vec<crate::walkthrough::Planned>,
+        Option<usize>,
+    );
+    let walked: Memo<Option<Walked>> = Memo::new(move |_| {
+        app.later.track();
+        let (example, step, unit) = app.checked.with_untracked(|(s, _)| {
+            (
+                s.get(crate::input::Field::Example).map(str::to_string),
+                s.get(crate::input::Field::Step)
+                    .and_then(|t| t.parse::<usize>().ok()),
+                s.get(crate::input::Field::Unit).map(str::to_string),
+            )
+        });
+        let walk = crate::walkthrough::walk_of(&example?)?;
+        let steps = crate::walkthrough::plan_steps(walk, unit.as_deref());
+        let step = step.filter(|k| *k >= 1 && *k <= steps.len());
+        Some((walk, steps, step))
+    });
+    bind_html(
+        "walkthrough",
+        html_memo(move || {
+            let unit = app.later_unit.get();
+            walked.with(|w| {
+                w.as_ref()
+                    .map(|(walk, steps, k)| diagnose::walkthrough_html(walk, steps, *k, unit))
+                    .unwrap_or_default()
+            })
+        }),
+    );
     // What fixes it, planned in the slow lane; "Apply" loads the inputs of the one clicked.
     let fix_list: Memo<Option<(Vec<crate::fixes::Fix>, bool)>> = Memo::new(move |_| {
         with_later(app, |p, _| {
@@ -704,6 +736,42 @@ pub fn results(app: AppState) -> impl IntoView {
             .unwrap_or_default()
     };
     let on_click = move |ev: web_sys::MouseEvent| {
+        // A walkthrough's step link, or its buttons: the step's inputs, in place.
+        let walk_to = |k: usize| {
+            let state = walked.with_untracked(|w| {
+                w.as_ref()
+                    .and_then(|(_, steps, _)| steps.get(k.checked_sub(1)?))
+                    .map(|s| s.state.clone())
+            });
+            if let Some(st) = state {
+                super::deploy::load_state(app, &st);
+            }
+        };
+        if let Some(a) = super::closest(&ev, "a[data-walk-step]") {
+            if !(ev.ctrl_key() || ev.meta_key() || ev.shift_key() || ev.button() != 0) {
+                ev.prevent_default();
+                if let Some(k) = a
+                    .get_attribute("data-walk-step")
+                    .and_then(|t| t.parse().ok())
+                {
+                    walk_to(k);
+                }
+            }
+            return;
+        }
+        let current = walked.with_untracked(|w| w.as_ref().map(|(_, s, k)| (s.len(), *k)));
+        if super::closest(&ev, "[data-testid=walkthrough-next]").is_some() {
+            if let Some((n, k)) = current {
+                walk_to(k.map_or(1, |k| (k + 1).min(n)));
+            }
+            return;
+        }
+        if super::closest(&ev, "[data-testid=walkthrough-prev]").is_some() {
+            if let Some((_, Some(k))) = current {
+                walk_to(k.saturating_sub(1).max(1));
+            }
+            return;
+        }
         if super::closest(&ev, "[data-testid=diagnose-run]").is_some() {
             let text = pasted();
             let read = crate::diagnose::recognise(&text);

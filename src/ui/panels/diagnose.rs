@@ -20,6 +20,48 @@ pub fn diagnose_form_html() -> String {
     h
 }
 
+/// A walkthrough: its steps (each a link, the current one marked), what each shows and what
+/// moved since the step before, and the buttons to step through.
+pub fn walkthrough_html(
+    walk: &crate::walkthrough::Walk,
+    steps: &[crate::walkthrough::Planned],
+    current: Option<usize>,
+    unit: crate::calc::units::UnitSystem,
+) -> String {
+    let mut h = format!(
+        r#"<section class="panel walkthrough" data-testid="walkthrough" aria-labelledby="walk-h"><h2 id="walk-h">Walkthrough: {}</h2><p class="hint">One input changes per step; the timeline, the chart and the ledger below follow. Each step is a link.</p><ol>"#,
+        esc(walk.title)
+    );
+    let mut prev: Option<&crate::calc::Plan> = None;
+    for (i, (step, planned)) in walk.steps.iter().zip(steps).enumerate() {
+        let k = i + 1;
+        let here = current == Some(k);
+        h.push_str(&format!(
+            r#"<li data-testid="walkthrough-step" data-step="{k}"{}><a href="{}" data-walk-step="{k}">{}</a>"#,
+            if here { r#" class="current" aria-current="step""# } else { "" },
+            esc(&planned.link),
+            esc(step.title)
+        ));
+        match &planned.plan {
+            Ok(p) => {
+                for line in crate::walkthrough::moved(prev, p, unit) {
+                    h.push_str(&format!("<br><small>{}</small>", esc(&line)));
+                }
+                prev = Some(p);
+            }
+            Err(e) => h.push_str(&format!("<br><small>No plan: {}</small>", esc(e))),
+        }
+        h.push_str("</li>");
+    }
+    h.push_str(&format!(
+        r#"</ol><p><button type="button" data-testid="walkthrough-prev"{}>Previous step</button> <button type="button" data-testid="walkthrough-next"{}>{}</button></p></section>"#,
+        if current.map_or(true, |c| c <= 1) { " disabled" } else { "" },
+        if current.is_some_and(|c| c >= steps.len()) { " disabled" } else { "" },
+        if current.is_none() { "Start the walkthrough" } else { "Next step" }
+    ));
+    h
+}
+
 /// What fixes it: each change with what it gives, one click and a link.
 pub fn fixes_html(fixes: &[crate::fixes::Fix], starts: bool) -> String {
     let mut h = format!(
