@@ -8,6 +8,7 @@
 pub mod calc;
 pub mod catalog;
 pub mod cli;
+pub mod contrast;
 pub mod diagnose;
 pub mod fixes;
 pub mod import;

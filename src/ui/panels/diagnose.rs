@@ -62,6 +62,32 @@ pub fn walkthrough_html(
     h
 }
 
+/// Three engines, three fractions: the same number under vLLM, SGLang and TensorRT-LLM.
+pub fn contrast_html(p: &crate::calc::Plan, unit: crate::calc::units::UnitSystem) -> String {
+    let Some((rank, f, rows)) = crate::contrast::contrast(p, unit) else {
+        return String::new();
+    };
+    let mut h = format!(
+        r#"<p class="hint">The same fraction, {f}, given to each engine, read on rank {rank}. The word means three things: a share of the total, of what is free before loading, or of what is left after the weights and the activation peak. Estimates: SGLang's fixed overhead and its own default fraction, and TensorRT-LLM's estimation cache, are left out.</p><ul class="contrast" data-testid="engine-contrast">"#
+    );
+    for r in rows {
+        h.push_str(&format!(
+            r#"<li data-engine="{}" data-bytes="{}"><strong>{}</strong> <code>{}</code>: <strong>{}</strong> of KV cache, {}<br>A fraction of {}.<br><small>{}</small><br><small class="source">{}</small></li>"#,
+            esc(r.engine),
+            r.kv_bytes,
+            esc(r.engine),
+            esc(r.knob),
+            esc(&crate::ui::charts::amount(r.kv_bytes, unit)),
+            esc(&crate::contrast::tokens_text(r.tokens)),
+            esc(r.of),
+            esc(&r.formula),
+            esc(r.source)
+        ));
+    }
+    h.push_str("</ul>");
+    h
+}
+
 /// What fixes it: each change with what it gives, one click and a link.
 pub fn fixes_html(fixes: &[crate::fixes::Fix], starts: bool) -> String {
     let mut h = format!(

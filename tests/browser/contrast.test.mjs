@@ -1,0 +1,32 @@
+// Three engines, three fractions (issue 17, item 7): the same number under vLLM, SGLang and
+// TensorRT-LLM, each with its formula filled in with this scenario's figures.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { launch, open, assertClean, setInput } from './harness.mjs';
+
+let browser;
+before(async () => {
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+});
+
+test('the same fraction, three pools; they follow the inputs', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct&tp=4&util=0.9');
+  const rows = page.locator('[data-testid=engine-contrast] li');
+  await rows.first().waitFor();
+  assert.equal(await rows.count(), 3);
+  const engines = await rows.evaluateAll((els) => els.map((e) => e.dataset.engine));
+  assert.deepEqual(engines, ['vLLM', 'SGLang', 'TensorRT-LLM']);
+  const bytes = await rows.evaluateAll((els) => els.map((e) => Number(e.dataset.bytes)));
+  assert.equal(new Set(bytes).size, 3, `three different pools: ${bytes}`);
+  // vLLM's row is the plan's own available KV memory, as the ledger shows it.
+  assert.match(await rows.nth(0).innerText(), /--gpu-memory-utilization: [\d.]+ GiB of KV cache, [\d,]+ tokens/);
+  assert.match(await rows.nth(1).innerText(), /free before loading x 0\.9 - [\d.]+ GiB weights = [\d.]+ GiB/);
+  assert.match(await rows.nth(2).innerText(), /x 0\.9 = [\d.]+ GiB/);
+  await setInput(page, 'gpu-memory-utilization', '0.8');
+  await page.waitForFunction(() => document.querySelector('[data-testid=engine-contrast] li[data-engine=SGLang]')?.textContent.includes('x 0.8 -'));
+  assertClean(problems);
+  await context.close();
+});
