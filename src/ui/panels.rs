@@ -7,6 +7,7 @@
 //! write each panel, the charts' keyboard and hover explanations, and the clipboard.
 
 mod diagnose;
+mod glossary;
 mod tables;
 mod timeline;
 mod verdict;
@@ -422,6 +423,7 @@ fn results_html() -> String {
         r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables" tabindex="0" role="region" aria-label="Ledger tables (scroll sideways on a narrow screen)"></div></section>"#,
         r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
     ));
+    h.push_str(&glossary::glossary_html());
     h.replace("{DIAGNOSE}", &diagnose::diagnose_form_html())
 }
 

@@ -30,3 +30,18 @@ test('the same fraction, three pools; they follow the inputs', async () => {
   assertClean(problems);
   await context.close();
 });
+
+test('words one click away: a ledger term links to its explanation', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-8b-instruct');
+  const link = page.locator('[data-testid^=ledger-rank-] tr[data-term=budget] a').first();
+  await link.waitFor();
+  assert.equal(await link.getAttribute('href'), '#term-budget');
+  await link.click();
+  await page.waitForFunction(() => location.hash === '#term-budget');
+  assert.match(await page.locator('#term-budget + dd').innerText(), /ceil\(total x gpu-memory-utilization\).*vLLM: vllm\/v1\/worker\/utils\.py::request_memory/s);
+  for (const key of ['null-block', 'limiting-rank', 'page', 'block', 'outside-budget', 'activation', 'graphs', 'mla', 'sliding-window']) {
+    assert.equal(await page.locator(`[data-testid=term-${key}]`).count(), 1, key);
+  }
+  assertClean(problems);
+  await context.close();
+});

@@ -179,10 +179,14 @@ pub fn ledger_html(plan: &Plan, unit: UnitSystem) -> String {
         for l in &r.ledger {
             let basis = esc(l.provenance.basis());
             let kind = l.provenance.label();
+            // The term's name links to its explanation in the glossary.
+            let name = match super::glossary::anchor_of(l.term) {
+                Some(a) => format!(r##"<a href="#term-{a}">{}</a>"##, esc(l.term.label())),
+                None => esc(l.term.label()),
+            };
             h.push_str(&format!(
-                r#"<tr data-term="{}"><th scope="row">{}</th><td class="num">{}</td><td class="num">{}</td><td class="formula">{}</td><td><span class="badge {kind}" title="{basis}">{kind}</span> <small>{basis}</small></td></tr>"#,
+                r#"<tr data-term="{}"><th scope="row">{name}</th><td class="num">{}</td><td class="num">{}</td><td class="formula">{}</td><td><span class="badge {kind}" title="{basis}">{kind}</span> <small>{basis}</small></td></tr>"#,
                 l.term.key(),
-                esc(l.term.label()),
                 esc(&charts::amount(l.bytes, unit)),
                 thousands_signed(l.bytes),
                 esc(&l.formula),
