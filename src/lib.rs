@@ -14,6 +14,7 @@ pub mod fixes;
 pub mod import;
 pub mod input;
 pub mod io;
+pub mod probes;
 #[cfg(feature = "web")]
 pub mod ui;
 pub mod verdict;

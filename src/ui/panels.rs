@@ -419,6 +419,7 @@ fn results_html() -> String {
         r#"<section class="panel" aria-labelledby="checks-h"><h2 id="checks-h">Start-up, phase by phase</h2><div id="timeline"></div><h3>The checks</h3><div id="checks"></div></section>"#,
         r#"<section class="panel" aria-labelledby="fixes-h"><h2 id="fixes-h">What fixes it</h2><div id="fixes"></div></section>"#,
         "{DIAGNOSE}",
+        r#"<section class="panel" aria-labelledby="probes-h"><h2 id="probes-h">What interviewers probe next</h2><div id="probes"></div></section>"#,
         r#"<section class="panel" aria-labelledby="contrast-h"><h2 id="contrast-h">Three engines, three fractions</h2><div id="contrast"></div></section>"#,
         r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables" tabindex="0" role="region" aria-label="Ledger tables (scroll sideways on a narrow screen)"></div></section>"#,
         r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
@@ -817,6 +818,16 @@ pub fn results(app: AppState) -> impl IntoView {
             copy_text(context + &ledger.unwrap_or_default(), status);
         }
     };
+    bind_html(
+        "probes",
+        html_memo(move || {
+            with_later(app, |p, u| {
+                let s = app.scenario.with_untracked(|s| s.as_ref().ok().cloned())?;
+                Some(diagnose::probes_html(&crate::probes::probes(&s, p, u)))
+            })
+            .unwrap_or_default()
+        }),
+    );
     bind_html(
         "contrast",
         html_memo(move || {

@@ -45,3 +45,19 @@ test('words one click away: a ledger term links to its explanation', async () =>
   assertClean(problems);
   await context.close();
 });
+
+test('what interviewers probe next: answers with this scenario\'s numbers', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&example=s3-synthetic-tp4&unit=gb');
+  const fp8 = page.locator('[data-testid=probe-fp8-kv]');
+  await fp8.waitFor();
+  await fp8.locator('summary').click();
+  assert.match(await fp8.innerText(), /81,920 B per token on rank 0 now, 40,960 with fp8/);
+  const tp = page.locator('[data-testid=probe-divide-by-tp]');
+  await tp.locator('summary').click();
+  assert.match(await tp.innerText(), /max\(1, 8 KV heads \/ TP 4\) = 2/);
+  // The answers follow the inputs: at TP=2, four KV heads per rank.
+  await setInput(page, 'tensor-parallel-size', '2');
+  await page.waitForFunction(() => document.querySelector('[data-testid=probe-divide-by-tp]')?.textContent.includes('/ TP 2) = 4'));
+  assertClean(problems);
+  await context.close();
+});

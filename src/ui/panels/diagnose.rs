@@ -88,6 +88,23 @@ pub fn contrast_html(p: &crate::calc::Plan, unit: crate::calc::units::UnitSystem
     h
 }
 
+/// What interviewers probe next, each answered with this scenario's numbers.
+pub fn probes_html(probes: &[crate::probes::Probe]) -> String {
+    let mut h = String::from(
+        r#"<p class="hint">Seed 003's questions and common mistakes; each answer plans this scenario with the change it asks about.</p><div data-testid="probes">"#,
+    );
+    for p in probes {
+        h.push_str(&format!(
+            r#"<details data-testid="probe-{}"><summary>{}</summary><p>{}</p></details>"#,
+            p.key,
+            esc(p.question),
+            esc(&p.answer)
+        ));
+    }
+    h.push_str("</div>");
+    h
+}
+
 /// What fixes it: each change with what it gives, one click and a link.
 pub fn fixes_html(fixes: &[crate::fixes::Fix], starts: bool) -> String {
     let mut h = format!(
