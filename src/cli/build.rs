@@ -353,6 +353,13 @@ pub(super) fn from_url(a: &Args) -> Result<Invocation, CliError> {
     if let Some(i) = d.ignored.first() {
         return Err(CliError::new("--url", format!("{}: {}", i.key, i.reason)));
     }
+    // The page's comparison: the terminal plans one scenario at a time.
+    if let Some((f, _)) = d.state.iter_b().next() {
+        return Err(CliError::new(
+            "--url",
+            format!("b.{}: the link compares two scenarios (its b. keys are scenario B); plan one at a time: drop the b. keys for A, or give B's inputs without the prefix", f.key()),
+        ));
+    }
     let s = crate::input::scenario(&d.state)
         .map_err(|e| CliError::new("--url", format!("{}: {}", e.field.key(), e.message)))?;
     Ok(Invocation {

@@ -36,6 +36,17 @@ const MAX_NOTICES: usize = 20;
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UrlState {
     texts: BTreeMap<Field, String>,
+    /// The comparison's inputs (`b.` keys): scenario B is this state with them set on top.
+    b: BTreeMap<Field, String>,
+}
+
+/// The inputs a comparison (`b.` keys) may change: those that describe the scenario. The
+/// example, a pasted config, the unit and the walkthrough's step belong to the page.
+pub fn comparable(field: Field) -> bool {
+    !matches!(
+        field,
+        Field::Example | Field::Config | Field::Unit | Field::Step
+    )
 }
 
 impl UrlState {
@@ -55,6 +66,52 @@ impl UrlState {
         field.validate(t)?;
         self.texts.insert(field, t.to_string());
         Ok(())
+    }
+
+    /// Sets an input of the comparison (`b.KEY`), checked as the input itself; an empty text
+    /// clears it.
+    pub fn set_b(&mut self, field: Field, text: &str) -> Result<(), String> {
+        if !comparable(field) {
+            return Err(format!(
+                "{} cannot differ in a comparison (it belongs to the page)",
+                field.key()
+            ));
+        }
+        let t = trim_text(field, text);
+        if t.is_empty() {
+            self.b.remove(&field);
+            return Ok(());
+        }
+        field.validate(t)?;
+        self.b.insert(field, t.to_string());
+        Ok(())
+    }
+
+    /// The comparison's inputs, in query order.
+    pub fn iter_b(&self) -> impl Iterator<Item = (Field, &str)> {
+        self.b.iter().map(|(f, t)| (*f, t.as_str()))
+    }
+
+    /// Drops the comparison.
+    pub fn clear_b(&mut self) {
+        self.b.clear();
+    }
+
+    /// Scenario B's inputs: these with the comparison's on top (no walkthrough step), or
+    /// `None` without a comparison.
+    pub fn b_state(&self) -> Option<UrlState> {
+        if self.b.is_empty() {
+            return None;
+        }
+        let mut s = UrlState {
+            texts: self.texts.clone(),
+            b: BTreeMap::new(),
+        };
+        s.texts.remove(&Field::Step);
+        for (f, t) in &self.b {
+            s.texts.insert(*f, t.clone());
+        }
+        Some(s)
     }
 
     /// The fields set, in query order.
@@ -119,6 +176,12 @@ pub fn encode(state: &UrlState) -> String {
         } else {
             percent_encode_into(text, &mut out);
         }
+    }
+    for (field, text) in state.iter_b() {
+        out.push_str("&b.");
+        out.push_str(field.key());
+        out.push('=');
+        percent_encode_into(text, &mut out);
     }
     out
 }
@@ -247,6 +310,32 @@ pub fn decode(query: &str) -> Decoded {
                         "the format version must be a number (this page writes {FORMAT_VERSION})"
                     ),
                 ),
+            }
+            continue;
+        }
+        // A comparison's input: `b.KEY`, checked as KEY itself.
+        if let Some(rest) = key.strip_prefix("b.") {
+            let Some(field) = Field::from_key(rest) else {
+                ignore(&mut d, &key, "unknown parameter of the comparison".into());
+                continue;
+            };
+            let value = match percent_decode(raw_value) {
+                Ok(v) => v,
+                Err(why) => {
+                    ignore(&mut d, &key, format!("the value is malformed: {why}"));
+                    continue;
+                }
+            };
+            if d.state.b.contains_key(&field) {
+                ignore(
+                    &mut d,
+                    &key,
+                    "repeated; only the first value is read".into(),
+                );
+                continue;
+            }
+            if let Err(why) = d.state.set_b(field, &value) {
+                ignore(&mut d, &key, why);
             }
             continue;
         }

@@ -266,8 +266,8 @@ fn narrow_screens_read_results_first() {
 #[component]
 pub fn App() -> impl IntoView {
     // A reload brings back what was typed, a text in error included (the link leaves it out).
-    let (initial, notices) = state::opening();
-    let app = AppState::new(&initial, notices);
+    let (initial, notices, b) = state::opening();
+    let app = AppState::with_comparison(&initial, notices, b);
     app.mirror_to_browser();
     follow_history(app);
     let link_status = RwSignal::new(String::new());

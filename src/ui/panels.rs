@@ -6,6 +6,7 @@
 //! ledger) in [`tables`]; this file wires them and the charts into the page: the effects that
 //! write each panel, the charts' keyboard and hover explanations, and the clipboard.
 
+mod compare;
 mod diagnose;
 mod glossary;
 mod tables;
@@ -424,6 +425,10 @@ fn results_html() -> String {
         r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables" tabindex="0" role="region" aria-label="Ledger tables (scroll sideways on a narrow screen)"></div></section>"#,
         r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
     ));
+    h.push_str(&format!(
+        r#"<section class="panel" aria-labelledby="ab-h" data-testid="compare"><h2 id="ab-h">Compare A and B</h2>{}</section>"#,
+        compare::compare_form_html()
+    ));
     h.push_str(&glossary::glossary_html());
     h.replace("{DIAGNOSE}", &diagnose::diagnose_form_html())
 }
@@ -791,6 +796,40 @@ pub fn results(app: AppState) -> impl IntoView {
             asked.set(Asked::Pasted(text, read));
             return;
         }
+        if super::closest(&ev, "[data-testid=ab-set]").is_some() {
+            let value_of = |id: &str| {
+                document()
+                    .get_element_by_id(id)
+                    .and_then(|e| {
+                        e.dyn_ref::<web_sys::HtmlInputElement>()
+                            .map(web_sys::HtmlInputElement::value)
+                            .or_else(|| {
+                                e.dyn_ref::<web_sys::HtmlSelectElement>()
+                                    .map(web_sys::HtmlSelectElement::value)
+                            })
+                    })
+                    .unwrap_or_default()
+            };
+            let (key, value) = (value_of("ab-field"), value_of("ab-value"));
+            let Some(field) = crate::input::Field::from_key(&key) else {
+                return;
+            };
+            let mut st = app.checked.with_untracked(|(s, _)| s.clone());
+            let err = st.set_b(field, &value).err();
+            if let Some(el) = document().get_element_by_id("ab-error") {
+                el.set_text_content(err.as_deref().map(|e| format!("B: {e}")).as_deref());
+            }
+            if err.is_none() {
+                super::deploy::load_state(app, &st);
+            }
+            return;
+        }
+        if super::closest(&ev, "[data-testid=ab-clear]").is_some() {
+            let mut st = app.checked.with_untracked(|(s, _)| s.clone());
+            st.clear_b();
+            super::deploy::load_state(app, &st);
+            return;
+        }
         if let Some(b) = super::closest(&ev, "[data-testid=fix-apply]") {
             let key = b.get_attribute("data-fix").unwrap_or_default();
             let fix = fix_list.with_untracked(|l| {
@@ -818,6 +857,28 @@ pub fn results(app: AppState) -> impl IntoView {
             copy_text(context + &ledger.unwrap_or_default(), status);
         }
     };
+    bind_html(
+        "ab-result",
+        html_memo(move || {
+            let b_inputs = app.b.get();
+            if b_inputs.is_empty() {
+                return String::new();
+            }
+            with_later(app, |p, u| {
+                let st = app.checked.with_untracked(|(s, _)| s.b_state())?;
+                let b = crate::input::scenario(&st)
+                    .map_err(|e| e.message)
+                    .and_then(|s| crate::calc::plan(&s).map_err(|e| e.to_string()));
+                Some(compare::ab_html(
+                    p,
+                    b.as_ref().map_err(String::as_str),
+                    &b_inputs,
+                    u,
+                ))
+            })
+            .unwrap_or_default()
+        }),
+    );
     bind_html(
         "probes",
         html_memo(move || {

@@ -45,17 +45,35 @@ pub struct AppState {
     /// A startup log compared on the page: its figures that the inputs hold are cited as read
     /// from it (the line and the text), and the comparison reads it.
     pub cited: RwSignal<Option<Arc<crate::import::log::Log>>>,
+    /// The comparison's inputs (`b.` keys): scenario B is the inputs with these on top.
+    pub b: RwSignal<Vec<(Field, String)>>,
 }
 
 impl AppState {
     /// Builds the signals from the opening texts (every input's, in [`Field::ALL`]'s order:
     /// [`opening`]) and the memos on them.
     pub fn new(initial: &[String], notices: Vec<Ignored>) -> AppState {
+        AppState::with_comparison(initial, notices, Vec::new())
+    }
+
+    /// [`AppState::new`] with a comparison's inputs (`b.` keys) from the opening address.
+    pub fn with_comparison(
+        initial: &[String],
+        notices: Vec<Ignored>,
+        b: Vec<(Field, String)>,
+    ) -> AppState {
         let texts: [RwSignal<String>; Field::ALL.len()] =
             std::array::from_fn(|i| RwSignal::new(initial.get(i).cloned().unwrap_or_default()));
+        let b = RwSignal::new(b);
         let checked = Memo::new(move |_| {
             let texts: Vec<String> = texts.iter().map(|t| t.get()).collect();
-            crate::verdict::check(&texts)
+            let mut c = crate::verdict::check(&texts);
+            b.with(|b| {
+                for (f, t) in b {
+                    let _ = c.0.set_b(*f, t);
+                }
+            });
+            c
         });
         let cited: RwSignal<Option<Arc<crate::import::log::Log>>> = RwSignal::new(None);
         let scenario = Memo::new(move |_| -> Result<Scenario, Problem> {
@@ -130,6 +148,7 @@ impl AppState {
             len_sweep,
             pool_sweep,
             cited,
+            b,
         }
     }
 
@@ -164,6 +183,10 @@ impl AppState {
             if self.texts[i].get_untracked() != t {
                 self.texts[i].set(t);
             }
+        }
+        let b: Vec<(Field, String)> = state.iter_b().map(|(f, t)| (f, t.to_string())).collect();
+        if self.b.get_untracked() != b {
+            self.b.set(b);
         }
     }
 
@@ -242,11 +265,19 @@ pub fn location_link() -> String {
 /// last one kept in local storage, and on a reload the texts typed in this tab (errors
 /// included, which the link leaves out). The verdict program opens the same way
 /// (`crate::verdict::opening_texts`).
-pub fn opening() -> (Vec<String>, Vec<Ignored>) {
+pub fn opening() -> (Vec<String>, Vec<Ignored>, Vec<(Field, String)>) {
     let link = location_link();
     let item = |store: Option<web_sys::Storage>, key: &str| store?.get_item(key).ok().flatten();
     let w = window();
     let stored = item(w.local_storage().ok().flatten(), STORAGE_KEY);
     let typed = item(w.session_storage().ok().flatten(), TYPED_KEY);
-    crate::verdict::opening_texts(&link, stored.as_deref(), typed.as_deref())
+    let (texts, notices) =
+        crate::verdict::opening_texts(&link, stored.as_deref(), typed.as_deref());
+    // The comparison (`b.` keys) of the same opening state.
+    let b = crate::verdict::opening_state(&link, stored.as_deref())
+        .0
+        .iter_b()
+        .map(|(f, t)| (f, t.to_string()))
+        .collect();
+    (texts, notices, b)
 }
