@@ -155,6 +155,12 @@ fn with_plan<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Op
 }
 
 /// The same for the slow lane (the ledger, the checks, the tables): one task later.
+/// The teaching lane's plan (after the next paint) and unit.
+fn with_teach<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Option<T> {
+    let unit = app.later_unit.get();
+    app.teach.with(|p| p.as_deref().and_then(|p| f(p, unit)))
+}
+
 fn with_later<T>(app: AppState, f: impl Fn(&Plan, UnitSystem) -> Option<T>) -> Option<T> {
     let unit = app.later_unit.get();
     app.later.with(|p| p.as_deref().and_then(|p| f(p, unit)))
@@ -494,7 +500,7 @@ pub fn results(app: AppState) -> impl IntoView {
         Option<usize>,
     );
     let walked: Memo<Option<Walked>> = Memo::new(move |_| {
-        app.later.track();
+        app.teach.track();
         let (example, step, unit) = app.checked.with_untracked(|(s, _)| {
             (
                 s.get(crate::input::Field::Example).map(str::to_string),
@@ -521,7 +527,7 @@ pub fn results(app: AppState) -> impl IntoView {
     );
     // What fixes it, planned in the slow lane; "Apply" loads the inputs of the one clicked.
     let fix_list: Memo<Option<(Vec<crate::fixes::Fix>, bool)>> = Memo::new(move |_| {
-        with_later(app, |p, _| {
+        with_teach(app, |p, _| {
             let st = app.checked.with_untracked(|(s, _)| s.clone());
             let s = app.scenario.with_untracked(|s| s.as_ref().ok().cloned())?;
             Some((crate::fixes::fixes(&st, &s, p), p.starts()))
@@ -864,7 +870,7 @@ pub fn results(app: AppState) -> impl IntoView {
             if b_inputs.is_empty() {
                 return String::new();
             }
-            with_later(app, |p, u| {
+            with_teach(app, |p, u| {
                 let st = app.checked.with_untracked(|(s, _)| s.b_state())?;
                 let b = crate::input::scenario(&st)
                     .map_err(|e| e.message)
@@ -882,7 +888,7 @@ pub fn results(app: AppState) -> impl IntoView {
     bind_html(
         "probes",
         html_memo(move || {
-            with_later(app, |p, u| {
+            with_teach(app, |p, u| {
                 let s = app.scenario.with_untracked(|s| s.as_ref().ok().cloned())?;
                 Some(diagnose::probes_html(&crate::probes::probes(&s, p, u)))
             })
@@ -892,7 +898,7 @@ pub fn results(app: AppState) -> impl IntoView {
     bind_html(
         "contrast",
         html_memo(move || {
-            with_later(app, |p, u| Some(diagnose::contrast_html(p, u))).unwrap_or_default()
+            with_teach(app, |p, u| Some(diagnose::contrast_html(p, u))).unwrap_or_default()
         }),
     );
     bind_html(

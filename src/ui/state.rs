@@ -47,6 +47,8 @@ pub struct AppState {
     pub cited: RwSignal<Option<Arc<crate::import::log::Log>>>,
     /// The comparison's inputs (`b.` keys): scenario B is the inputs with these on top.
     pub b: RwSignal<Vec<(Field, String)>>,
+    /// `later` after the next paint: the teaching panels read this.
+    pub teach: Memo<Option<Arc<Plan>>>,
 }
 
 impl AppState {
@@ -122,6 +124,25 @@ impl AppState {
             tick.track();
             unit.get_untracked()
         });
+        // The teaching lane: the panels that plan variants of the scenario (what fixes it, the
+        // walkthrough, the probes, the engines, the comparison) follow the slow lane after the
+        // next paint, so the frame after an input shows the figures without waiting for them.
+        let teach_tick = RwSignal::new(0u64);
+        effect(move || {
+            tick.track();
+            request_animation_frame(move || {
+                set_timeout(
+                    move || teach_tick.update(|t| *t += 1),
+                    std::time::Duration::ZERO,
+                )
+            });
+        });
+        let teach = Memo::new(move |_| {
+            if teach_tick.get() == 0 {
+                return None;
+            }
+            shown.get_untracked()
+        });
         let len_sweep = Memo::new(move |_| {
             if tick.get() == 0 {
                 return Vec::new();
@@ -149,6 +170,7 @@ impl AppState {
             pool_sweep,
             cited,
             b,
+            teach,
         }
     }
 
