@@ -118,7 +118,7 @@ fn tp_changes(state: &UrlState, s: &Scenario, tp: u32) -> Vec<(Field, String)> {
 
 /// The layer-equivalents the last stage holds beyond the first (head, drafter), from the
 /// plan's weights: what a balanced split moves off it.
-fn last_stage_extras(p: &Plan) -> Option<f64> {
+pub fn last_stage_extras(p: &Plan) -> Option<f64> {
     let first = p.ranks.first()?;
     let last = p.ranks.last()?;
     let layers = |r: &calc::RankPlan| u64::from(r.layers.1 - r.layers.0);

@@ -237,6 +237,24 @@ pub fn moved(prev: Option<&Plan>, p: &Plan, unit: UnitSystem) -> Vec<String> {
             rep.max_concurrency
         ));
     }
+    // A split of the pipeline: what the last stage holds beyond the first, in layers, and the
+    // balanced split it gives ((pp - 1) L + (L - extras) = layers).
+    if p.pp > 1 && prev.is_some_and(|q| q.pp_partition != p.pp_partition) {
+        if let Some(extras) = crate::fixes::last_stage_extras(p) {
+            let layers: u32 = p.pp_partition.iter().sum();
+            if let Ok(b) = crate::calc::solve::balanced_partition(layers, p.pp, extras, 0) {
+                out.push(format!(
+                    "The last stage holds the head and the drafter, about {extras:.1} layers' worth beyond the first stage's embedding: {} gives {}.",
+                    b.equation,
+                    b.partition
+                        .iter()
+                        .map(u32::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",")
+                ));
+            }
+        }
+    }
     if let Some(g) = &p.unified {
         out.push(format!(
             "The start gate needs {} against MemAvailable {}: {}.",

@@ -71,7 +71,15 @@ fn seed_000_the_budget_moves_and_the_load_phase_does_not() {
             k + 1
         );
     }
-    eprintln!("{s:#?}");
+    // The split steps say what the last stage holds in layers and the balanced split it gives.
+    let split = s[4]
+        .iter()
+        .find(|l| l.starts_with("The last stage holds"))
+        .expect("the balance");
+    assert!(
+        split.contains("about 3.5 layers' worth") && split.ends_with("gives 15,16,12."),
+        "{split}"
+    );
 }
 
 #[test]
