@@ -266,6 +266,14 @@ pub fn moved(prev: Option<&Plan>, p: &Plan, unit: UnitSystem) -> Vec<String> {
                 "it refuses the start"
             }
         ));
+        // The second 8 GiB check: the memory guard, once the rank holds what it holds.
+        out.push(format!(
+            "The memory guard: {} of MemAvailable left once the rank holds {}, against its {} threshold: {}.",
+            a(g.after_start),
+            a(i128::from(g.total.0)),
+            a(i128::from(g.guard_threshold.0)),
+            if g.guard_ok { "the rank lives" } else { "the guard kills the rank" }
+        ));
     }
     out
 }

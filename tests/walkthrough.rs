@@ -107,4 +107,12 @@ fn seed_002_the_gate_row_by_row() {
     eprintln!("{gates:#?}");
     assert!(gates[0].ends_with("it passes."));
     assert!(gates[3].ends_with("it refuses the start."));
+    // The second 8 GiB check, the memory guard, on every row.
+    for step in &s {
+        let guard = step
+            .iter()
+            .find(|t| t.starts_with("The memory guard: "))
+            .unwrap();
+        assert!(guard.contains("against its 8.00 GiB threshold"), "{guard}");
+    }
 }
