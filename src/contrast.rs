@@ -6,7 +6,7 @@
 //! after the weights and the activation peak.
 
 use crate::calc::plan::{Plan, Term};
-use crate::calc::units::{thousands, UnitSystem, GB, GIB};
+use crate::calc::units::{human, thousands, UnitSystem};
 
 /// One engine's reading of the fraction, on one rank.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,6 +23,9 @@ pub struct EngineRow {
     pub tokens: Option<u64>,
     /// Where the formula comes from.
     pub source: &'static str,
+    /// How certain the figure is: vLLM's row is the plan's own line; the other engines'
+    /// formulas read the plan's figures and leave their own overheads out (estimates).
+    pub provenance: &'static str,
 }
 
 /// The rank the contrast reads: the one that decides, else rank 0.
@@ -30,19 +33,11 @@ fn rank(p: &Plan) -> usize {
     (p.deciding_rank().unwrap_or(0) as usize).min(p.ranks.len().saturating_sub(1))
 }
 
-fn amount(b: i128, unit: UnitSystem) -> String {
-    let (div, name) = match unit {
-        UnitSystem::Binary => (GIB as f64, "GiB"),
-        UnitSystem::Decimal => (GB as f64, "GB"),
-    };
-    format!("{:.2} {name}", b as f64 / div)
-}
-
 /// The three rows for the plan's deciding rank, with the plan's fraction given to each engine.
 /// `None` for a plan with no ranks.
 pub fn contrast(p: &Plan, unit: UnitSystem) -> Option<(u32, f64, Vec<EngineRow>)> {
     let r = p.ranks.get(rank(p))?;
-    let a = |b: i128| amount(b, unit);
+    let a = |b: i128| human(b, unit);
     let get = |t: Term| r.line_bytes(t);
     let f = p.gpu_memory_utilization;
     let (total, pre, free0) = (
@@ -77,6 +72,7 @@ pub fn contrast(p: &Plan, unit: UnitSystem) -> Option<(u32, f64, Vec<EngineRow>)
             kv_bytes: vllm,
             tokens: tokens(vllm),
             source: "vllm/v1/worker/gpu_worker.py::determine_available_memory (0.33.0)",
+            provenance: r.line(Term::AvailableKv).map_or("estimate", |l| l.provenance.label()),
         },
         EngineRow {
             engine: "SGLang",
@@ -91,6 +87,7 @@ pub fn contrast(p: &Plan, unit: UnitSystem) -> Option<(u32, f64, Vec<EngineRow>)
             kv_bytes: sglang,
             tokens: tokens(sglang),
             source: "sglang/srt/mem_cache/kv_cache_configurator.py::_profile_available_bytes (0.5.23)",
+            provenance: "estimate",
         },
         EngineRow {
             engine: "TensorRT-LLM",
@@ -108,6 +105,7 @@ pub fn contrast(p: &Plan, unit: UnitSystem) -> Option<(u32, f64, Vec<EngineRow>)
             kv_bytes: trt,
             tokens: tokens(trt),
             source: "tensorrt_llm/_torch/pyexecutor/_util.py::KvCacheCreator._cal_max_memory",
+            provenance: "estimate",
         },
     ];
     Some((r.rank, f, rows))

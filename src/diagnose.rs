@@ -337,15 +337,6 @@ fn smallest_utilization_past(s: &Scenario, phase: StartPhase) -> Option<f64> {
     Some(f64::from(lo) / 10_000.0)
 }
 
-/// A figure in the page's unit.
-fn amt(b: i128, unit: UnitSystem) -> String {
-    let (div, name) = match unit {
-        UnitSystem::Binary => (calc::units::GIB as f64, "GiB"),
-        UnitSystem::Decimal => (calc::units::GB as f64, "GB"),
-    };
-    format!("{:.2} {name}", b as f64 / div)
-}
-
 /// The diagnosis of `symptom` against the scenario `s` and its plan. `pasted` is the pasted
 /// text as the log reader read it, when there is one.
 pub fn diagnose(
@@ -355,7 +346,7 @@ pub fn diagnose(
     pasted: Option<&Log>,
     unit: UnitSystem,
 ) -> Diagnosis {
-    let a = |b: i128| amt(b, unit);
+    let a = |b: i128| calc::units::human(b, unit);
     let phase = symptom.phase();
     // The rank to read: the one the failing check names, else the deciding one.
     let rank = plan.deciding_rank().unwrap_or(0) as usize;

@@ -49,10 +49,11 @@ fn holds(p: &Plan) -> String {
         Some(r) => {
             let c = grouped_fixed(r.max_concurrency, 2);
             format!(
-                "starts: {c} full-length {} of {} tokens at once ({} tokens of KV cache)",
+                "starts: {c} full-length {} of {} tokens at once ({} tokens of KV cache; {})",
                 if c == "1.00" { "request" } else { "requests" },
                 thousands(u128::from(r.max_model_len)),
-                thousands(u128::from(r.kv_cache_tokens))
+                thousands(u128::from(r.kv_cache_tokens)),
+                r.provenance.label()
             )
         }
         None => "starts".into(),

@@ -4,7 +4,7 @@
 
 use crate::calc::plan::{Plan, Term};
 use crate::calc::scenario::{KvCacheDtype, Scenario};
-use crate::calc::units::{thousands, UnitSystem, GB, GIB};
+use crate::calc::units::{human, thousands, UnitSystem};
 use crate::calc::{self};
 
 /// One question and its answer for this scenario.
@@ -15,14 +15,6 @@ pub struct Probe {
     pub answer: String,
 }
 
-fn amount(b: i128, unit: UnitSystem) -> String {
-    let (div, name) = match unit {
-        UnitSystem::Binary => (GIB as f64, "GiB"),
-        UnitSystem::Decimal => (GB as f64, "GB"),
-    };
-    format!("{:.2} {name}", b as f64 / div)
-}
-
 /// The plan of `s` changed by `edit`, when it plans.
 fn with(s: &Scenario, edit: impl Fn(&mut Scenario)) -> Option<Plan> {
     let mut t = s.clone();
@@ -30,16 +22,9 @@ fn with(s: &Scenario, edit: impl Fn(&mut Scenario)) -> Option<Plan> {
     calc::plan(&t).ok()
 }
 
-fn verdict(p: &Plan) -> String {
-    match p.first_failure() {
-        Some(c) => format!("fails at {}", c.phase.label()),
-        None => "starts".into(),
-    }
-}
-
 /// The probes for the scenario `s` planned as `p`, on its deciding rank.
 pub fn probes(s: &Scenario, p: &Plan, unit: UnitSystem) -> Vec<Probe> {
-    let a = |b: i128| amount(b, unit);
+    let a = |b: i128| human(b, unit);
     let Some(r) = p
         .ranks
         .get((p.deciding_rank().unwrap_or(0) as usize).min(p.ranks.len().saturating_sub(1)))
@@ -61,7 +46,7 @@ pub fn probes(s: &Scenario, p: &Plan, unit: UnitSystem) -> Vec<Probe> {
             question: "Up or down on gpu-memory-utilization?",
             answer: format!(
                 "It depends on the phase that fails. Up enlarges the pool (KV sizing) but makes the init check stricter; down does the opposite, and neither changes loading. Here, at {down}: the least KV memory is {} and the plan {}; at {u}: {} and it {}; at {up}: {} and it {}.",
-                a(kv(&lo)), verdict(&lo), a(kv(p)), verdict(p), a(kv(&hi)), verdict(&hi)
+                a(kv(&lo)), lo.outcome(), a(kv(p)), p.outcome(), a(kv(&hi)), hi.outcome()
             ),
         });
     }
@@ -97,7 +82,7 @@ pub fn probes(s: &Scenario, p: &Plan, unit: UnitSystem) -> Vec<Probe> {
                     thousands(u128::from(tokens(p))),
                     thousands(u128::from(tokens(&fp8))),
                     a(w),
-                    verdict(&fp8)
+                    fp8.outcome()
                 ),
             });
         }
@@ -120,7 +105,7 @@ pub fn probes(s: &Scenario, p: &Plan, unit: UnitSystem) -> Vec<Probe> {
                     thousands(u128::from(half)),
                     a(get(Term::CudaGraphs)),
                     a(get(Term::Activation)),
-                    verdict(&lower)
+                    lower.outcome()
                 )
             } else { format!(
                 "Not by reserving less KV: max-num-seqs reserves nothing. It caps the CUDA graph capture sizes (and, unset, the batched tokens), so the graphs and the profile's activation shrink. Here, from {} to {} sequences: CUDA graphs {} -> {}, activation peak {} -> {}; the plan {} then.",
@@ -130,7 +115,7 @@ pub fn probes(s: &Scenario, p: &Plan, unit: UnitSystem) -> Vec<Probe> {
                 a(lr.line_bytes(Term::CudaGraphs)),
                 a(get(Term::Activation)),
                 a(lr.line_bytes(Term::Activation)),
-                verdict(&lower)
+                lower.outcome()
             ) },
         });
     }

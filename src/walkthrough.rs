@@ -4,7 +4,7 @@
 //! written as prose about a figure.
 
 use crate::calc::plan::{Plan, Term};
-use crate::calc::units::{thousands, UnitSystem, GB, GIB};
+use crate::calc::units::{human, thousands, UnitSystem};
 use crate::calc::{self};
 use crate::input::query::{self, UrlState};
 use crate::input::Field;
@@ -131,33 +131,6 @@ pub fn plan_steps(walk: &Walk, unit: Option<&str>) -> Vec<Planned> {
         .collect()
 }
 
-fn amount(b: i128, unit: UnitSystem) -> String {
-    let (div, name) = match unit {
-        UnitSystem::Binary => (GIB as f64, "GiB"),
-        UnitSystem::Decimal => (GB as f64, "GB"),
-    };
-    format!("{:.2} {name}", b as f64 / div)
-}
-
-/// The verdict in a few words.
-fn verdict(p: &Plan) -> String {
-    match p.first_failure() {
-        Some(c) => format!(
-            "fails at {}{}",
-            c.phase.label(),
-            c.rank.map(|r| format!(" (rank {r})")).unwrap_or_default()
-        ),
-        None => match &p.replica {
-            Some(r) => format!(
-                "starts: {:.2} full-length requests of {} tokens",
-                r.max_concurrency,
-                thousands(u128::from(r.max_model_len))
-            ),
-            None => "starts".into(),
-        },
-    }
-}
-
 /// The rank a step's figures are read on: the one that decides, else the last.
 fn rank_of(p: &Plan) -> usize {
     p.deciding_rank()
@@ -168,7 +141,7 @@ fn rank_of(p: &Plan) -> usize {
 /// What a step shows, read from its plan and, after the first, what moved since the step
 /// before: the budget, the load phase's peak, the KV memory, the verdict, the demand.
 pub fn moved(prev: Option<&Plan>, p: &Plan, unit: UnitSystem) -> Vec<String> {
-    let a = |b: i128| amount(b, unit);
+    let a = |b: i128| human(b, unit);
     let r = &p.ranks[rank_of(p)];
     let budget = r.line_bytes(Term::Budget);
     let load = p
@@ -181,7 +154,7 @@ pub fn moved(prev: Option<&Plan>, p: &Plan, unit: UnitSystem) -> Vec<String> {
     let mut out = Vec::new();
     match prev {
         None => {
-            out.push(format!("The plan {}.", verdict(p)));
+            out.push(format!("The plan {}.", p.outcome()));
             out.push(format!(
                 "Rank {}: budget {}, the load phase's peak {} (the heaviest rank), KV memory {} (the least of any rank).",
                 r.rank,
@@ -219,7 +192,7 @@ pub fn moved(prev: Option<&Plan>, p: &Plan, unit: UnitSystem) -> Vec<String> {
                 change("the load phase's peak", q_load, load),
                 change("KV memory (the least of any rank)", q_kv, kv)
             ));
-            let (was, is) = (verdict(q), verdict(p));
+            let (was, is) = (q.outcome(), p.outcome());
             out.push(if was == is {
                 format!("The plan still {is}.")
             } else {

@@ -88,7 +88,7 @@ fn seed_003_demand_against_the_pool() {
     let demand = s[1].iter().find(|l| l.starts_with("Demand:")).unwrap();
     // 256 x 10,737,418,240 B x 4 ranks = 10.995 TB; the pool holds 4.29 requests.
     assert!(
-        demand.contains("max-num-seqs 256 x max-model-len 131,072 = 10995.12 GB"),
+        demand.contains("max-num-seqs 256 x max-model-len 131,072 = 10,995.12 GB"),
         "{demand}"
     );
     assert!(

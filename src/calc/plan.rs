@@ -649,6 +649,25 @@ impl Plan {
         self.checks.iter().find(|c| !c.ok)
     }
 
+    /// The outcome in a few words, for views that set plans side by side: the failing phase
+    /// and its rank, or what the started pool holds with its provenance.
+    pub fn outcome(&self) -> String {
+        match (self.first_failure(), &self.replica) {
+            (Some(c), _) => format!(
+                "fails at {}{}",
+                c.phase.label(),
+                c.rank.map(|r| format!(" (rank {r})")).unwrap_or_default()
+            ),
+            (None, Some(r)) => format!(
+                "starts: {:.2} full-length requests of {} tokens ({})",
+                r.max_concurrency,
+                super::units::thousands(u128::from(r.max_model_len)),
+                r.provenance.label()
+            ),
+            (None, None) => "starts".into(),
+        }
+    }
+
     /// The rank that decides the outcome: the first failing check's, else the one whose pool
     /// bounds the replica (none when neither names a rank).
     pub fn deciding_rank(&self) -> Option<u32> {

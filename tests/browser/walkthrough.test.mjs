@@ -49,7 +49,7 @@ test("a step's link opens that step: seed 003's demand against the pool", async 
   await page.locator('[data-testid=walkthrough]').waitFor();
   assert.equal(await current(page), '2');
   const two = await page.locator('[data-testid=walkthrough-step][data-step="2"]').innerText();
-  assert.match(two, /Demand: max-num-seqs 256 x max-model-len 131,072 = 10995\.12 GB across the replica, against a pool that holds 4\.29 full-length requests/);
+  assert.match(two, /Demand: max-num-seqs 256 x max-model-len 131,072 = 10,995\.12 GB across the replica, against a pool that holds 4\.29 full-length requests/);
   assertClean(problems);
   await context.close();
 });

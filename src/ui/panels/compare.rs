@@ -27,17 +27,6 @@ pub fn compare_form_html() -> String {
     h
 }
 
-fn verdict(p: &Plan) -> String {
-    match p.first_failure() {
-        Some(c) => format!(
-            "fails at {}{}",
-            c.phase.label(),
-            c.rank.map(|r| format!(" (rank {r})")).unwrap_or_default()
-        ),
-        None => "starts".into(),
-    }
-}
-
 fn delta(a: i128, b: i128, unit: UnitSystem) -> String {
     if a == b {
         "same".into()
@@ -78,8 +67,8 @@ pub fn ab_html(
     };
     h.push_str(&format!(
         r#"<table class="ab" data-testid="ab-verdicts"><thead><tr><th scope="col"></th><th scope="col">A</th><th scope="col">B</th><th scope="col">B - A</th></tr></thead><tbody><tr data-row="verdict"><th scope="row">verdict</th><td>{}</td><td>{}</td><td></td></tr>"#,
-        esc(&verdict(a)),
-        esc(&verdict(b))
+        esc(&a.outcome()),
+        esc(&b.outcome())
     ));
     let rep = |p: &Plan| {
         p.replica

@@ -72,13 +72,15 @@ pub fn contrast_html(p: &crate::calc::Plan, unit: crate::calc::units::UnitSystem
     );
     for r in rows {
         h.push_str(&format!(
-            r#"<li data-engine="{}" data-bytes="{}"><strong>{}</strong> <code>{}</code>: <strong>{}</strong> of KV cache, {}<br>A fraction of {}.<br><small>{}</small><br><small class="source">{}</small></li>"#,
+            r#"<li data-engine="{}" data-bytes="{}"><strong>{}</strong> <code>{}</code>: <strong>{}</strong> of KV cache, {} <span class="badge {}">{}</span><br>A fraction of {}.<br><small>{}</small><br><small class="source">{}</small></li>"#,
             esc(r.engine),
             r.kv_bytes,
             esc(r.engine),
             esc(r.knob),
             esc(&crate::ui::charts::amount(r.kv_bytes, unit)),
             esc(&crate::contrast::tokens_text(r.tokens)),
+            r.provenance,
+            r.provenance,
             esc(r.of),
             esc(&r.formula),
             esc(r.source)
