@@ -152,6 +152,7 @@ fn more_tp_never_raises_per_rank_weights() {
                                 last_stage: stage == pp - 1,
                                 expert_parallel: ep,
                                 drafter_layers: 0,
+                                vision: false,
                             },
                         )
                         .target()
@@ -170,6 +171,7 @@ fn more_tp_never_raises_per_rank_weights() {
                         last_stage: true,
                         expert_parallel: ep,
                         drafter_layers: 0,
+                        vision: false,
                     },
                 )
                 .target();
@@ -1476,7 +1478,7 @@ fn check_sums(p: &Plan, what: &str) {
             get(Term::Weights),
         ) {
             assert_eq!(
-                e + l + h,
+                e + l + h + at(Term::WeightsVision),
                 w,
                 "{what}, rank {rank}: the weight lines sum to the weights"
             );

@@ -6,6 +6,7 @@
 //! rules where they differ.
 
 pub mod backend;
+pub mod blocks;
 pub mod decimal;
 pub mod formula;
 pub mod input;

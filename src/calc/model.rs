@@ -131,6 +131,9 @@ pub enum LayerKind {
     Mamba2,
     /// Reuses another layer's KV (`kv_sharing_target_layer_name`): no cache of its own.
     SharedKv,
+    /// A layer without attention or state (a Nemotron-H MLP or MoE layer, a NAS layer whose
+    /// attention is a no-op): no cache at all.
+    NoCache,
 }
 
 impl LayerKind {
@@ -143,6 +146,7 @@ impl LayerKind {
             LayerKind::GatedDeltaNet => "gated-deltanet".into(),
             LayerKind::Mamba2 => "mamba2".into(),
             LayerKind::SharedKv => "shared-kv".into(),
+            LayerKind::NoCache => "no-cache".into(),
         }
     }
 }
@@ -169,6 +173,9 @@ pub struct Moe {
     pub shared_intermediate_size: Option<u64>,
     /// Per layer: true when the layer has a dense MLP instead of experts.
     pub dense_layers: Vec<bool>,
+    /// `moe_latent_size` (Nemotron 3 Super): the experts work in this width, behind a
+    /// replicated hidden -> latent and latent -> hidden projection pair.
+    pub latent: Option<u64>,
 }
 
 /// Linear-attention (gated DeltaNet) or Mamba2 state dimensions.
@@ -297,9 +304,21 @@ pub struct Model {
     /// The checkpoint's total bytes (safetensors), when known.
     pub checkpoint_bytes: Option<u64>,
     pub measured_kv: Option<MeasuredKv>,
-    /// The config describes a vision encoder (`vision_config`), whose weights Headroom does not
-    /// estimate: it sizes the language model.
+    /// The config describes a vision encoder (`vision_config`).
     pub vision_encoder: bool,
+    /// The vision encoder's shape, when its `vision_config` gives enough to estimate it.
+    pub vision: Option<crate::calc::blocks::VisionTower>,
+    /// Per-layer structure when layers differ beyond their [`LayerKind`] and MoE pattern
+    /// (hybrid Mamba stacks, NAS `block_configs`); empty: derived ([`Model::block`]).
+    pub blocks: Vec<crate::calc::blocks::Block>,
+    /// An MTP module's own decoder stack (Nemotron-H's `mtp_hybrid_override_pattern`); empty:
+    /// one layer like the target's last.
+    pub mtp_blocks: Vec<crate::calc::blocks::Block>,
+    /// The Mamba mixers' shape, for a model with Mamba layers.
+    pub mamba: Option<crate::calc::blocks::MambaShape>,
+    /// Whether the MLP and expert activations are gated (SwiGLU / GeGLU: gate, up and down
+    /// projections) or not (`relu2`, GELU MLPs: up and down only).
+    pub mlp_gated: bool,
     /// DeepSeek-V3.2's sparse attention (`index_topk` on an MLA model): every MLA layer also
     /// keeps the lightning indexer's K cache, and the sparse MLA backends take 64-token blocks.
     pub sparse_mla: Option<SparseMla>,
@@ -353,6 +372,11 @@ impl Model {
             checkpoint_bytes: None,
             measured_kv: None,
             vision_encoder: false,
+            vision: None,
+            blocks: Vec::new(),
+            mtp_blocks: Vec::new(),
+            mamba: None,
+            mlp_gated: true,
             sparse_mla: None,
             compressed: None,
             quant_method: String::new(),
@@ -469,7 +493,8 @@ impl Model {
                 | LayerKind::Mla
                 | LayerKind::GatedDeltaNet
                 | LayerKind::Mamba2
-                | LayerKind::SharedKv => {}
+                | LayerKind::SharedKv
+                | LayerKind::NoCache => {}
             }
         }
         if let Some(m) = &self.mla {
@@ -536,6 +561,26 @@ impl Model {
                 | "Gemma3ForCausalLM"
                 | "Gemma3ForConditionalGeneration"
         )
+    }
+
+    /// Layer `i`'s structure: the config's own where it gives one per layer, else attention (or
+    /// the layer's linear-attention mixer) with a dense MLP or the experts.
+    pub fn block(&self, i: usize) -> crate::calc::blocks::Block {
+        use crate::calc::blocks::{Block, Ffn, Mixer};
+        if let Some(b) = self.blocks.get(i) {
+            return *b;
+        }
+        let mixer = match self.layers.get(i) {
+            Some(LayerKind::GatedDeltaNet) => Mixer::GatedDeltaNet,
+            Some(LayerKind::Mamba2) => Mixer::Mamba,
+            Some(LayerKind::NoCache) => Mixer::None,
+            _ => Mixer::Attention,
+        };
+        let ffn = match &self.moe {
+            Some(moe) if !moe.dense_layers.get(i).copied().unwrap_or(false) => Ffn::Moe,
+            _ => Ffn::Mlp(self.intermediate_size),
+        };
+        Block { mixer, ffn }
     }
 
     /// Padded vocab: vLLM pads embedding rows to a multiple of 64 (`DEFAULT_VOCAB_PADDING_SIZE`).

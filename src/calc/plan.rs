@@ -108,6 +108,8 @@ pub enum Term {
     WeightsLayers,
     /// Weights: final norm and LM head.
     WeightsHead,
+    /// Weights: the vision encoder and its projector (multimodal models, where built).
+    WeightsVision,
     /// The target model's weights on this rank: what "Model loading took" prints, except on a
     /// last stage with a drafter, where vLLM's figure also counts the drafter.
     Weights,
@@ -147,6 +149,7 @@ impl Term {
             Term::WeightsEmbedding => "weights_embedding",
             Term::WeightsLayers => "weights_layers",
             Term::WeightsHead => "weights_head",
+            Term::WeightsVision => "weights_vision",
             Term::Weights => "weights",
             Term::Drafter => "drafter",
             Term::LoadPeak => "load_peak",
@@ -172,6 +175,7 @@ impl Term {
             Term::WeightsEmbedding => "Weights: embedding",
             Term::WeightsLayers => "Weights: decoder layers",
             Term::WeightsHead => "Weights: final norm + LM head",
+            Term::WeightsVision => "Weights: vision encoder + projector",
             Term::Weights => "Weights (Model loading took)",
             Term::Drafter => "Drafter weights",
             Term::LoadPeak => "Load-time transient peak",

@@ -6,7 +6,72 @@
 //! Every figure here is an estimate from parameter counts; `plan` labels it so, and a catalog
 //! checkpoint total or a measured "Model loading took" replaces it.
 
-use super::model::{LayerKind, Model};
+use super::blocks::{Block, Ffn, Mixer};
+use super::model::Model;
+
+/// A stage's decoder-layer bytes by component kind (the ledger's breakdown).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LayerParts {
+    /// Self-attention: projections (MLA's latent ones too) and their norms.
+    pub attention: u64,
+    /// Gated DeltaNet linear attention.
+    pub linear_attention: u64,
+    /// Mamba mixers: in/out projections, conv1d, dt / A / D, gated norm.
+    pub mamba: u64,
+    /// Dense MLPs (and NAS linear replacements).
+    pub dense_mlp: u64,
+    /// Routed experts with their router and any latent projections.
+    pub experts: u64,
+    /// Shared experts.
+    pub shared_experts: u64,
+    /// The layers' input / post-attention norms.
+    pub norms: u64,
+}
+
+impl LayerParts {
+    pub fn total(&self) -> u64 {
+        [
+            self.attention,
+            self.linear_attention,
+            self.mamba,
+            self.dense_mlp,
+            self.experts,
+            self.shared_experts,
+            self.norms,
+        ]
+        .iter()
+        .fold(0u64, |a, b| a.saturating_add(*b))
+    }
+
+    fn add(&mut self, o: &LayerParts) {
+        self.attention = self.attention.saturating_add(o.attention);
+        self.linear_attention = self.linear_attention.saturating_add(o.linear_attention);
+        self.mamba = self.mamba.saturating_add(o.mamba);
+        self.dense_mlp = self.dense_mlp.saturating_add(o.dense_mlp);
+        self.experts = self.experts.saturating_add(o.experts);
+        self.shared_experts = self.shared_experts.saturating_add(o.shared_experts);
+        self.norms = self.norms.saturating_add(o.norms);
+    }
+
+    /// The non-zero kinds with their bytes, largest first, for the ledger and the
+    /// plausibility check: ("attention", bytes) ...
+    pub fn named(&self) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = [
+            ("attention", self.attention),
+            ("linear attention", self.linear_attention),
+            ("Mamba mixers", self.mamba),
+            ("dense MLP", self.dense_mlp),
+            ("routed experts", self.experts),
+            ("shared experts", self.shared_experts),
+            ("norms", self.norms),
+        ]
+        .into_iter()
+        .filter(|(_, b)| *b > 0)
+        .collect();
+        v.sort_by_key(|p| std::cmp::Reverse(p.1));
+        v
+    }
+}
 
 /// Weights of one rank, in bytes, by component.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -15,6 +80,10 @@ pub struct RankWeights {
     pub layers: u64,
     pub head: u64,
     pub drafter: u64,
+    /// The vision encoder and projector, where this rank builds them.
+    pub vision: u64,
+    /// `layers` by component kind.
+    pub parts: LayerParts,
 }
 
 impl RankWeights {
@@ -23,6 +92,7 @@ impl RankWeights {
         self.embedding
             .saturating_add(self.layers)
             .saturating_add(self.head)
+            .saturating_add(self.vision)
     }
 }
 
@@ -42,6 +112,9 @@ pub struct Placement {
     pub expert_parallel: bool,
     /// Drafter layers (MTP) built on this rank.
     pub drafter_layers: u32,
+    /// Whether this rank builds the vision encoder: every stage under the V1 model runner,
+    /// the first only under Model Runner V2 (`_mark_tower_model`), none in text-only mode.
+    pub vision: bool,
 }
 
 impl Placement {
@@ -76,58 +149,107 @@ fn plain_bytes(params: u64, model: &Model) -> u64 {
     params * model.dtype.bytes()
 }
 
-/// One decoder layer's bytes on a rank.
-fn layer_bytes(model: &Model, layer: usize, p: &Placement) -> u64 {
+/// The attention projections of one layer with `kv_heads` KV heads (MLA's latent ones when
+/// the model has MLA).
+fn attention_bytes(model: &Model, kv_heads: u64, tp: u64) -> u64 {
+    let h = model.hidden_size;
+    if let Some(mla) = model.mla {
+        let qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+        let heads = model.n_heads;
+        // q_a / kv_a projections are ReplicatedLinear: a full copy on every rank.
+        let replicated = match mla.q_lora_rank {
+            Some(q) => h * q + h * (mla.kv_lora_rank + mla.qk_rope_head_dim),
+            None => h * (mla.kv_lora_rank + mla.qk_rope_head_dim),
+        };
+        let split = match mla.q_lora_rank {
+            Some(q) => q * heads * qk_head,
+            None => h * heads * qk_head,
+        } + mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+            + heads * mla.v_head_dim * h;
+        let norms = mla.q_lora_rank.unwrap_or(0) + mla.kv_lora_rank;
+        return linear_bytes(replicated + split / tp, model, false) + plain_bytes(norms, model);
+    }
+    let q = h * model.n_heads * model.head_dim;
+    let o = model.n_heads * model.head_dim * h;
+    // KV heads per rank: max(1, kv / tp); replicated beyond the KV head count.
+    let kv_heads_rank = (kv_heads / tp).max(1);
+    let kv = 2 * h * kv_heads_rank * model.head_dim;
+    linear_bytes((q + o) / tp + kv, model, false)
+}
+
+/// A gated DeltaNet layer's projections, conv and per-head parameters.
+fn gated_deltanet_bytes(model: &Model, tp: u64) -> u64 {
+    let h = model.hidden_size;
+    let s = model.linear.unwrap_or(super::model::LinearState {
+        conv_kernel: 4,
+        k_heads: model.n_kv_heads,
+        k_dim: model.head_dim,
+        v_heads: model.n_heads,
+        v_dim: model.head_dim,
+    });
+    let key = s.k_heads * s.k_dim;
+    let value = s.v_heads * s.v_dim;
+    // in_proj_qkvz + in_proj_ba (column-parallel), conv1d, out_proj (row-parallel).
+    let in_proj = h * (2 * key + 2 * value) + h * 2 * s.v_heads;
+    let conv = (2 * key + value) * s.conv_kernel;
+    let out = value * h;
+    linear_bytes((in_proj + out) / tp, model, false)
+        + plain_bytes(conv / tp + 2 * s.v_heads / tp + s.v_dim, model)
+}
+
+/// A Mamba mixer ([`MambaShape::params`]): its projections quantized like any linear, the
+/// conv, per-head parameters and norm at the model's dtype.
+fn mamba_bytes(model: &Model, tp: u64) -> u64 {
+    match model.mamba {
+        Some(m) => {
+            let (linear, small) = m.params(model.hidden_size, tp);
+            linear_bytes(linear, model, false) + plain_bytes(small, model)
+        }
+        // A Mamba layer without its shape (a LayerKind given by hand): the gated DeltaNet
+        // formula over the linear-state dimensions, the nearest shape Headroom has.
+        None => gated_deltanet_bytes(model, tp),
+    }
+}
+
+/// The projections of an MLP: gate, up and down when gated, up and down otherwise.
+fn mlp_matrices(model: &Model) -> u64 {
+    if model.mlp_gated {
+        3
+    } else {
+        2
+    }
+}
+
+/// One decoder layer's bytes on a rank, by component kind.
+fn layer_parts(model: &Model, layer: usize, p: &Placement) -> LayerParts {
     let h = model.hidden_size;
     let tp = p.tp;
-    let norms = plain_bytes(2 * h, model);
-    let kind = model.layers.get(layer).cloned().unwrap_or(LayerKind::Full);
-    let attention = match (&kind, model.mla) {
-        (LayerKind::GatedDeltaNet | LayerKind::Mamba2, _) => {
-            let s = model.linear.unwrap_or(super::model::LinearState {
-                conv_kernel: 4,
-                k_heads: model.n_kv_heads,
-                k_dim: model.head_dim,
-                v_heads: model.n_heads,
-                v_dim: model.head_dim,
-            });
-            let key = s.k_heads * s.k_dim;
-            let value = s.v_heads * s.v_dim;
-            // in_proj_qkvz + in_proj_ba (column-parallel), conv1d, out_proj (row-parallel).
-            let in_proj = h * (2 * key + 2 * value) + h * 2 * s.v_heads;
-            let conv = (2 * key + value) * s.conv_kernel;
-            let out = value * h;
-            linear_bytes((in_proj + out) / tp, model, false)
-                + plain_bytes(conv / tp + 2 * s.v_heads / tp + s.v_dim, model)
+    let block = model.block(layer);
+    let mut parts = LayerParts::default();
+    let mut norms = 0;
+    match block.mixer {
+        Mixer::Attention => parts.attention = attention_bytes(model, model.n_kv_heads, tp),
+        Mixer::AttentionKvHeads(kv) => parts.attention = attention_bytes(model, kv, tp),
+        Mixer::Mamba => parts.mamba = mamba_bytes(model, tp),
+        Mixer::AttentionAndMamba => {
+            parts.attention = attention_bytes(model, model.n_kv_heads, tp);
+            parts.mamba = mamba_bytes(model, tp);
         }
-        (_, Some(mla)) => {
-            let qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-            let heads = model.n_heads;
-            // q_a / kv_a projections are ReplicatedLinear: a full copy on every rank.
-            let replicated = match mla.q_lora_rank {
-                Some(q) => h * q + h * (mla.kv_lora_rank + mla.qk_rope_head_dim),
-                None => h * (mla.kv_lora_rank + mla.qk_rope_head_dim),
-            };
-            let split = match mla.q_lora_rank {
-                Some(q) => q * heads * qk_head,
-                None => h * heads * qk_head,
-            } + mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim)
-                + heads * mla.v_head_dim * h;
-            let norms = mla.q_lora_rank.unwrap_or(0) + mla.kv_lora_rank;
-            linear_bytes(replicated + split / tp, model, false) + plain_bytes(norms, model)
-        }
-        _ => {
-            let q = h * model.n_heads * model.head_dim;
-            let o = model.n_heads * model.head_dim * h;
-            // KV heads per rank: max(1, kv / tp); replicated beyond the KV head count.
-            let kv_heads_rank = (model.n_kv_heads / tp).max(1);
-            let kv = 2 * h * kv_heads_rank * model.head_dim;
-            linear_bytes((q + o) / tp + kv, model, false)
-        }
-    };
-    let mlp = match &model.moe {
-        Some(moe) if !moe.dense_layers.get(layer).copied().unwrap_or(false) => {
-            let per_expert = 3 * h * moe.moe_intermediate_size;
+        Mixer::GatedDeltaNet => parts.linear_attention = gated_deltanet_bytes(model, tp),
+        Mixer::Linear => parts.dense_mlp = linear_bytes(h * h / tp, model, false),
+        Mixer::None => {}
+    }
+    if block.mixer != Mixer::None {
+        norms += h;
+    }
+    let mats = mlp_matrices(model);
+    match (block.ffn, &model.moe) {
+        (Ffn::Moe, Some(moe)) => {
+            // Behind a latent projection (Nemotron 3 Super) the experts work in the latent
+            // width; the two projections are ReplicatedLinear, whole on every rank.
+            let width = moe.latent.unwrap_or(h);
+            let latent = moe.latent.map_or(0, |l| 2 * h * l);
+            let per_expert = mats * width * moe.moe_intermediate_size;
             // flatten_tp_across_dp_and_pcp: experts are split over TP x DP, with or without EP.
             let moe_group = tp.saturating_mul(p.dp.max(1));
             let experts = if p.expert_parallel {
@@ -146,13 +268,42 @@ fn layer_bytes(model: &Model, layer: usize, p: &Placement) -> u64 {
             // allgather_reducescatter all2all backend): the shared experts are built with
             // disable_tp, whole on every rank (DeepseekV2MLP, Qwen3NextMLP in vLLM 0.33.0).
             let sequence_parallel = p.expert_parallel && tp > 1 && p.dp > 1;
-            let shared = 3 * h * shared_inter / if sequence_parallel { 1 } else { tp };
+            let shared = mats * h * shared_inter / if sequence_parallel { 1 } else { tp };
             let router = plain_bytes(h * moe.n_experts, model);
-            linear_bytes(experts, model, true) + linear_bytes(shared, model, false) + router
+            parts.experts =
+                linear_bytes(experts, model, true) + router + linear_bytes(latent, model, false);
+            parts.shared_experts = linear_bytes(shared, model, false);
+            norms += h;
         }
-        _ => linear_bytes(3 * h * model.intermediate_size / tp, model, false),
-    };
-    norms + attention + mlp
+        (Ffn::Mlp(_), _) | (Ffn::Moe, None) => {
+            let inter = match block.ffn {
+                Ffn::Mlp(i) => i,
+                _ => model.intermediate_size,
+            };
+            parts.dense_mlp += linear_bytes(mats * h * inter / tp, model, false);
+            norms += h;
+        }
+        (Ffn::Linear, _) => {
+            parts.dense_mlp += linear_bytes(h * h / tp, model, false);
+            norms += h;
+        }
+        (Ffn::None, _) => {}
+    }
+    parts.norms = plain_bytes(norms, model);
+    parts
+}
+
+/// One decoder layer's bytes on a rank.
+fn layer_bytes(model: &Model, layer: usize, p: &Placement) -> u64 {
+    layer_parts(model, layer, p).total()
+}
+
+/// The vision encoder and projector on a rank that builds them: their linears split by TP
+/// (vLLM's towers use column / row-parallel linears unless `mm_encoder_tp_mode` is "data").
+pub fn vision_bytes(model: &Model, tp: u64) -> u64 {
+    model
+        .vision
+        .map_or(0, |v| plain_bytes(v.params() / tp.max(1), model))
 }
 
 /// The estimated weights of one rank.
@@ -169,38 +320,35 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
     } else {
         0
     };
-    // A layer's bytes depend only on its attention family and whether its MLP is dense, so
-    // consecutive layers of the same shape reuse the previous figure.
-    let shape = |i: usize| {
-        let family = match model.layers.get(i) {
-            Some(LayerKind::GatedDeltaNet | LayerKind::Mamba2) => 1u8,
-            _ => 0,
-        };
-        let dense = model
-            .moe
-            .as_ref()
-            .map(|m| m.dense_layers.get(i).copied().unwrap_or(false));
-        (family, dense)
-    };
-    let mut layers = 0u64;
-    let mut last: Option<((u8, Option<bool>), u64)> = None;
+    // A layer's bytes depend only on its structure (and its rank's place), so consecutive
+    // layers of the same structure reuse the previous figure.
+    let mut parts = LayerParts::default();
+    let mut last: Option<(Block, LayerParts)> = None;
     for i in p.layers.0..p.layers.1 {
-        let key = shape(i as usize);
-        let bytes = match last {
+        let key = model.block(i as usize);
+        let layer = match last {
             Some((k, b)) if k == key => b,
-            _ => layer_bytes(model, i as usize, p),
+            _ => layer_parts(model, i as usize, p),
         };
-        last = Some((key, bytes));
-        layers = layers.saturating_add(bytes);
+        last = Some((key, layer));
+        parts.add(&layer);
     }
     let drafter = if p.drafter_layers > 0 {
         // An MTP module: its decoder layer(s), eh_proj (2h x h), three norms. With PP > 1 it
         // loads its own embedding (the target's is on the first stage), but always shares the
         // target's LM head, which is on its own, last, stage (spec_decode/eagle/utils.py).
-        let last = model.n_layers.saturating_sub(1) as usize;
-        let per = layer_bytes(model, last, p)
-            + linear_bytes(2 * h * h, model, false)
-            + plain_bytes(3 * h, model);
+        // Nemotron-H's MTP module is a short stack of its own (`mtp_hybrid_override_pattern`).
+        let decoder = if model.mtp_blocks.is_empty() {
+            let last = model.n_layers.saturating_sub(1) as usize;
+            layer_bytes(model, last, p)
+        } else {
+            let mut m = model.clone();
+            m.blocks = model.mtp_blocks.clone();
+            (0..m.blocks.len())
+                .map(|i| layer_bytes(&m, i, p))
+                .fold(0u64, u64::saturating_add)
+        };
+        let per = decoder + linear_bytes(2 * h * h, model, false) + plain_bytes(3 * h, model);
         let own_vocab = if p.pp > 1 { embed } else { 0 };
         per.saturating_mul(u64::from(p.drafter_layers))
             .saturating_add(own_vocab)
@@ -209,9 +357,15 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
     };
     RankWeights {
         embedding,
-        layers,
+        layers: parts.total(),
         head,
         drafter,
+        vision: if p.vision {
+            vision_bytes(model, p.tp)
+        } else {
+            0
+        },
+        parts,
     }
 }
 
@@ -251,6 +405,7 @@ pub fn checkpoint_estimate(model: &Model) -> u64 {
         last_stage: true,
         expert_parallel: false,
         drafter_layers: model.mtp_layers,
+        vision: true,
     };
     let w = rank_weights(model, &p);
     w.target().saturating_add(w.drafter)
@@ -259,6 +414,7 @@ pub fn checkpoint_estimate(model: &Model) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::calc::model::LayerKind;
 
     fn place(tp: u64, layers: u32) -> Placement {
         Placement {
@@ -271,6 +427,7 @@ mod tests {
             last_stage: true,
             expert_parallel: false,
             drafter_layers: 0,
+            vision: false,
         }
     }
 
@@ -299,6 +456,7 @@ mod tests {
             n_shared_experts: 0,
             shared_intermediate_size: None,
             dense_layers: vec![false; 32],
+            latent: None,
         });
         let at = |dp: u64, ep: bool| {
             let mut p = place(2, 32);

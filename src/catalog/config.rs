@@ -8,6 +8,8 @@
 mod max_len;
 mod mtp;
 mod quant;
+mod structure;
+mod vision;
 
 use std::fmt;
 
@@ -217,7 +219,12 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
     }
     let n_layers32 = n_layers as u32;
     let hidden = f.need("hidden_size")?;
-    let heads = f.need("num_attention_heads")?;
+    let model_type = f.string("model_type").unwrap_or("");
+    // Mamba language models have no attention: their configs give no heads.
+    let heads = match f.uint("num_attention_heads")? {
+        None if structure::attention_free(model_type) => 1,
+        _ => f.need("num_attention_heads")?,
+    };
     if heads == 0 {
         return Err(ConfigError::new(
             "num_attention_heads",
@@ -230,7 +237,6 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         None => hidden / heads,
     };
     let vocab = f.need("vocab_size")?;
-    let model_type = f.string("model_type").unwrap_or("");
     let (max_pos, max_len_key, longrope_default) = derived_max_len(&f, model_type)?;
 
     // MLA: DeepSeek-V2/V3/R1 and Kimi-K2 carry kv_lora_rank.
@@ -352,10 +358,20 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
                     .first(&["moe_intermediate_size", "intermediate_size"])?
                     .unwrap_or(0),
                 n_shared_experts: f.uint("n_shared_experts")?.unwrap_or(0),
-                shared_intermediate_size: f.uint("shared_expert_intermediate_size")?,
+                shared_intermediate_size: match f.uint("moe_shared_expert_intermediate_size")? {
+                    // Nemotron-H: one width per shared expert.
+                    Some(w) => {
+                        Some(w.saturating_mul(f.uint("n_shared_experts")?.unwrap_or(1).max(1)))
+                    }
+                    None => f.first(&[
+                        "shared_expert_intermediate_size",
+                        "shared_intermediate_size",
+                    ])?,
+                },
                 dense_layers: (0..n_layers)
                     .map(|i| i < dense_first || mlp_only.contains(&i))
                     .collect(),
+                latent: f.uint("moe_latent_size")?,
             })
         }
         _ => None,
@@ -385,6 +401,24 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
     } else {
         None
     };
+
+    // Hybrid stacks and NAS models: their own layer-by-layer structure.
+    let experts = moe.as_ref().map_or(0, |m| m.n_experts);
+    let st = structure::read(&f, model_type, n_layers, hidden, heads, experts)?;
+    let (n_layers32, kinds, linear, mut moe) = match &st {
+        Some(st) => {
+            let moe = moe.map(|mut m| {
+                m.dense_layers.resize(st.n_layers as usize, false);
+                m
+            });
+            (st.n_layers, st.kinds.clone(), st.linear.or(linear), moe)
+        }
+        None => (n_layers32, kinds, linear, moe),
+    };
+    if let Some(m) = moe.as_mut() {
+        m.dense_layers.truncate(n_layers32 as usize);
+    }
+    let vision = vision::read(top, hidden)?;
 
     let (quant, kv_fp8, quant_method) = quant(&f)?;
     // The drafter's MTP modules as vLLM counts them, else the config's next-n layers.
@@ -423,7 +457,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         n_layers: n_layers32,
         hidden_size: hidden,
         n_heads: heads,
-        n_kv_heads: kv_heads,
+        n_kv_heads: st.as_ref().and_then(|s| s.kv_heads).unwrap_or(kv_heads),
         head_dim,
         head_dim_v: f
             .uint("v_head_dim")?
@@ -456,6 +490,17 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         vision_encoder: top
             .get("vision_config")
             .is_some_and(|v| v.as_object().is_some()),
+        vision,
+        mlp_gated: st
+            .as_ref()
+            .and_then(|s| s.mlp_gated)
+            .unwrap_or(!structure::non_gated(model_type)),
+        mamba: st.as_ref().and_then(|s| s.mamba),
+        mtp_blocks: st
+            .as_ref()
+            .map(|s| s.mtp_blocks.clone())
+            .unwrap_or_default(),
+        blocks: st.map(|s| s.blocks).unwrap_or_default(),
         compressed: compressed_attn(&f, model_type, n_layers32, head_dim)?,
         // The indexer of DeepSeek-V3.2 sits beside an MLA latent cache.
         sparse_mla: match (f.uint("index_topk")?, &mla) {

@@ -215,6 +215,7 @@ pub(super) fn draft_rank_weights(s: &Scenario, d: &Model, tp: u64, tp_rank: u64)
         // create_draft_parallel_config keeps EP only for a MoE draft.
         expert_parallel: s.parallel.expert_parallel && d.moe.is_some(),
         drafter_layers: 0,
+        vision: false,
     };
     let w = weights::rank_weights(d, &place).target();
     let est = weights::checkpoint_estimate(d);

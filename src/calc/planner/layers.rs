@@ -103,7 +103,7 @@ pub(super) fn layer_spec_of(
                 fixed: None,
             }
         }
-        LayerKind::SharedKv => return None,
+        LayerKind::SharedKv | LayerKind::NoCache => return None,
     })
 }
 

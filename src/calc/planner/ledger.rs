@@ -8,9 +8,20 @@ use crate::calc::scenario::{Scenario, StageTerm};
 use crate::calc::units::{cdiv, Bytes, Grouped, GIB};
 
 /// The decoder-layer weights' formula of a stage.
-pub(super) fn layers_formula(layers: (u32, u32), tp: u32) -> Formula {
+/// The decoder layers' line: which layers, and (when the estimate breaks them down) its bytes
+/// by component kind after a `; `.
+pub(super) fn layers_formula(layers: (u32, u32), tp: u32, breakdown: Option<&str>) -> Formula {
     if layers.1 <= layers.0 {
         return Formula::from("no decoder layers on this stage");
+    }
+    if let Some(b) = breakdown.filter(|b| !b.is_empty()) {
+        return format!(
+            "layers {}–{} ({} layers), linears split by TP {tp}; {b}",
+            layers.0,
+            layers.1 - 1,
+            layers.1 - layers.0
+        )
+        .into();
     }
     // Inclusive, as the page's captions and vLLM's layer indices read: layers 0–31.
     Formula::template(
@@ -373,4 +384,27 @@ pub(super) fn pool_formula(num_blocks: u64, bytes_per_block: u64, runs: &[(u64, 
             Formula::from(text)
         }
     }
+}
+
+/// A layer-parts breakdown for the decoder layers' line: `attention 1.02 GiB, dense MLP
+/// 3.50 GiB, norms 0.2 MiB`, largest first, each already scaled as the line is.
+pub(super) fn parts_text(parts: &[(&'static str, u64)]) -> String {
+    const MIB: f64 = (1u64 << 20) as f64;
+    const GIB: f64 = (1u64 << 30) as f64;
+    let mut out = String::new();
+    for (name, bytes) in parts {
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        let b = *bytes as f64;
+        let amount = if b >= GIB / 100.0 {
+            format!("{} GiB", crate::calc::units::grouped_fixed(b / GIB, 2))
+        } else {
+            format!("{:.1} MiB", b / MIB)
+        };
+        out.push_str(name);
+        out.push(' ');
+        out.push_str(&amount);
+    }
+    out
 }

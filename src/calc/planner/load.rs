@@ -4,7 +4,7 @@
 
 use super::drafter::{draft_rank_weights, Drafter};
 use super::layers::hybrid_pages;
-use super::ledger::{amount, layers_formula, line};
+use super::ledger::{amount, layers_formula, line, parts_text};
 use super::resolve::Resolved;
 use super::stages::{RankAt, Shared};
 use super::vllm_log::worker_prefix;
@@ -50,11 +50,19 @@ pub(super) fn weight_lines(
             // Each line is scaled to the checkpoint's total on its own, and the total is their
             // sum: scaling the sum would round once where the lines round three times, and
             // the ledger would not add up by a byte.
-            let (embedding, layers_b, head) = (
+            let (embedding, layers_b, head, vision) = (
                 sh.scaled(est.embedding),
                 sh.scaled(est.layers),
                 sh.scaled(est.head),
+                sh.scaled(est.vision),
             );
+            let parts: Vec<(&'static str, u64)> = est
+                .parts
+                .named()
+                .into_iter()
+                .map(|(n, b)| (n, sh.scaled(b)))
+                .collect();
+            let breakdown = parts_text(&parts);
             ledger.push(line(
                 Term::WeightsEmbedding,
                 i128::from(embedding),
@@ -76,7 +84,7 @@ pub(super) fn weight_lines(
             ledger.push(line(
                 Term::WeightsLayers,
                 i128::from(layers_b),
-                layers_formula(layers, tp),
+                layers_formula(layers, tp, Some(&breakdown)),
                 prov.clone(),
             ));
             ledger.push(line(
@@ -96,8 +104,33 @@ pub(super) fn weight_lines(
                 },
                 prov.clone(),
             ));
+            if let Some(v) = m.vision.filter(|_| place.vision) {
+                ledger.push(line(
+                    Term::WeightsVision,
+                    i128::from(vision),
+                    format!(
+                        "{} blocks of {} wide (MLP {}), patch embedding and projector: {} parameters / TP {tp} x {} B, built on {}",
+                        v.depth,
+                        v.hidden,
+                        v.intermediate,
+                        crate::calc::units::Grouped(i128::from(v.params())),
+                        m.dtype.bytes(),
+                        if runtime::runner_v2(s) {
+                            "the first stage (Model Runner V2)"
+                        } else {
+                            "every stage (the V1 model runner)"
+                        }
+                    ),
+                    Provenance::Estimate(
+                        "the vision_config's depth and widths (a ViT: attention, MLP, norms, patch and position embeddings)".into(),
+                    ),
+                ));
+            }
             (
-                embedding.saturating_add(layers_b).saturating_add(head),
+                embedding
+                    .saturating_add(layers_b)
+                    .saturating_add(head)
+                    .saturating_add(vision),
                 prov,
             )
         }

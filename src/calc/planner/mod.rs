@@ -127,7 +127,15 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         ));
     }
     if s.model.vision_encoder && s.model.checkpoint_bytes.is_none() {
-        notes.push("The config has a vision_config: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into());
+        match s.model.vision {
+            Some(v) => notes.push(format!(
+                "The config has a vision_config: the vision encoder and its projector are estimated from it ({} blocks of {} wide, about {} parameters) and counted on the ranks vLLM builds them on: the first pipeline stage under Model Runner V2, every stage under the V1 runner. Give the measured weights (vLLM's \"Model loading took\") for the exact figure.",
+                v.depth,
+                v.hidden,
+                super::units::Grouped(i128::from(v.params()))
+            )),
+            None => notes.push("The config has a vision_config without the depth and width needed to estimate it: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into()),
+        }
     }
     let mut p = plan_given(t.as_ref().unwrap_or(s))?;
     p.notes.splice(0..0, notes.into_iter().map(Message::new));

@@ -31,7 +31,7 @@ pub(super) fn before_0_14(s: &Scenario) -> Result<(), CalcError> {
     if let Some(kind) = m
         .layers
         .iter()
-        .find(|l| !matches!(l, LayerKind::Full | LayerKind::Mla))
+        .find(|l| !matches!(l, LayerKind::Full | LayerKind::Mla | LayerKind::NoCache))
     {
         let why = match kind {
             LayerKind::Sliding { .. } | LayerKind::Chunked { .. } => format!(
@@ -52,7 +52,7 @@ pub(super) fn before_0_14(s: &Scenario) -> Result<(), CalcError> {
                     ", a Mamba layer counting one page per request (MambaSpec.max_memory_usage_bytes),"
                 }
             ),
-            LayerKind::SharedKv | LayerKind::Full | LayerKind::Mla => {
+            LayerKind::SharedKv | LayerKind::NoCache | LayerKind::Full | LayerKind::Mla => {
                 "this model shares KV caches between layers, which Headroom has not read for this release".into()
             }
         };

@@ -326,6 +326,7 @@ pub(super) fn plan_stages(
                         moe.dense_layers.get(range(prev_layers))
                             == moe.dense_layers.get(range(layers))
                     })
+                    && m.blocks.get(range(prev_layers)) == m.blocks.get(range(layers))
                     && [StageTerm::Weights, StageTerm::AvailableKv]
                         .iter()
                         .all(|&t| {
@@ -337,7 +338,9 @@ pub(super) fn plan_stages(
                     r.pp_rank = stage;
                     r.layers = layers;
                     if let Some(l) = r.ledger.iter_mut().find(|l| l.term == Term::WeightsLayers) {
-                        l.formula = layers_formula(layers, tp);
+                        // Same shapes, same breakdown: only the layer indices move.
+                        let breakdown = l.formula.split_once("; ").map(|(_, b)| b.to_string());
+                        l.formula = layers_formula(layers, tp, breakdown.as_deref());
                     }
                     out.ranks.push(r);
                     let mut w = out.workers[prev].clone();
@@ -395,6 +398,9 @@ fn plan_rank(
         last_stage: last,
         expert_parallel: s.parallel.expert_parallel,
         drafter_layers: if last { drafter_layers } else { 0 },
+        // `_mark_tower_model`: Model Runner V2 builds the vision tower on the first stage
+        // only, the V1 runner on every stage.
+        vision: m.vision.is_some() && (first || !crate::calc::runtime::runner_v2(s)),
     };
     let est = weights::rank_weights(m, &place);
     // About twenty lines per rank: allocate once.

@@ -35,9 +35,11 @@ pub fn anchor_of(t: Term) -> Option<&'static str> {
         Term::Budget => "budget",
         Term::PreSnapshot | Term::FreeAtStart => "snapshot",
         Term::OutsideBudget => "outside-budget",
-        Term::Weights | Term::WeightsEmbedding | Term::WeightsLayers | Term::WeightsHead => {
-            "weights"
-        }
+        Term::Weights
+        | Term::WeightsEmbedding
+        | Term::WeightsLayers
+        | Term::WeightsHead
+        | Term::WeightsVision => "weights",
         Term::Activation => "activation",
         Term::OtherConsumption => "other",
         Term::CudaGraphs => "graphs",
