@@ -131,6 +131,17 @@ fn problem(e: calc::CalcError) -> Problem {
 
 /// The verdict's headline and its second line, from the plan.
 pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
+    let (ok, head, sub) = verdict_text_plain(plan, unit);
+    match &plan.weights_check {
+        // An estimate far from what the model states of itself comes first: every figure of
+        // the verdict stands on it.
+        Some(c) if sub.is_empty() => (ok, head, c.short()),
+        Some(c) => (ok, head, format!("{} {sub}", c.short())),
+        None => (ok, head, sub),
+    }
+}
+
+fn verdict_text_plain(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
     if let Some(c) = plan.first_failure() {
         let who = c
             .rank

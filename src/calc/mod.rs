@@ -13,6 +13,7 @@ pub mod input;
 pub mod kv;
 pub mod model;
 pub mod plan;
+pub mod plausible;
 pub mod ranks;
 pub mod runtime;
 pub mod scenario;

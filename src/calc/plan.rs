@@ -640,6 +640,9 @@ pub struct Plan {
     /// The phase of vLLM's start that fails, if one does (the unified-memory gate, which is
     /// the operator's, is only in `checks`); `Plan::timeline` reads it.
     pub stopped_at: Option<StartPhase>,
+    /// The weight estimate against the count the model's name states or its checkpoint's
+    /// total_size, when they disagree by more than 25 % (`calc::plausible`).
+    pub weights_check: Option<super::plausible::WeightsCheck>,
 }
 
 impl Plan {

@@ -205,6 +205,19 @@ pub fn plan(p: &Plan) -> Value {
         "notes".into(),
         json!(p.notes.iter().map(|n| &**n).collect::<Vec<&str>>()),
     );
+    if let Some(c) = &p.weights_check {
+        m.insert(
+            "weights_check".into(),
+            json!({
+                "against": c.against,
+                "stated": c.stated,
+                "estimated": c.estimated,
+                "ratio": c.ratio,
+                "dominant": c.dominant.iter().map(|(k, v)| json!({"kind": k, "amount": v})).collect::<Vec<_>>(),
+                "message": c.message,
+            }),
+        );
+    }
     Value::Object(m)
 }
 

@@ -131,6 +131,7 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         notes: notes.into_iter().map(Message::new).collect(),
         settings,
         stopped_at,
+        weights_check: None,
     }
 }
 

@@ -138,6 +138,13 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         }
     }
     let mut p = plan_given(t.as_ref().unwrap_or(s))?;
+    // Measured weights replace the estimate: nothing to doubt then.
+    if s.runtime.weights.is_none() && s.runtime.weights_per_stage.is_none() {
+        p.weights_check = super::plausible::check(&s.model);
+    }
+    if let Some(c) = &p.weights_check {
+        notes.insert(0, c.message.clone());
+    }
     p.notes.splice(0..0, notes.into_iter().map(Message::new));
     Ok(p)
 }

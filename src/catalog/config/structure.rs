@@ -74,11 +74,7 @@ fn pattern_block(c: char, intermediate: u64) -> Option<(Block, LayerKind)> {
 /// A pattern's blocks and their cache kinds.
 type Stack = (Vec<Block>, Vec<LayerKind>);
 
-fn pattern(
-    f: &Fields,
-    key: &str,
-    intermediate: u64,
-) -> Result<Option<Stack>, ConfigError> {
+fn pattern(f: &Fields, key: &str, intermediate: u64) -> Result<Option<Stack>, ConfigError> {
     let Some(v) = f.get(key) else {
         return Ok(None);
     };
