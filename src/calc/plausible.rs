@@ -15,7 +15,8 @@ pub const TOLERANCE: f64 = 0.25;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Census {
     pub total: u64,
-    /// Parameters a token meets: the routed experts counted at top_k / n_experts.
+    /// Parameters a token meets: the routed experts counted at top_k / n_experts, without the
+    /// MTP layers (a drafter, not part of the model's forward pass).
     pub active: u64,
     /// Each kind with its parameters, largest first.
     pub kinds: Vec<(&'static str, u64)>,
@@ -60,9 +61,9 @@ pub fn census(model: &Model) -> Census {
         Some(moe) if moe.n_experts > 0 => {
             let routed = (experts as u128 * u128::from(moe.top_k.min(moe.n_experts))
                 / u128::from(moe.n_experts)) as u64;
-            total - experts + routed
+            total - half(w.drafter) - experts + routed
         }
-        _ => total,
+        _ => total - half(w.drafter),
     };
     Census {
         total,

@@ -197,6 +197,20 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         .as_object()
         .ok_or_else(|| ConfigError::new("config", "it must be a JSON object"))?;
     let mut layers = Vec::new();
+    // A wrapper's text_config is built by transformers as its model_type's config class, so
+    // keys it leaves out take that class's defaults (llava-1.5's text_config gives neither its
+    // layers nor its widths). LlavaConfig's text_config is a LlamaConfig unless it says.
+    let defaults = match top.get("text_config") {
+        Some(Value::Object(t))
+            if matches!(
+                t.get("model_type").and_then(Value::as_str),
+                Some("llama") | None
+            ) =>
+        {
+            Some(json::parse(LLAMA_DEFAULTS).expect("LlamaConfig's defaults are JSON"))
+        }
+        _ => None,
+    };
     match top.get("text_config") {
         None | Some(Value::Null) => {}
         Some(Value::Object(t)) => layers.push(t),
@@ -208,9 +222,22 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         }
     }
     layers.push(top);
+    if let Some(Value::Object(d)) = &defaults {
+        layers.push(d);
+    }
     let f = Fields { layers };
 
-    let n_layers = f.need("num_hidden_layers")?;
+    // Nemotron-H configs written by transformers 4.57+ may leave num_hidden_layers to the
+    // length of their layer list.
+    let n_layers = match f.uint("num_hidden_layers")? {
+        Some(n) => n,
+        None => {
+            match structure::nemotron_pattern(&f, "hybrid_override_pattern", "layers_block_type")? {
+                Some((p, _)) => p.chars().count() as u64,
+                None => f.need("num_hidden_layers")?,
+            }
+        }
+    };
     if n_layers == 0 || n_layers > 10_000 {
         return Err(ConfigError::new(
             "num_hidden_layers",
@@ -409,9 +436,18 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         Some(st) => {
             let moe = moe.map(|mut m| {
                 m.dense_layers.resize(st.n_layers as usize, false);
+                if let Some(w) = st.shared_intermediate {
+                    m.shared_intermediate_size = Some(w);
+                }
                 m
             });
-            (st.n_layers, st.kinds.clone(), st.linear.or(linear), moe)
+            // An empty list keeps the generic reading's cache kinds.
+            let kinds = if st.kinds.is_empty() {
+                kinds
+            } else {
+                st.kinds.clone()
+            };
+            (st.n_layers, kinds, st.linear.or(linear), moe)
         }
         None => (n_layers32, kinds, linear, moe),
     };
@@ -466,11 +502,12 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         intermediate_size: f.uint("intermediate_size")?.unwrap_or(4 * hidden),
         vocab_size: vocab,
         // Absent from the file, the config class's default applies: transformers' Gemma,
-        // Gemma 2 and Gemma 3 configs tie (tie_word_embeddings=True); the Llama, Mistral,
-        // Mixtral, Qwen and DeepSeek configs do not.
+        // Gemma 2 and Gemma 3 configs tie (tie_word_embeddings=True), and so do the Mamba
+        // configs (PretrainedConfig's default, which they keep); the Llama, Mistral, Mixtral,
+        // Qwen and DeepSeek configs do not.
         tie_word_embeddings: f.boolean("tie_word_embeddings").unwrap_or(matches!(
             model_type,
-            "gemma" | "gemma2" | "gemma3" | "gemma3_text"
+            "gemma" | "gemma2" | "gemma3" | "gemma3_text" | "mamba" | "mamba2" | "falcon_mamba"
         )),
         layers: kinds,
         mla,
@@ -534,6 +571,12 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
     })?;
     Ok(model)
 }
+
+/// transformers' `LlamaConfig.__init__` defaults for the shape (configuration_llama.py), which a
+/// wrapper's text_config inherits for the keys it omits.
+const LLAMA_DEFAULTS: &str = r#"{"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+  "num_hidden_layers": 32, "num_attention_heads": 32, "max_position_embeddings": 2048,
+  "tie_word_embeddings": false}"#;
 
 /// Keys a config may give a figure under, by the model's canonical name for it (the order
 /// the reader tries them).

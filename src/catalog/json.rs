@@ -3,8 +3,10 @@
 //! The browser app carries this instead of `serde_json` (which the CLI still uses to write its
 //! `--json` output): it is a few kilobytes of code where serde's generic deserializers were
 //! tens, and the page parses a catalog row before its first verdict. It reads RFC 8259 JSON
-//! and nothing else: no comments, no trailing commas, no NaN. Numbers keep the text they were
-//! written as, so messages quote a value exactly as the file has it.
+//! plus the three literals Python's `json` module writes and reads (`Infinity`, `-Infinity`,
+//! `NaN`): Hugging Face and vLLM load config.json with Python, and NVIDIA's Nemotron configs
+//! carry `"time_step_limit": [0.0, Infinity]`. No comments, no trailing commas. Numbers keep
+//! the text they were written as, so messages quote a value exactly as the file has it.
 //!
 //! ```
 //! use headroom::catalog::json::{parse, Value};
@@ -319,6 +321,11 @@ impl Parser<'_> {
             Some(b't') => self.expect_word("true", Value::Bool(true)),
             Some(b'f') => self.expect_word("false", Value::Bool(false)),
             Some(b'"') => self.string().map(Value::String),
+            Some(b'N') => self.python_literal("NaN", f64::NAN),
+            Some(b'I') => self.python_literal("Infinity", f64::INFINITY),
+            Some(b'-') if self.bytes[self.pos..].starts_with(b"-Infinity") => {
+                self.python_literal("-Infinity", f64::NEG_INFINITY)
+            }
             Some(b'-' | b'0'..=b'9') => self.number().map(Value::Number),
             Some(b'[') => {
                 let mut items = Vec::new();
@@ -490,6 +497,17 @@ impl Parser<'_> {
         self.pos - start
     }
 
+    /// Python's non-finite literals, as `json.loads` reads them.
+    fn python_literal(&mut self, word: &'static str, f: f64) -> Result<Value, JsonError> {
+        self.expect_word(
+            word,
+            Value::Number(Number {
+                text: word.into(),
+                kind: NumberKind::Float(f),
+            }),
+        )
+    }
+
     fn number(&mut self) -> Result<Number, JsonError> {
         let start = self.pos;
         let negative = self.peek() == Some(b'-');
@@ -551,6 +569,17 @@ impl Parser<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_pythons_non_finite_literals() {
+        // NVIDIA's Nemotron-H configs, as published: Python's json writes and reads these.
+        let v = parse(r#"{"time_step_limit": [0.0, Infinity], "a": -Infinity, "b": NaN}"#).unwrap();
+        let limit = v.get("time_step_limit").and_then(Value::as_array).unwrap();
+        assert_eq!(limit[1].as_f64(), Some(f64::INFINITY));
+        assert_eq!(limit[1].to_string(), "Infinity");
+        assert_eq!(v.get("a").and_then(Value::as_f64), Some(f64::NEG_INFINITY));
+        assert!(v.get("b").and_then(Value::as_f64).unwrap().is_nan());
+    }
 
     #[test]
     fn reads_every_kind_of_value() {
@@ -621,7 +650,8 @@ mod tests {
             ("1e", "exponent"),
             ("-", "expected a digit"),
             ("1e400", "out of range"),
-            ("NaN", "expected a value"),
+            ("Nan", "expected a value"),
+            ("-Inf", "expected a digit"),
             ("\"\\x\"", "invalid escape"),
             ("\"a\u{1}\"", "control character"),
             ("\"\\ud800\"", "surrogate"),

@@ -30,6 +30,9 @@ pub(super) struct Structure {
     pub(super) mlp_gated: Option<bool>,
     /// NAS models: the KV heads most attention layers have.
     pub(super) kv_heads: Option<u64>,
+    /// The shared expert's width where the config implies one without saying
+    /// (Llama 4: one shared expert as wide as the routed ones).
+    pub(super) shared_intermediate: Option<u64>,
 }
 
 /// The architectures whose config has no attention heads (pure state-space models).
@@ -74,16 +77,67 @@ fn pattern_block(c: char, intermediate: u64) -> Option<(Block, LayerKind)> {
 /// A pattern's blocks and their cache kinds.
 type Stack = (Vec<Block>, Vec<LayerKind>);
 
-fn pattern(f: &Fields, key: &str, intermediate: u64) -> Result<Option<Stack>, ConfigError> {
-    let Some(v) = f.get(key) else {
+/// Nemotron-H's layer pattern: `hybrid_override_pattern` ("M-M*E"), or the list transformers
+/// 4.57 and later write instead (`layers_block_type`: mamba, mlp, attention, moe), whose
+/// `hybrid_override_pattern` property maps it back to the same letters. Returns the pattern
+/// and the key it came from.
+pub(super) fn nemotron_pattern(
+    f: &Fields,
+    string_key: &'static str,
+    list_key: &'static str,
+) -> Result<Option<(String, &'static str)>, ConfigError> {
+    if let Some(v) = f.get(string_key) {
+        let Some(p) = v.as_str() else {
+            return Err(ConfigError::new(
+                string_key,
+                format!("{string_key} must be a string of M, *, - and E"),
+            ));
+        };
+        return Ok(Some((p.to_string(), string_key)));
+    }
+    let Some(v) = f.get(list_key) else {
         return Ok(None);
     };
-    let Some(p) = v.as_str() else {
+    let Some(list) = v.as_array() else {
         return Err(ConfigError::new(
-            key,
-            format!("{key} must be a string of M, *, - and E"),
+            list_key,
+            format!("{list_key} must be a list of mamba, mlp, attention and moe"),
         ));
     };
+    if list.len() > 10_000 {
+        return Err(ConfigError::new(
+            list_key,
+            format!("{list_key} has {} layers (at most 10000)", list.len()),
+        ));
+    }
+    let mut p = String::with_capacity(list.len());
+    for (i, t) in list.iter().enumerate() {
+        p.push(match t.as_str() {
+            Some("mamba") => 'M',
+            Some("attention") => '*',
+            Some("mlp") => '-',
+            Some("moe") => 'E',
+            _ => {
+                return Err(ConfigError::new(
+                    list_key,
+                    format!("{list_key} entry {i} is {t}: vLLM's Nemotron-H builds only mamba, attention, mlp and moe layers"),
+                ))
+            }
+        });
+    }
+    Ok(Some((p, list_key)))
+}
+
+fn pattern(f: &Fields, key: &'static str, intermediate: u64) -> Result<Option<Stack>, ConfigError> {
+    let list_key = if key == "hybrid_override_pattern" {
+        "layers_block_type"
+    } else {
+        "mtp_layers_block_type"
+    };
+    let Some((p, key)) = nemotron_pattern(f, key, list_key)? else {
+        return Ok(None);
+    };
+    let p = p.as_str();
     if p.len() > 10_000 {
         return Err(ConfigError::new(
             key,
@@ -322,6 +376,7 @@ fn nas(
         linear: None,
         mlp_gated: None,
         kv_heads: kv_counts.iter().max_by_key(|(_, n)| *n).map(|(k, _)| *k),
+        shared_intermediate: None,
     })
 }
 
@@ -338,7 +393,9 @@ pub(super) fn read(
     if let Some(configs) = f.get("block_configs").and_then(Value::as_array) {
         return nas(f, configs, n_layers, hidden, heads).map(Some);
     }
-    if f.get("hybrid_override_pattern").is_some() {
+    if f.get("hybrid_override_pattern").is_some()
+        || (model_type == "nemotron_h" && f.get("layers_block_type").is_some())
+    {
         // Nemotron-H: intermediate_size may be a list, one per MLP layer (the first if one).
         let mlp = match f.get("intermediate_size") {
             Some(Value::Array(a)) => a.first().and_then(Value::as_u64).unwrap_or(4 * hidden),
@@ -374,10 +431,40 @@ pub(super) fn read(
             mamba: Some(mamba),
             mlp_gated: Some(false),
             kv_heads: None,
+            shared_intermediate: None,
         }));
     }
     let n = n_layers as usize;
     match model_type {
+        // Llama 4 (Llama4TextMoe): every interleave_moe_layer_step-th layer has 16 / 128
+        // routed experts and one shared expert, both intermediate_size wide; the others a
+        // dense MLP of intermediate_size_mlp. The cache kinds are the generic reading's.
+        "llama4_text" | "llama4" if experts > 1 => {
+            let step = f.uint("interleave_moe_layer_step")?.unwrap_or(1);
+            let inter = intermediate.unwrap_or(4 * hidden);
+            let dense = f.uint("intermediate_size_mlp")?.unwrap_or(inter);
+            let blocks = (0..n_layers)
+                .map(|i| Block {
+                    mixer: Mixer::Attention,
+                    ffn: if step > 0 && (i + 1) % step == 0 {
+                        Ffn::Moe
+                    } else {
+                        Ffn::Mlp(dense)
+                    },
+                })
+                .collect();
+            Ok(Some(Structure {
+                n_layers: n_layers as u32,
+                kinds: Vec::new(),
+                blocks,
+                mtp_blocks: Vec::new(),
+                mamba: None,
+                linear: None,
+                mlp_gated: None,
+                kv_heads: None,
+                shared_intermediate: Some(inter),
+            }))
+        }
         "granitemoehybrid" => {
             let types = f.get("layer_types").and_then(Value::as_array);
             let mamba = mamba2(
@@ -426,6 +513,7 @@ pub(super) fn read(
                 mamba: Some(mamba),
                 mlp_gated: None,
                 kv_heads: None,
+                shared_intermediate: None,
             }))
         }
         "jamba" => {
@@ -460,6 +548,7 @@ pub(super) fn read(
                 mamba: Some(mamba),
                 mlp_gated: None,
                 kv_heads: None,
+                shared_intermediate: None,
             }))
         }
         "falcon_h1" => {
@@ -488,6 +577,7 @@ pub(super) fn read(
                 mamba: Some(mamba),
                 mlp_gated: None,
                 kv_heads: None,
+                shared_intermediate: None,
             }))
         }
         "mamba" | "falcon_mamba" | "mamba2" => {
@@ -513,6 +603,7 @@ pub(super) fn read(
                 mamba: Some(mamba),
                 mlp_gated: None,
                 kv_heads: None,
+                shared_intermediate: None,
             }))
         }
         _ => Ok(None),
