@@ -1776,14 +1776,34 @@ fn a_quantization_skip_list_is_named_in_a_note() {
         })
         .unwrap()
     };
-    let note = |p: &Plan| p.notes.iter().find(|n| n.contains("unquantized;")).cloned();
-    let p = with(serde_json::json!({
-        "quant_method": "compressed-tensors", "format": "float-quantized",
-        "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
-        "ignore": ["lm_head", "re:.*mlp.*"]
-    }));
+    let note = |p: &Plan| p.notes.iter().find(|n| n.contains("unquantized,")).cloned();
+    let fp8 = |ignore: serde_json::Value| {
+        with(serde_json::json!({
+            "quant_method": "compressed-tensors", "format": "float-quantized",
+            "config_groups": {"group_0": {"targets": ["Linear"], "weights": {"num_bits": 8, "type": "float", "strategy": "channel"}}},
+            "ignore": ignore
+        }))
+    };
+    // A pattern Headroom cannot place is named: the estimate sizes it at the quantized width.
+    let p = fp8(serde_json::json!(["lm_head", "re:.*adapter.*"]));
     let n = note(&p).expect("a note");
-    assert!(n.contains("re:.*mlp.*") && !n.contains("lm_head"), "{n}");
+    assert!(
+        n.contains("re:.*adapter.*") && !n.contains("lm_head"),
+        "{n}"
+    );
+    // One it recognises (every MLP) is sized at full width instead, and said in the basis.
+    let mlp = fp8(serde_json::json!(["lm_head", "re:.*mlp.*"]));
+    assert_eq!(note(&mlp), None);
+    let layers = |p: &Plan| p.ranks[0].line(Term::WeightsLayers).unwrap().clone();
+    assert!(layers(&mlp).bytes > layers(&p).bytes);
+    assert!(
+        layers(&mlp)
+            .provenance
+            .basis()
+            .contains("keeps dense MLPs (all layers) at bfloat16"),
+        "{:?}",
+        layers(&mlp).provenance
+    );
     // The LM head alone is what the estimate does anyway.
     let p = with(serde_json::json!({
         "quant_method": "compressed-tensors", "format": "float-quantized",

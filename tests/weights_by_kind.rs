@@ -248,3 +248,34 @@ fn nonsense_patterns_name_the_key() {
     let bad = NEMOTRON_H.replace("\"mamba_num_heads\": 16", "\"mamba_num_heads\": 99999999");
     assert!(parse_config_json(&bad).is_err());
 }
+
+#[test]
+fn a_quantization_configs_skip_list_keeps_parts_at_full_width() {
+    // NVFP4 (9 bytes per 16 weights) but for layer 1's attention and every layer's MLP down
+    // projection (the whole MLP is sized at full width: Headroom reads a part, not a matrix).
+    let cfg = r#"{
+      "architectures": ["LlamaForCausalLM"], "model_type": "llama",
+      "hidden_size": 1024, "intermediate_size": 4096, "num_hidden_layers": 2,
+      "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 1024,
+      "max_position_embeddings": 4096, "torch_dtype": "bfloat16",
+      "quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4",
+        "exclude_modules": ["lm_head", "model.layers.1.self_attn*", "re:.*mlp\\.down_proj.*",
+          "model.embed_tokens", "some.thing.else"]}
+    }"#;
+    let m = parse_config_json(cfg).unwrap();
+    assert_eq!(m.keep_full.len(), 2, "{:?}", m.keep_full);
+    // The pattern Headroom cannot place stays named for the plan's note.
+    assert_eq!(m.quant_skips, vec!["some.thing.else".to_string()]);
+    let h = 1024u64;
+    let attn_params = h * 1024 + 2 * h * 256 + 1024 * h;
+    let mlp_params = 3 * h * 4096;
+    let nvfp4 = |p: u64| (p * 9).div_ceil(16);
+    let w = rank_weights(&m, &place(1, 2));
+    assert_eq!(w.parts.attention, nvfp4(attn_params) + 2 * attn_params);
+    assert_eq!(w.parts.dense_mlp, 2 * 2 * mlp_params);
+    let basis = headroom::calc::weights::keep_full_text(&m).unwrap();
+    assert_eq!(
+        basis,
+        "the quantization config keeps attention (1 layer), dense MLPs (all layers) at bfloat16"
+    );
+}

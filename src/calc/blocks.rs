@@ -166,3 +166,34 @@ impl VisionTower {
         self.depth * block + embed + projector
     }
 }
+
+/// A component of a decoder layer, as a quantization config's skip list names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// Whatever mixes in the layer (Nemotron-H calls its attention, Mamba, MLP and MoE blocks
+    /// all `mixer`): with a layer index, the whole layer.
+    Whole,
+    Attention,
+    LinearAttention,
+    Mamba,
+    DenseMlp,
+    Experts,
+    SharedExperts,
+    /// `moe_latent_size`'s two projections.
+    Latent,
+}
+
+impl Part {
+    /// This part's bit in a per-layer mask.
+    pub fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
+
+/// A part a quantization config keeps at full width (`ignore`, `modules_to_not_convert`,
+/// `exclude_modules`): in one layer, or in all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeepFull {
+    pub part: Part,
+    pub layer: Option<u32>,
+}

@@ -291,6 +291,9 @@ pub struct Model {
     /// `modules_to_not_convert`, ModelOpt's `exclude_modules`), the LM head aside: the
     /// estimate does not read them, and says so.
     pub quant_skips: Vec<String>,
+    /// The decoder parts the quantization config keeps at full width, read from its skip
+    /// list (those Headroom recognises; the rest stay in `quant_skips`).
+    pub keep_full: Vec<crate::calc::blocks::KeepFull>,
     pub dtype: ModelDtype,
     pub quant: WeightQuant,
     /// A KV scheme the quantization config declares (turns `auto` into fp8).
@@ -363,6 +366,7 @@ impl Model {
             mtp_layers: 0,
             mtp_draft: MtpDraft::Unsupported,
             quant_skips: Vec::new(),
+            keep_full: Vec::new(),
             dtype: ModelDtype::Bfloat16,
             quant: WeightQuant::None,
             kv_fp8_from_checkpoint: false,

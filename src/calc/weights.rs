@@ -6,7 +6,7 @@
 //! Every figure here is an estimate from parameter counts; `plan` labels it so, and a catalog
 //! checkpoint total or a measured "Model loading took" replaces it.
 
-use super::blocks::{Block, Ffn, Mixer};
+use super::blocks::{Block, Ffn, Mixer, Part};
 use super::model::Model;
 
 /// A stage's decoder-layer bytes by component kind (the ledger's breakdown).
@@ -144,6 +144,97 @@ fn linear_bytes(params: u64, model: &Model, is_expert: bool) -> u64 {
     ((params as u128 * num as u128).div_ceil(den as u128)) as u64
 }
 
+/// A linear's bytes, or its full-width bytes when the quantization config keeps it so.
+fn linear_or_full(params: u64, model: &Model, is_expert: bool, full: bool) -> u64 {
+    if full {
+        plain_bytes(params, model)
+    } else {
+        linear_bytes(params, model, is_expert)
+    }
+}
+
+/// Per layer, the parts the quantization config keeps at full width ([`Part::bit`]s).
+struct KeepMasks {
+    all: u16,
+    /// Empty when every rule applies to all layers.
+    per_layer: Vec<u16>,
+}
+
+impl KeepMasks {
+    fn of(model: &Model) -> KeepMasks {
+        let mut all = 0u16;
+        let mut per_layer = Vec::new();
+        for k in &model.keep_full {
+            match k.layer {
+                None => all |= k.part.bit(),
+                Some(l) if (l as usize) < model.layers.len() => {
+                    if per_layer.is_empty() {
+                        per_layer = vec![0u16; model.layers.len()];
+                    }
+                    per_layer[l as usize] |= k.part.bit();
+                }
+                Some(_) => {}
+            }
+        }
+        KeepMasks { all, per_layer }
+    }
+
+    fn at(&self, layer: usize) -> u16 {
+        self.all | self.per_layer.get(layer).copied().unwrap_or(0)
+    }
+}
+
+/// What the quantization config keeps at full width, for the weights' basis: `attention (all
+/// layers), shared experts (12 layers) at bfloat16`; `None` when it keeps no decoder part.
+pub fn keep_full_text(model: &Model) -> Option<String> {
+    if model.keep_full.is_empty() || model.quant == super::model::WeightQuant::None {
+        return None;
+    }
+    let names = [
+        (Part::Whole, "whole layers"),
+        (Part::Attention, "attention"),
+        (Part::LinearAttention, "linear attention"),
+        (Part::Mamba, "Mamba mixers"),
+        (Part::DenseMlp, "dense MLPs"),
+        (Part::Experts, "routed experts"),
+        (Part::SharedExperts, "shared experts"),
+        (Part::Latent, "latent projections"),
+    ];
+    let mut out = Vec::new();
+    for (part, name) in names {
+        let rules = model.keep_full.iter().filter(|k| k.part == part);
+        let mut layers: Vec<u32> = Vec::new();
+        let mut all = false;
+        for k in rules {
+            match k.layer {
+                None => all = true,
+                Some(l) => layers.push(l),
+            }
+        }
+        layers.sort_unstable();
+        layers.dedup();
+        if all {
+            out.push(format!("{name} (all layers)"));
+        } else if !layers.is_empty() {
+            out.push(format!(
+                "{name} ({} {})",
+                layers.len(),
+                super::units::plural(layers.len() as u64, "layer", "layers")
+            ));
+        }
+    }
+    Some(format!(
+        "the quantization config keeps {} at {}",
+        out.join(", "),
+        model.dtype.as_str()
+    ))
+}
+
+/// Whether `part` (or its whole layer) is kept at full width under `mask`.
+fn kept(mask: u16, part: Part) -> bool {
+    mask & (part.bit() | Part::Whole.bit()) != 0
+}
+
 /// Bytes of unquantized parameters (norms, embeddings, routers).
 fn plain_bytes(params: u64, model: &Model) -> u64 {
     params * model.dtype.bytes()
@@ -151,7 +242,7 @@ fn plain_bytes(params: u64, model: &Model) -> u64 {
 
 /// The attention projections of one layer with `kv_heads` KV heads (MLA's latent ones when
 /// the model has MLA).
-fn attention_bytes(model: &Model, kv_heads: u64, tp: u64) -> u64 {
+fn attention_bytes(model: &Model, kv_heads: u64, tp: u64, full: bool) -> u64 {
     let h = model.hidden_size;
     if let Some(mla) = model.mla {
         let qk_head = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
@@ -167,18 +258,19 @@ fn attention_bytes(model: &Model, kv_heads: u64, tp: u64) -> u64 {
         } + mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim)
             + heads * mla.v_head_dim * h;
         let norms = mla.q_lora_rank.unwrap_or(0) + mla.kv_lora_rank;
-        return linear_bytes(replicated + split / tp, model, false) + plain_bytes(norms, model);
+        return linear_or_full(replicated + split / tp, model, false, full)
+            + plain_bytes(norms, model);
     }
     let q = h * model.n_heads * model.head_dim;
     let o = model.n_heads * model.head_dim * h;
     // KV heads per rank: max(1, kv / tp); replicated beyond the KV head count.
     let kv_heads_rank = (kv_heads / tp).max(1);
     let kv = 2 * h * kv_heads_rank * model.head_dim;
-    linear_bytes((q + o) / tp + kv, model, false)
+    linear_or_full((q + o) / tp + kv, model, false, full)
 }
 
 /// A gated DeltaNet layer's projections, conv and per-head parameters.
-fn gated_deltanet_bytes(model: &Model, tp: u64) -> u64 {
+fn gated_deltanet_bytes(model: &Model, tp: u64, full: bool) -> u64 {
     let h = model.hidden_size;
     let s = model.linear.unwrap_or(super::model::LinearState {
         conv_kernel: 4,
@@ -193,21 +285,21 @@ fn gated_deltanet_bytes(model: &Model, tp: u64) -> u64 {
     let in_proj = h * (2 * key + 2 * value) + h * 2 * s.v_heads;
     let conv = (2 * key + value) * s.conv_kernel;
     let out = value * h;
-    linear_bytes((in_proj + out) / tp, model, false)
+    linear_or_full((in_proj + out) / tp, model, false, full)
         + plain_bytes(conv / tp + 2 * s.v_heads / tp + s.v_dim, model)
 }
 
 /// A Mamba mixer ([`MambaShape::params`]): its projections quantized like any linear, the
 /// conv, per-head parameters and norm at the model's dtype.
-fn mamba_bytes(model: &Model, tp: u64) -> u64 {
+fn mamba_bytes(model: &Model, tp: u64, full: bool) -> u64 {
     match model.mamba {
         Some(m) => {
             let (linear, small) = m.params(model.hidden_size, tp);
-            linear_bytes(linear, model, false) + plain_bytes(small, model)
+            linear_or_full(linear, model, false, full) + plain_bytes(small, model)
         }
         // A Mamba layer without its shape (a LayerKind given by hand): the gated DeltaNet
         // formula over the linear-state dimensions, the nearest shape Headroom has.
-        None => gated_deltanet_bytes(model, tp),
+        None => gated_deltanet_bytes(model, tp, full),
     }
 }
 
@@ -221,22 +313,31 @@ fn mlp_matrices(model: &Model) -> u64 {
 }
 
 /// One decoder layer's bytes on a rank, by component kind.
-fn layer_parts(model: &Model, layer: usize, p: &Placement) -> LayerParts {
+///
+/// `mask`: the parts the quantization config keeps at full width in this layer.
+fn layer_parts(model: &Model, layer: usize, p: &Placement, mask: u16) -> LayerParts {
     let h = model.hidden_size;
     let tp = p.tp;
     let block = model.block(layer);
     let mut parts = LayerParts::default();
     let mut norms = 0;
+    let attn = kept(mask, Part::Attention);
+    let mamba = kept(mask, Part::Mamba);
     match block.mixer {
-        Mixer::Attention => parts.attention = attention_bytes(model, model.n_kv_heads, tp),
-        Mixer::AttentionKvHeads(kv) => parts.attention = attention_bytes(model, kv, tp),
-        Mixer::Mamba => parts.mamba = mamba_bytes(model, tp),
+        Mixer::Attention => parts.attention = attention_bytes(model, model.n_kv_heads, tp, attn),
+        Mixer::AttentionKvHeads(kv) => parts.attention = attention_bytes(model, kv, tp, attn),
+        Mixer::Mamba => parts.mamba = mamba_bytes(model, tp, mamba),
         Mixer::AttentionAndMamba => {
-            parts.attention = attention_bytes(model, model.n_kv_heads, tp);
-            parts.mamba = mamba_bytes(model, tp);
+            parts.attention = attention_bytes(model, model.n_kv_heads, tp, attn);
+            parts.mamba = mamba_bytes(model, tp, mamba);
         }
-        Mixer::GatedDeltaNet => parts.linear_attention = gated_deltanet_bytes(model, tp),
-        Mixer::Linear => parts.dense_mlp = linear_bytes(h * h / tp, model, false),
+        Mixer::GatedDeltaNet => {
+            parts.linear_attention =
+                gated_deltanet_bytes(model, tp, kept(mask, Part::LinearAttention))
+        }
+        Mixer::Linear => {
+            parts.dense_mlp = linear_or_full(h * h / tp, model, false, kept(mask, Part::DenseMlp))
+        }
         Mixer::None => {}
     }
     if block.mixer != Mixer::None {
@@ -270,9 +371,11 @@ fn layer_parts(model: &Model, layer: usize, p: &Placement) -> LayerParts {
             let sequence_parallel = p.expert_parallel && tp > 1 && p.dp > 1;
             let shared = mats * h * shared_inter / if sequence_parallel { 1 } else { tp };
             let router = plain_bytes(h * moe.n_experts, model);
-            parts.experts =
-                linear_bytes(experts, model, true) + router + linear_bytes(latent, model, false);
-            parts.shared_experts = linear_bytes(shared, model, false);
+            parts.experts = linear_or_full(experts, model, true, kept(mask, Part::Experts))
+                + router
+                + linear_or_full(latent, model, false, kept(mask, Part::Latent));
+            parts.shared_experts =
+                linear_or_full(shared, model, false, kept(mask, Part::SharedExperts));
             norms += h;
         }
         (Ffn::Mlp(_), _) | (Ffn::Moe, None) => {
@@ -280,11 +383,16 @@ fn layer_parts(model: &Model, layer: usize, p: &Placement) -> LayerParts {
                 Ffn::Mlp(i) => i,
                 _ => model.intermediate_size,
             };
-            parts.dense_mlp += linear_bytes(mats * h * inter / tp, model, false);
+            parts.dense_mlp += linear_or_full(
+                mats * h * inter / tp,
+                model,
+                false,
+                kept(mask, Part::DenseMlp),
+            );
             norms += h;
         }
         (Ffn::Linear, _) => {
-            parts.dense_mlp += linear_bytes(h * h / tp, model, false);
+            parts.dense_mlp += linear_or_full(h * h / tp, model, false, kept(mask, Part::DenseMlp));
             norms += h;
         }
         (Ffn::None, _) => {}
@@ -295,7 +403,7 @@ fn layer_parts(model: &Model, layer: usize, p: &Placement) -> LayerParts {
 
 /// One decoder layer's bytes on a rank.
 fn layer_bytes(model: &Model, layer: usize, p: &Placement) -> u64 {
-    layer_parts(model, layer, p).total()
+    layer_parts(model, layer, p, KeepMasks::of(model).at(layer)).total()
 }
 
 /// The vision encoder and projector on a rank that builds them: their linears split by TP
@@ -323,12 +431,14 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
     // A layer's bytes depend only on its structure (and its rank's place), so consecutive
     // layers of the same structure reuse the previous figure.
     let mut parts = LayerParts::default();
-    let mut last: Option<(Block, LayerParts)> = None;
+    let masks = KeepMasks::of(model);
+    let mut last: Option<((Block, u16), LayerParts)> = None;
     for i in p.layers.0..p.layers.1 {
-        let key = model.block(i as usize);
+        let mask = masks.at(i as usize);
+        let key = (model.block(i as usize), mask);
         let layer = match last {
             Some((k, b)) if k == key => b,
-            _ => layer_parts(model, i as usize, p),
+            _ => layer_parts(model, i as usize, p, mask),
         };
         last = Some((key, layer));
         parts.add(&layer);
@@ -344,6 +454,8 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
         } else {
             let mut m = model.clone();
             m.blocks = model.mtp_blocks.clone();
+            // A skip rule naming a target layer's index says nothing of the MTP stack's.
+            m.keep_full.retain(|k| k.layer.is_none());
             (0..m.blocks.len())
                 .map(|i| layer_bytes(&m, i, p))
                 .fold(0u64, u64::saturating_add)

@@ -20,7 +20,7 @@ use crate::calc::model::{
 };
 use max_len::derived_max_len;
 use mtp::mtp_draft;
-use quant::{dtype, quant, quant_skips};
+use quant::{dtype, keep_full, quant, quant_skips};
 
 /// A config that cannot describe a model, naming the field.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -516,6 +516,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         mtp_layers,
         mtp_draft,
         quant_skips: quant_skips(&f),
+        keep_full: keep_full(&f),
         dtype: dtype(&f)?,
         quant,
         kv_fp8_from_checkpoint: kv_fp8,

@@ -117,7 +117,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             .map(String::as_str)
             .collect();
         notes.push(format!(
-            "The quantization config keeps {}{} unquantized; vLLM loads those at full width, while Headroom's estimate sizes every decoder linear at the quantized width, so it is low by their difference. Give the measured weights (vLLM's \"Model loading took\") for the exact figure.",
+            "The quantization config keeps {}{} unquantized, modules Headroom does not recognise (it reads attention, linear attention, Mamba mixers, MLPs, experts, shared experts and latent projections, by layer); vLLM loads them at full width while the estimate sizes them at the quantized width, so it is low by their difference. Give the measured weights (vLLM's \"Model loading took\") for the exact figure.",
             shown.join(", "),
             if s.model.quant_skips.len() > 4 {
                 format!(" and {} more", s.model.quant_skips.len() - 4)

@@ -102,6 +102,10 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         ),
         _ => format!("parameter counts x bytes per weight ({})", m.quant.label()),
     };
+    let weight_basis = match weights::keep_full_text(m) {
+        Some(k) => format!("{weight_basis}; {k}"),
+        None => weight_basis,
+    };
 
     let ranks_n = tp * pp;
     let v = s.version;

@@ -3,6 +3,7 @@
 //! unquantized.
 
 use super::{ConfigError, Fields};
+use crate::calc::blocks::{KeepFull, Part};
 
 use crate::calc::model::{ModelDtype, WeightQuant};
 use crate::catalog::json::{Map, Value};
@@ -221,7 +222,9 @@ pub(super) fn quant(f: &Fields) -> Result<(WeightQuant, bool, String), ConfigErr
 
 /// The modules a quantization config keeps unquantized, as it lists them (regexes included),
 /// less the LM head, which the estimate keeps unquantized anyway.
-pub(super) fn quant_skips(f: &Fields) -> Vec<String> {
+/// Every pattern of the quantization config's skip lists (`ignore`, `modules_to_not_convert`,
+/// `exclude_modules`, also under ModelOpt's nested `quantization`), the LM head's aside.
+fn skip_patterns<'a>(f: &Fields<'a>) -> Vec<&'a str> {
     let Some(q) = f.get("quantization_config").and_then(Value::as_object) else {
         return Vec::new();
     };
@@ -241,6 +244,115 @@ pub(super) fn quant_skips(f: &Fields) -> Vec<String> {
                 .trim_end_matches('$')
                 .ends_with("lm_head")
         })
+        .take(4096)
+        .collect()
+}
+
+/// What a skip pattern keeps at full width.
+enum Skip {
+    /// A decoder part, in one layer or all.
+    Part(KeepFull),
+    /// Something the estimate holds at full width anyway: the embedding, routers, norms, the
+    /// vision tower and projector.
+    AlreadyFull,
+    /// Not recognised.
+    Unknown,
+}
+
+/// Reads one pattern (a module path, a glob or `re:` regex): `model.layers.3.mixer`,
+/// `*.mlp.shared_expert.*`, `model.layers.*.self_attn`, `re:.*linear_attn.*`.
+fn classify(pattern: &str) -> Skip {
+    let p = pattern.trim_start_matches("re:").to_ascii_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| p.contains(w));
+    // `layers.12.` (or `layers\.12\.` in a regex): that layer alone.
+    let layer = p
+        .replace("\\.", ".")
+        .split("layers.")
+        .nth(1)
+        .and_then(|rest| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse::<u32>().ok()
+        });
+    let part = if has(&[
+        "vision",
+        "visual",
+        "multi_modal_projector",
+        "mm_projector",
+        "embed_tokens",
+        "embeddings",
+        "norm",
+    ]) {
+        return Skip::AlreadyFull;
+    } else if has(&["shared_expert", "shared_mlp"]) {
+        Part::SharedExperts
+    } else if has(&["latent_proj"]) {
+        Part::Latent
+    } else if has(&["experts", "block_sparse_moe"]) {
+        Part::Experts
+    } else if has(&["router", ".gate", "gate$", "e_score_correction"])
+        && !has(&["gate_proj", "gate_up"])
+        || p == "gate"
+    {
+        return Skip::AlreadyFull;
+    } else if has(&["linear_attn", "in_proj_qkvz", "in_proj_ba"]) {
+        Part::LinearAttention
+    } else if has(&[
+        "self_attn",
+        "attention",
+        "q_proj",
+        "k_proj",
+        "v_proj",
+        "o_proj",
+        "qkv",
+        "q_a_proj",
+        "q_b_proj",
+        "kv_a_proj",
+        "kv_b_proj",
+    ]) {
+        Part::Attention
+    } else if has(&[
+        "mamba", "in_proj", "out_proj", "conv1d", "x_proj", "dt_proj",
+    ]) {
+        Part::Mamba
+    } else if has(&["mixer"]) {
+        Part::Whole
+    } else if has(&[
+        "mlp",
+        "gate_proj",
+        "up_proj",
+        "down_proj",
+        "feed_forward",
+        "ffn",
+    ]) {
+        Part::DenseMlp
+    } else if layer.is_some()
+        && p.trim_end_matches(['*', '.'])
+            .ends_with(&format!("layers.{}", layer.unwrap_or(0)))
+    {
+        Part::Whole
+    } else {
+        return Skip::Unknown;
+    };
+    Skip::Part(KeepFull { part, layer })
+}
+
+/// The decoder parts the skip lists keep at full width (those Headroom recognises).
+pub(super) fn keep_full(f: &Fields) -> Vec<KeepFull> {
+    skip_patterns(f)
+        .into_iter()
+        .filter_map(|p| match classify(p) {
+            Skip::Part(k) => Some(k),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The skip patterns Headroom does not recognise (the plan names them: the estimate sizes
+/// those modules at the quantized width).
+pub(super) fn quant_skips(f: &Fields) -> Vec<String> {
+    skip_patterns(f)
+        .into_iter()
+        .filter(|p| matches!(classify(p), Skip::Unknown))
         .take(64)
         .map(|m| m.chars().take(80).collect())
         .collect()
