@@ -279,3 +279,55 @@ fn a_quantization_configs_skip_list_keeps_parts_at_full_width() {
         "the quantization config keeps attention (1 layer), dense MLPs (all layers) at bfloat16"
     );
 }
+
+#[test]
+fn every_catalog_model_agrees_with_the_size_its_name_states() {
+    for row in headroom::catalog::models() {
+        let c = headroom::calc::plausible::check(&row.model);
+        assert!(c.is_none(), "{}: {:?}", row.id, c.map(|c| c.message));
+    }
+}
+
+#[test]
+fn an_estimate_far_from_its_name_or_its_total_size_is_said_first() {
+    use headroom::calc::plausible::{census, check};
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/corpus/weights/meta-llama-llama-3.1-8b-instruct.json"
+    ))
+    .unwrap();
+    let v = headroom::catalog::json::parse(&text).unwrap();
+    let mut m = headroom::catalog::parse_config_value(v.get("config").unwrap()).unwrap();
+    assert_eq!(census(&m).total, 8_030_261_248);
+    m.name = "example/Llama-3.1-70B-Instruct (/tmp/config.json)".into();
+    let c = check(&m).expect("8B against the name's 70B");
+    assert!((c.ratio - 8.03 / 70.0).abs() < 1e-3, "{}", c.ratio);
+    assert_eq!(c.dominant[0].0, "dense MLP");
+    assert_eq!(
+        c.short(),
+        "Doubtful weights: the estimate counts 8B parameters where the name says 70B (0.11x); largest part: dense MLP."
+    );
+    // Within 25 % of the name: nothing to say (Llama 3.1 8B is 8.03B).
+    m.name = "meta-llama/Llama-3.1-8B-Instruct".into();
+    assert_eq!(check(&m), None);
+    // A total_size that is twice the estimate's bytes: the scale would be 0.5.
+    m.checkpoint_bytes = Some(2 * checkpoint_estimate(&m));
+    let c = check(&m).expect("against the total_size");
+    assert!(c.against.contains("total_size") && (c.ratio - 0.5).abs() < 1e-9);
+    // The plan says it first, and the verdict's second line opens with it.
+    let gpu = headroom::calc::scenario::Gpu {
+        id: "h100".into(),
+        name: "H100".into(),
+        total: headroom::calc::units::Bytes(85_029_158_912),
+        total_confirmed: false,
+        unified_memory: false,
+        compute_capability: (9, 0),
+    };
+    m.checkpoint_bytes = None;
+    m.name = "example/Llama-3.1-70B-Instruct".into();
+    let p = headroom::calc::plan(&headroom::calc::Scenario::new(m, gpu)).unwrap();
+    assert!(p.notes[0].starts_with("The weights estimate counts 8B total parameters"));
+    let (_, _, sub) =
+        headroom::verdict::verdict_text(&p, headroom::calc::units::UnitSystem::Binary);
+    assert!(sub.starts_with("Doubtful weights:"), "{sub}");
+}

@@ -85,10 +85,12 @@ pub fn census(model: &Model) -> Census {
 /// assert_eq!(stated_params("mistralai/Mixtral-8x7B-v0.1"), (None, None));
 /// assert_eq!(stated_params("nvidia/Nemotron-H-8B-Base-8K"), (Some(8_000_000_000), None));
 /// assert_eq!(stated_params("DeepSeek-V3"), (None, None));
+/// assert_eq!(stated_params("org/Llama-70B (/tmp/config.json)"), (Some(70_000_000_000), None));
 /// ```
 pub fn stated_params(name: &str) -> (Option<u64>, Option<u64>) {
-    let base = name.rsplit('/').next().unwrap_or(name);
-    let tokens: Vec<&str> = base.split(['-', '_', ' ']).collect();
+    // The CLI names a config by its model and path ("org/Name-70B (/models/x/config.json)"):
+    // every word counts, wherever it sits.
+    let tokens: Vec<&str> = name.split(['-', '_', ' ', '/', '(', ')']).collect();
     let size = |t: &str| -> Option<u64> {
         let (num, unit) = t.split_at(t.len().checked_sub(1)?);
         let mult = match unit {
@@ -146,18 +148,27 @@ pub struct WeightsCheck {
 }
 
 impl WeightsCheck {
-    /// One sentence for the verdict: `Doubtful weights: the estimate is 12.60x the name's 120B
-    /// (routed experts dominate).`
+    /// One sentence for the verdict: `Doubtful weights: the estimate counts 1,512B parameters
+    /// where the name says 120B (12.60x); routed experts are the largest part.`
     pub fn short(&self) -> String {
-        format!(
-            "Doubtful weights: the estimate is {:.2}x {}{}.",
-            self.ratio,
-            self.against,
-            self.dominant
-                .first()
-                .map(|(n, _)| format!(" ({n} dominate)"))
-                .unwrap_or_default()
-        )
+        let largest = self
+            .dominant
+            .first()
+            .map(|(n, _)| format!("; largest part: {n}"))
+            .unwrap_or_default();
+        if self.against.starts_with("the checkpoint") {
+            format!(
+                "Doubtful weights: the estimate is {:.2}x the checkpoint's total_size{largest}.",
+                self.ratio
+            )
+        } else {
+            format!(
+                "Doubtful weights: the estimate counts {} parameters where the name says {} ({:.2}x){largest}.",
+                billions(self.estimated),
+                billions(self.stated),
+                self.ratio
+            )
+        }
     }
 }
 
@@ -165,6 +176,8 @@ fn billions(n: u64) -> String {
     let b = n as f64 / 1e9;
     if b >= 100.0 {
         format!("{}B", super::units::grouped_fixed(b, 0))
+    } else if b >= 1.0 && (b - b.round()).abs() < 0.05 {
+        format!("{}B", b.round())
     } else if b >= 1.0 {
         format!("{b:.1}B")
     } else {

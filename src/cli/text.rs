@@ -119,6 +119,9 @@ pub fn render(s: &Scenario, p: &Plan, unit: UnitSystem) -> String {
             );
         }
     }
+    if let Some(c) = &p.weights_check {
+        let _ = writeln!(out, "             {}", c.short());
+    }
 
     // Ledgers, identical TP ranks of a stage grouped.
     // The one grouping the page's chart and ledger use too (`Plan::rank_groups`).
