@@ -241,6 +241,22 @@ fn targets() -> Vec<Target> {
             serde_json::to_string_pretty(v.get("config")?).ok()
         })
         .collect();
+    // And the corpus's configs whose layers differ (hybrid Mamba patterns, NAS block_configs,
+    // Mamba LMs, vision towers), read with Headroom's own reader (they carry Python's
+    // Infinity, which serde_json refuses).
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus/weights");
+    for name in [
+        "nvidia-nvidia-nemotron-3-super-120b-a12b-fp8.json",
+        "nvidia-nvidia-nemotron-3-ultra-550b-a55b-bf16.json",
+        "nvidia-llama-3_3-nemotron-super-49b-v1.json",
+        "state-spaces-mamba-2.8b-hf.json",
+        "llava-hf-llava-1.5-7b-hf.json",
+        "meta-llama-llama-4-scout-17b-16e-instruct.json",
+    ] {
+        let text = std::fs::read_to_string(corpus.join(name)).unwrap();
+        let v = headroom::catalog::json::parse(&text).unwrap();
+        configs.push(v.get("config").unwrap().to_string());
+    }
     configs.sort();
     // A plan's size follows its grid, which is bounded, not the text: what must stay linear in
     // the input are the messages that quote it.

@@ -317,6 +317,10 @@ pub struct Model {
     /// An MTP module's own decoder stack (Nemotron-H's `mtp_hybrid_override_pattern`); empty:
     /// one layer like the target's last.
     pub mtp_blocks: Vec<crate::calc::blocks::Block>,
+    /// Bytes per value of the Mamba SSM state when it is not the model's dtype: Nemotron-H's
+    /// `mamba_ssm_cache_dtype` (vLLM's NemotronHForCausalLMConfig sets float32 unless the
+    /// config or --mamba-ssm-cache-dtype says otherwise).
+    pub ssm_state_bytes: Option<u64>,
     /// The Mamba mixers' shape, for a model with Mamba layers.
     pub mamba: Option<crate::calc::blocks::MambaShape>,
     /// Whether the MLP and expert activations are gated (SwiGLU / GeGLU: gate, up and down
@@ -379,6 +383,7 @@ impl Model {
             vision: None,
             blocks: Vec::new(),
             mtp_blocks: Vec::new(),
+            ssm_state_bytes: None,
             mamba: None,
             mlp_gated: true,
             sparse_mla: None,

@@ -534,6 +534,16 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
             .and_then(|s| s.mlp_gated)
             .unwrap_or(!structure::non_gated(model_type)),
         mamba: st.as_ref().and_then(|s| s.mamba),
+        ssm_state_bytes: match model_type {
+            // NemotronHForCausalLMConfig.update_mamba_ssm_cache_dtype: the config's
+            // mamba_ssm_cache_dtype, else float32 ("only float32 is known to have no accuracy
+            // issues").
+            "nemotron_h" => Some(match f.string("mamba_ssm_cache_dtype") {
+                Some("bfloat16" | "float16" | "half") => 2,
+                _ => 4,
+            }),
+            _ => None,
+        },
         mtp_blocks: st
             .as_ref()
             .map(|s| s.mtp_blocks.clone())

@@ -71,7 +71,7 @@ pub(super) fn layer_spec_of(
         LayerKv::Mamba {
             states: vec![
                 (vec![st.conv_kernel - 1 + num_spec, conv_dim], dt),
-                (rec, dt),
+                (rec, m.ssm_state_bytes.unwrap_or(dt)),
             ],
             blocks_per_request: 2 + num_spec + prefill_checkpoint(s, kind).0,
         }
@@ -94,7 +94,14 @@ pub(super) fn layer_spec_of(
         // channels and two key (B, C) projections, and a recurrent state per value head.
         LayerKind::GatedDeltaNet | LayerKind::Mamba2 => {
             let st = m.linear?;
-            let conv = (st.v_heads * st.v_dim + 2 * st.k_heads * st.k_dim) / tp;
+            // Mamba2 with n_groups not a multiple of TP (only 1 is allowed): every rank keeps
+            // its own copy of the group (extra_groups_for_head_shards in mamba2_state_shape).
+            let groups = if matches!(kind, LayerKind::Mamba2) && st.k_heads % tp != 0 {
+                tp
+            } else {
+                st.k_heads
+            };
+            let conv = (st.v_heads * st.v_dim + 2 * groups * st.k_dim) / tp;
             LayerSpec {
                 index,
                 kind: state(conv, vec![st.v_heads / tp, st.v_dim, st.k_dim]),
