@@ -54,7 +54,7 @@ pub fn census(model: &Model) -> Census {
         ("vision encoder", half(w.vision)),
     ]);
     kinds.retain(|(_, n)| *n > 0);
-    kinds.sort_by_key(|k| std::cmp::Reverse(k.1));
+    weights::sort_largest_first(&mut kinds);
     let total = half(w.target().saturating_add(w.drafter));
     let experts = half(w.parts.experts);
     let active = match &m.moe {
@@ -102,7 +102,7 @@ pub fn stated_params(name: &str) -> (Option<u64>, Option<u64>) {
         if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
             return None;
         }
-        let v: f64 = num.parse().ok()?;
+        let v = super::decimal::parse_f64(num)?;
         (v > 0.0 && v < 1e5).then(|| (v * mult).round() as u64)
     };
     let mut total = None;

@@ -68,8 +68,19 @@ impl LayerParts {
         .into_iter()
         .filter(|(_, b)| *b > 0)
         .collect();
-        v.sort_by_key(|p| std::cmp::Reverse(p.1));
+        sort_largest_first(&mut v);
         v
+    }
+}
+
+/// Sorts named amounts largest first (ties by name), with the core's small insertion sort:
+/// the standard library's sorts cost the first verdict's program kilobytes.
+pub fn sort_largest_first(v: &mut [(&'static str, u64)]) {
+    let mut keyed: Vec<(std::cmp::Reverse<u64>, &'static str)> =
+        v.iter().map(|(n, b)| (std::cmp::Reverse(*b), *n)).collect();
+    crate::calc::sort_small(&mut keyed);
+    for (slot, (b, n)) in v.iter_mut().zip(keyed) {
+        *slot = (n, b.0);
     }
 }
 
@@ -211,7 +222,7 @@ pub fn keep_full_text(model: &Model) -> Option<String> {
                 Some(l) => layers.push(l),
             }
         }
-        layers.sort_unstable();
+        crate::calc::sort_small(&mut layers);
         layers.dedup();
         if all {
             out.push(format!("{name} (all layers)"));

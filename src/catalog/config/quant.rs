@@ -262,7 +262,10 @@ enum Skip {
 /// Reads one pattern (a module path, a glob or `re:` regex): `model.layers.3.mixer`,
 /// `*.mlp.shared_expert.*`, `model.layers.*.self_attn`, `re:.*linear_attn.*`.
 fn classify(pattern: &str) -> Skip {
-    let p = pattern.trim_start_matches("re:").to_ascii_lowercase();
+    let p = pattern
+        .strip_prefix("re:")
+        .unwrap_or(pattern)
+        .to_ascii_lowercase();
     let has = |words: &[&str]| words.iter().any(|w| p.contains(w));
     // `layers.12.` (or `layers\.12\.` in a regex): that layer alone.
     let layer = p
