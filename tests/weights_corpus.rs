@@ -64,23 +64,6 @@ fn rows() -> Vec<Result<Row, (String, String, String)>> {
             s(&v, "config_source").is_some_and(|s| !s.is_empty()),
             "{file}: config_source is required"
         );
-        let p = v
-            .get("published")
-            .unwrap_or_else(|| panic!("{file}: published"));
-        assert!(
-            s(p, "source").is_some_and(|s| !s.is_empty())
-                && s(p, "quote").is_some_and(|s| !s.is_empty()),
-            "{file}: published.source and published.quote are required"
-        );
-        let kind = s(p, "kind").unwrap_or_default();
-        let value = p
-            .get("value")
-            .and_then(json::Value::as_f64)
-            .unwrap_or_else(|| panic!("{file}: published.value"));
-        let digits = p.get("digits").and_then(json::Value::as_u64).unwrap_or(0);
-        let dtype = s(p, "dtype")
-            .unwrap_or_else(|| "bf16".into())
-            .to_ascii_lowercase();
         let config = v.get("config").unwrap_or_else(|| panic!("{file}: config"));
         let mut model = match parse_config_value(config) {
             Ok(m) => m,
@@ -90,34 +73,60 @@ fn rows() -> Vec<Result<Row, (String, String, String)>> {
             }
         };
         model.name = repo.clone();
-        let quantized = !matches!(
-            dtype.as_str(),
-            "bf16" | "bfloat16" | "fp16" | "float16" | "fp32" | "float32"
-        );
-        // A count to `digits` significant digits is exact to half its last one.
-        let rounding = if digits == 0 {
-            0.0
-        } else {
-            let magnitude = 10f64.powi(value.log10().floor() as i32 - digits as i32 + 1);
-            magnitude / 2.0 / value
+        // One published figure, or several (a parameter count and a checkpoint size).
+        let published = v
+            .get("published")
+            .unwrap_or_else(|| panic!("{file}: published"));
+        let figures: Vec<&json::Value> = match published.as_array() {
+            Some(list) => list.iter().collect(),
+            None => vec![published],
         };
-        let (estimate, tolerance) = match kind.as_str() {
-            "total_size_bytes" => {
-                // A bf16 checkpoint's bytes at the config's dtype: the estimate's own.
-                let est = checkpoint_estimate(&model) as f64;
-                (est, if quantized { 0.05 } else { 0.03 })
-            }
-            "params" => (census(&model).total as f64, 0.03),
-            other => panic!("{file}: published.kind {other:?} is not total_size_bytes or params"),
-        };
-        out.push(Ok(Row {
-            file,
-            repo,
-            kind,
-            published: value,
-            estimate,
-            tolerance: tolerance + rounding,
-        }));
+        for p in figures {
+            assert!(
+                s(p, "source").is_some_and(|s| !s.is_empty())
+                    && s(p, "quote").is_some_and(|s| !s.is_empty()),
+                "{file}: published.source and published.quote are required"
+            );
+            let kind = s(p, "kind").unwrap_or_default();
+            let value = p
+                .get("value")
+                .and_then(json::Value::as_f64)
+                .unwrap_or_else(|| panic!("{file}: published.value"));
+            let digits = p.get("digits").and_then(json::Value::as_u64).unwrap_or(0);
+            let dtype = s(p, "dtype")
+                .unwrap_or_else(|| "bf16".into())
+                .to_ascii_lowercase();
+            let quantized = !matches!(
+                dtype.as_str(),
+                "bf16" | "bfloat16" | "fp16" | "float16" | "fp32" | "float32"
+            );
+            // A count to `digits` significant digits is exact to half its last one.
+            let rounding = if digits == 0 {
+                0.0
+            } else {
+                let magnitude = 10f64.powi(value.log10().floor() as i32 - digits as i32 + 1);
+                magnitude / 2.0 / value
+            };
+            let (estimate, tolerance) = match kind.as_str() {
+                // The checkpoint's bytes at its own dtype and quantization: the estimate's.
+                "total_size_bytes" => (
+                    checkpoint_estimate(&model) as f64,
+                    if quantized { 0.05 } else { 0.03 },
+                ),
+                "params" => (census(&model).total as f64, 0.03),
+                other => {
+                    panic!("{file}: published.kind {other:?} is not total_size_bytes or params")
+                }
+            };
+            out.push(Ok(Row {
+                file: file.clone(),
+                repo: repo.clone(),
+                kind,
+                published: value,
+                estimate,
+                tolerance: tolerance + rounding,
+            }));
+        }
     }
     out
 }
@@ -200,4 +209,47 @@ fn weights_agree_with_published_counts() {
         "the corpus has {} checkpoints; issue 20 asks for at least 30 families",
         rows.len()
     );
+}
+
+/// The ledger's breakdown by kind against a published one: the gpt-oss model card's Table 1
+/// (arXiv 2508.10925; the corpus files' notes quote it) counts each model's MLP (experts and
+/// router), attention, and embedding plus unembedding parameters, to 3 or 4 digits.
+#[test]
+fn parts_agree_with_the_gpt_oss_cards_breakdown() {
+    for (file, mlp, attention, tables) in [
+        ("openai-gpt-oss-20b.json", 19.12e9, 0.64e9, 1.16e9),
+        ("openai-gpt-oss-120b.json", 114.71e9, 0.96e9, 1.16e9),
+    ] {
+        let text = fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/corpus/weights")
+                .join(file),
+        )
+        .unwrap();
+        let v = json::parse(&text).unwrap();
+        let m = parse_config_value(v.get("config").unwrap()).unwrap();
+        let c = census(&m);
+        let get = |k: &str| {
+            c.kinds
+                .iter()
+                .find(|(n, _)| *n == k)
+                .map_or(0.0, |(_, v)| *v as f64)
+        };
+        // The card's figures are rounded to 0.01B: half of that is its own uncertainty.
+        for (what, est, card) in [
+            ("MLP", get("routed experts"), mlp),
+            ("attention", get("attention"), attention),
+            (
+                "embedding and unembedding",
+                get("embedding and LM head"),
+                tables,
+            ),
+        ] {
+            let tolerance = 0.03 + 0.005e9 / card;
+            assert!(
+                (est / card - 1.0).abs() <= tolerance,
+                "{file}: {what} estimated {est:.0} against the card's {card:.0}"
+            );
+        }
+    }
 }
