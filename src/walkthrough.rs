@@ -45,8 +45,15 @@ pub const WALKS: [Walk; 3] = [
             ),
             step("Raise the fraction to 0.90", Field::Util, "0.90"),
             step("And to 0.95", Field::Util, "0.95"),
+            // The upstream reports ran without --max-model-len: vLLM plans the model's whole
+            // context and checks that one such request fits, where `auto` would shrink it.
             step(
-                "Move a layer off the last stage: 15,15,13",
+                "As the upstream reports ran: no --max-model-len, the model's full 1,048,576 tokens",
+                Field::MaxModelLen,
+                "1048576",
+            ),
+            step(
+                "Move a layer off the last stage: 15,15,13 (the report: KV has 0.76 GiB, needs 1.24)",
                 Field::PpPartition,
                 "15,15,13",
             ),

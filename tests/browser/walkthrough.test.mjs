@@ -18,7 +18,7 @@ test('seed 000: the budget moves 3.2 GiB per step, the load phase does not, then
   const { context, page, problems } = await open(browser, '/?v=1&example=s1-three-cards');
   const walk = page.locator('[data-testid=walkthrough]');
   await walk.waitFor();
-  assert.equal(await page.locator('[data-testid=walkthrough-step]').count(), 5);
+  assert.equal(await page.locator('[data-testid=walkthrough-step]').count(), 6);
   await page.click('[data-testid=walkthrough-next]');
   await page.waitForFunction(() => location.search.includes('step=1'));
   assert.match(page.url(), /util=0\.85/);
@@ -31,15 +31,20 @@ test('seed 000: the budget moves 3.2 GiB per step, the load phase does not, then
   // The panels follow the step: the init check's sentence names 0.9.
   await page.waitForFunction(() => document.querySelector('[data-testid=timeline-phase-init]')?.textContent.includes('x 0.9)'));
   // The last step, by its link: the split the article lands on starts.
+  // The split the reports could not start (without --max-model-len): the capacity check.
   await page.click('[data-testid=walkthrough-step][data-step="5"] a');
   await page.waitForFunction(() => location.search.includes('step=5'));
+  assert.match(page.url(), /max-model-len=1048576/);
+  await page.waitForFunction(() => /^Fails at the capacity check/.test(document.querySelector('[data-testid=verdict-headline]')?.textContent ?? ''));
+  await page.click('[data-testid=walkthrough-step][data-step="6"] a');
+  await page.waitForFunction(() => location.search.includes('step=6'));
   assert.match(page.url(), /pp-partition=15%2C16%2C12|pp-partition=15,16,12/);
   await page.waitForFunction(() => /^Starts/.test(document.querySelector('[data-testid=verdict-headline]')?.textContent ?? ''));
-  assert.equal(await current(page), '5');
+  assert.equal(await current(page), '6');
   assert.equal(await page.locator('[data-testid=walkthrough-next]').isDisabled(), true);
   // Back steps back.
   await page.goBack();
-  await page.waitForFunction(() => location.search.includes('step=2'));
+  await page.waitForFunction(() => location.search.includes('step=5'));
   assertClean(problems);
   await context.close();
 });
