@@ -211,11 +211,41 @@ pub fn invalid_sub(flag: &str, has_figures: bool) -> String {
 
 /// The verdict banner: its class, its headline and its second line, from the plan (or why
 /// there is none) and the plan the panels show.
+///
+/// `errs`: the inputs whose typed text failed its check. While one is in error the verdict
+/// says so first, never under a green banner: the plan below it uses that input's default.
 pub fn banner(
     plan: Result<&Plan, &Problem>,
     shown: Option<&Plan>,
     unit: UnitSystem,
+    errs: &[(Field, String)],
 ) -> (String, String, String) {
+    let typed_wrong = errs.iter().find(|(f, _)| !DEFINING.contains(f));
+    if let (Ok(_), Some(p), Some((f, m))) = (plan, shown, typed_wrong) {
+        let (_, head, _) = verdict_text(p, unit);
+        let (what, _) = first_sentence(m);
+        // The field's own message often opens with its name: say it once.
+        let what = what
+            .strip_prefix(f.flag())
+            .and_then(|w| w.strip_prefix(": "))
+            .unwrap_or(what);
+        let others = errs.len() - 1;
+        return (
+            "verdict invalid".to_string(),
+            format!("Fix --{}: {}", f.flag(), what.trim_end_matches('.')),
+            format!(
+                "With its default instead{}, the plan reads: {head}.",
+                if others > 0 {
+                    format!(
+                        " (and {others} more input{} in error)",
+                        if others > 1 { "s" } else { "" }
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+        );
+    }
     match (plan, shown) {
         (Err(e), shown) => {
             // A long message (vLLM's words and then why) keeps its first sentence in the
@@ -328,7 +358,7 @@ pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> F
     let checked = check(&texts);
     let plan = scenario_of(&checked).and_then(|s| plan_of_state(&checked.0, &s));
     let unit = checked.0.unit();
-    let (class, headline, sub) = banner(plan.as_ref(), plan.as_ref().ok(), unit);
+    let (class, headline, sub) = banner(plan.as_ref(), plan.as_ref().ok(), unit, &checked.1);
     let figures = REPLICA_FIGURES
         .iter()
         .map(|id| {
@@ -351,6 +381,53 @@ pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> F
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_input_in_error_is_said_first_and_never_under_a_green_banner() {
+        // What the form holds after typing: the texts, one of them wrong.
+        let banner_of = |typed: &[(Field, &str)]| {
+            let (mut texts, _) = opening_texts("", None, None);
+            for (f, t) in typed {
+                let i = Field::ALL.iter().position(|g| g == f).unwrap();
+                texts[i] = t.to_string();
+            }
+            let checked = check(&texts);
+            let plan = scenario_of(&checked).and_then(|s| plan_of_state(&checked.0, &s));
+            let b = banner(
+                plan.as_ref(),
+                plan.as_ref().ok(),
+                UnitSystem::Binary,
+                &checked.1,
+            );
+            (b, defaults_note(&checked.1))
+        };
+        for (field, text, flag) in [
+            (Field::Tp, "-2", "--tensor-parallel-size"),
+            (Field::Util, "1.5", "--gpu-memory-utilization"),
+        ] {
+            let ((class, head, sub), warn) = banner_of(&[(field, text)]);
+            assert_eq!(class, "verdict invalid", "{text}: {head}");
+            assert!(head.starts_with(&format!("Fix {flag}: ")), "{head}");
+            assert!(
+                !head[flag.len()..].contains(&flag[2..]),
+                "said once: {head}"
+            );
+            assert!(
+                sub.starts_with("With its default instead, the plan reads: Starts"),
+                "{sub}"
+            );
+            // The figures stay, marked as the default's.
+            assert!(
+                warn.starts_with("These figures use the default for"),
+                "{warn}"
+            );
+        }
+        let ((_, _, sub), _) = banner_of(&[(Field::Tp, "-2"), (Field::Util, "1.5")]);
+        assert!(sub.contains("(and 1 more input in error)"), "{sub}");
+        // Valid inputs: the plan's own verdict.
+        let ((class, _, _), warn) = banner_of(&[(Field::Tp, "1")]);
+        assert_eq!((class.as_str(), warn.as_str()), ("verdict ok", ""));
+    }
 
     #[test]
     fn the_default_page_starts_and_names_its_concurrency() {

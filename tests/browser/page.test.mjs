@@ -110,9 +110,14 @@ test('a value the core rejects is flagged at its field; the rest keeps working',
   await setInput(page, 'tensor-parallel-size', 'four');
   await page.locator('#tensor-parallel-size-err').filter({ hasText: /not a count|four/ }).waitFor();
   await setInput(page, 'gpu-memory-utilization', '0.8');
-  await page.waitForFunction(() => /Starts|Fails at/.test(document.querySelector('[data-testid=verdict-headline]').innerText));
+  // The input in error comes first, never under a green banner; the plan with its default follows.
+  await page.waitForFunction(() => /^Fix --tensor-parallel-size: /.test(document.querySelector('[data-testid=verdict-headline]').innerText));
+  assert.equal(await page.getAttribute('[data-testid=verdict]', 'class'), 'verdict invalid');
+  assert.match(await text(page, 'verdict'), /With its default instead, the plan reads: (Starts|Fails at)/);
+  assert.match(await text(page, 'verdict'), /These figures use the default for tensor-parallel-size/);
   await setInput(page, 'tensor-parallel-size', '2');
   await page.locator('#tensor-parallel-size-err:empty').waitFor({ state: 'attached' });
+  await page.waitForFunction(() => /^(Starts|Fails at)/.test(document.querySelector('[data-testid=verdict-headline]').innerText));
   assertClean(problems);
   await context.close();
 });

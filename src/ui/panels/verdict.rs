@@ -65,8 +65,11 @@ pub fn go_to(flag: &str) {
 pub(super) fn verdict_lines(app: AppState) -> (String, String, String) {
     let unit = app.unit.get();
     let shown = app.shown.get();
-    app.plan
-        .with(|p| crate::verdict::banner(p.as_ref().map(|p| &**p), shown.as_deref(), unit))
+    app.checked.with(|(_, errs)| {
+        app.plan.with(|p| {
+            crate::verdict::banner(p.as_ref().map(|p| &**p), shown.as_deref(), unit, errs)
+        })
+    })
 }
 
 /// The banner a newcomer reads first.
