@@ -257,3 +257,36 @@ const S1_POOL: &str = "\
 0.94 0 unsized KV cache sizing estimate\n\
 0.98 0 unsized KV cache sizing estimate\n\
 ";
+
+/// "Concurrency at the average length" is what the plan gives at that max-model-len (issue 19,
+/// item 5): a request shorter than a sliding window holds only its own tokens there, where the
+/// figure used to count the full-length request's window blocks (Gemma 3 27B: 4.09 at its
+/// full 131,072 tokens, 7.01 at the average 32,768).
+#[test]
+fn concurrency_at_the_average_length_is_the_plan_at_that_length() {
+    for (model, gpu, tp) in [
+        ("gemma-3-27b-it", "h200-141gb", 1),
+        ("gemma-2-9b-it", "h100-sxm-80gb", 1),
+        ("gpt-oss-20b", "h100-sxm-80gb", 1),
+        ("llama-3.1-8b-instruct", "h100-sxm-80gb", 1),
+        ("qwen3-next-80b-a3b-instruct", "h200-141gb", 2),
+    ] {
+        let s = scenario(model, gpu, tp, 1);
+        let p = calc::plan(&s).unwrap();
+        let d = p.demand.as_ref().expect("a pool");
+        let mut at = s.clone();
+        at.engine.max_model_len = MaxLen::Value(d.average_len);
+        let q = calc::plan(&at).unwrap();
+        let r = q.replica.as_ref().unwrap();
+        // The same blocks per request; the pools differ only by what max-model-len itself
+        // moves (nothing here but rounding), so within 0.5 %.
+        let ratio = d.concurrency_at_average / r.max_concurrency;
+        assert!(
+            (ratio - 1.0).abs() < 0.005,
+            "{model}: {} at the average {} against the plan's {} at that length",
+            d.concurrency_at_average,
+            d.average_len,
+            r.max_concurrency
+        );
+    }
+}

@@ -300,12 +300,20 @@ pub(super) fn demand(
     let conc_avg = if replica.blocks_per_request == 0 {
         0.0
     } else {
-        // Full-attention share scales with length; state/window groups do not.
+        // A request of the average length, as vLLM's max_memory_usage counts one at that
+        // max-model-len: full attention holds its tokens; a sliding window or a chunk holds
+        // them too while the request is shorter than the window (a window adds its boundary
+        // block), never more than a full-length request; a state is fixed per request.
+        let len = avg.min(replica.max_model_len);
         let per_req_blocks: u64 = replica
             .groups
             .iter()
             .map(|g| match g.kind {
-                LayerKv::Full | LayerKv::Mla => cdiv(avg.min(replica.max_model_len), g.block_size),
+                LayerKv::Full | LayerKv::Mla => cdiv(len, g.block_size),
+                LayerKv::Sliding { .. } | LayerKv::MlaSliding { .. } => {
+                    (cdiv(len, g.block_size) + 1).min(g.blocks_per_request)
+                }
+                LayerKv::Chunked { .. } => cdiv(len, g.block_size).min(g.blocks_per_request),
                 _ => g.blocks_per_request,
             })
             .sum();
