@@ -5,7 +5,8 @@
 #      without the `web` feature, and for the wasm page (the lints are Cargo.toml's [lints]);
 #   3. native Rust tests: `cargo test --all-targets` (everyone's unit, integration and golden tests);
 #   4. `cargo test --no-default-features --lib --tests`: calc and catalog build and pass without
-#      the web feature; then the doc examples;
+#      the web feature; then the doc examples; then the library's tests as the first verdict
+#      builds it (`--features verdict`: build.rs's compact catalog without sources);
 #   5. Trunk's release build into dist/;
 #   6. the browser tests (node's test runner + playwright-core + Debian chromium) against dist/
 #      served on 127.0.0.1 by a small static server this script starts and stops.
@@ -44,6 +45,9 @@ cargo test --no-default-features --lib --tests
 
 echo "== cargo test --no-default-features --doc"
 cargo test --no-default-features --doc
+
+echo "== cargo test --no-default-features --features verdict --lib (the first verdict's catalog copy)"
+cargo test --no-default-features --features verdict --lib
 
 echo "== trunk build --release"
 trunk build --release --offline

@@ -228,7 +228,7 @@ fn the_required_gpus_are_present() {
         ("H100 PCIe", &|r| {
             r.gpu.id.contains("h100") && r.gpu.id.contains("pcie")
         }),
-        ("H200", &|r| r.gpu.id.contains("h200")),
+        ("H200", &|r| r.gpu.id.starts_with("h200")),
         ("B200", &|r| r.gpu.id.contains("b200")),
         ("L40S", &|r| r.gpu.id.contains("l40s")),
         ("L4", &|r| r.gpu.id.starts_with("l4-")),

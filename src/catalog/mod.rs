@@ -41,135 +41,115 @@ pub struct GpuRow {
     pub basis: String,
 }
 
+/// A catalog file's text: `catalog/` itself, or, in the first verdict's program (the `verdict`
+/// feature without `web`), build.rs's copy with the sources and notes emptied (the first verdict
+/// never shows them, and its program is the page's critical path).
+#[cfg(not(all(feature = "verdict", not(feature = "web"))))]
+macro_rules! catalog_file {
+    ($name:literal) => {
+        include_str!(concat!("../../catalog/", $name))
+    };
+}
+#[cfg(all(feature = "verdict", not(feature = "web")))]
+macro_rules! catalog_file {
+    ($name:literal) => {
+        include_str!(concat!(env!("OUT_DIR"), "/catalog-min/", $name))
+    };
+}
+
 /// The model files, by id. A test checks this list against `catalog/models/`.
 pub const MODEL_FILES: &[(&str, &str)] = &[
-    (
-        "deepseek-r1",
-        include_str!("../../catalog/models/deepseek-r1.json"),
-    ),
-    (
-        "deepseek-v3.2",
-        include_str!("../../catalog/models/deepseek-v3.2.json"),
-    ),
-    (
-        "deepseek-v3",
-        include_str!("../../catalog/models/deepseek-v3.json"),
-    ),
+    ("deepseek-r1", catalog_file!("models/deepseek-r1.json")),
+    ("deepseek-v3.2", catalog_file!("models/deepseek-v3.2.json")),
+    ("deepseek-v3", catalog_file!("models/deepseek-v3.json")),
     (
         "deepseek-v4-flash",
-        include_str!("../../catalog/models/deepseek-v4-flash.json"),
+        catalog_file!("models/deepseek-v4-flash.json"),
     ),
     (
         "gemma-2-27b-it",
-        include_str!("../../catalog/models/gemma-2-27b-it.json"),
+        catalog_file!("models/gemma-2-27b-it.json"),
     ),
-    (
-        "gemma-2-9b-it",
-        include_str!("../../catalog/models/gemma-2-9b-it.json"),
-    ),
+    ("gemma-2-9b-it", catalog_file!("models/gemma-2-9b-it.json")),
     (
         "gemma-3-12b-it",
-        include_str!("../../catalog/models/gemma-3-12b-it.json"),
+        catalog_file!("models/gemma-3-12b-it.json"),
     ),
     (
         "gemma-3-27b-it",
-        include_str!("../../catalog/models/gemma-3-27b-it.json"),
+        catalog_file!("models/gemma-3-27b-it.json"),
     ),
-    (
-        "gemma-3-4b-it",
-        include_str!("../../catalog/models/gemma-3-4b-it.json"),
-    ),
-    (
-        "gpt-oss-120b",
-        include_str!("../../catalog/models/gpt-oss-120b.json"),
-    ),
-    (
-        "gpt-oss-20b",
-        include_str!("../../catalog/models/gpt-oss-20b.json"),
-    ),
+    ("gemma-3-4b-it", catalog_file!("models/gemma-3-4b-it.json")),
+    ("gpt-oss-120b", catalog_file!("models/gpt-oss-120b.json")),
+    ("gpt-oss-20b", catalog_file!("models/gpt-oss-20b.json")),
     (
         "kimi-k2-instruct",
-        include_str!("../../catalog/models/kimi-k2-instruct.json"),
+        catalog_file!("models/kimi-k2-instruct.json"),
     ),
     (
         "llama-3.1-405b-instruct-fp8",
-        include_str!("../../catalog/models/llama-3.1-405b-instruct-fp8.json"),
+        catalog_file!("models/llama-3.1-405b-instruct-fp8.json"),
     ),
     (
         "llama-3.1-70b-instruct",
-        include_str!("../../catalog/models/llama-3.1-70b-instruct.json"),
+        catalog_file!("models/llama-3.1-70b-instruct.json"),
     ),
     (
         "llama-3.1-8b-instruct",
-        include_str!("../../catalog/models/llama-3.1-8b-instruct.json"),
+        catalog_file!("models/llama-3.1-8b-instruct.json"),
     ),
     (
         "llama-3.3-70b-instruct",
-        include_str!("../../catalog/models/llama-3.3-70b-instruct.json"),
+        catalog_file!("models/llama-3.3-70b-instruct.json"),
     ),
     (
         "mistral-7b-instruct-v0.3",
-        include_str!("../../catalog/models/mistral-7b-instruct-v0.3.json"),
+        catalog_file!("models/mistral-7b-instruct-v0.3.json"),
     ),
     (
         "mixtral-8x22b-instruct-v0.1",
-        include_str!("../../catalog/models/mixtral-8x22b-instruct-v0.1.json"),
+        catalog_file!("models/mixtral-8x22b-instruct-v0.1.json"),
     ),
     (
         "mixtral-8x7b-instruct-v0.1",
-        include_str!("../../catalog/models/mixtral-8x7b-instruct-v0.1.json"),
+        catalog_file!("models/mixtral-8x7b-instruct-v0.1.json"),
     ),
     (
         "qwen2.5-14b-instruct",
-        include_str!("../../catalog/models/qwen2.5-14b-instruct.json"),
+        catalog_file!("models/qwen2.5-14b-instruct.json"),
     ),
     (
         "qwen2.5-72b-instruct",
-        include_str!("../../catalog/models/qwen2.5-72b-instruct.json"),
+        catalog_file!("models/qwen2.5-72b-instruct.json"),
     ),
     (
         "qwen2.5-7b-instruct",
-        include_str!("../../catalog/models/qwen2.5-7b-instruct.json"),
+        catalog_file!("models/qwen2.5-7b-instruct.json"),
     ),
-    (
-        "qwen3-14b",
-        include_str!("../../catalog/models/qwen3-14b.json"),
-    ),
+    ("qwen3-14b", catalog_file!("models/qwen3-14b.json")),
     (
         "qwen3-235b-a22b-fp8",
-        include_str!("../../catalog/models/qwen3-235b-a22b-fp8.json"),
+        catalog_file!("models/qwen3-235b-a22b-fp8.json"),
     ),
     (
         "qwen3-235b-a22b-instruct-2507",
-        include_str!("../../catalog/models/qwen3-235b-a22b-instruct-2507.json"),
+        catalog_file!("models/qwen3-235b-a22b-instruct-2507.json"),
     ),
     (
         "qwen3-235b-a22b",
-        include_str!("../../catalog/models/qwen3-235b-a22b.json"),
+        catalog_file!("models/qwen3-235b-a22b.json"),
     ),
-    (
-        "qwen3-30b-a3b",
-        include_str!("../../catalog/models/qwen3-30b-a3b.json"),
-    ),
-    (
-        "qwen3-32b",
-        include_str!("../../catalog/models/qwen3-32b.json"),
-    ),
-    (
-        "qwen3-4b",
-        include_str!("../../catalog/models/qwen3-4b.json"),
-    ),
-    (
-        "qwen3-8b",
-        include_str!("../../catalog/models/qwen3-8b.json"),
-    ),
+    ("qwen3-30b-a3b", catalog_file!("models/qwen3-30b-a3b.json")),
+    ("qwen3-32b", catalog_file!("models/qwen3-32b.json")),
+    ("qwen3-4b", catalog_file!("models/qwen3-4b.json")),
+    ("qwen3-8b", catalog_file!("models/qwen3-8b.json")),
     (
         "qwen3-next-80b-a3b-instruct",
-        include_str!("../../catalog/models/qwen3-next-80b-a3b-instruct.json"),
+        catalog_file!("models/qwen3-next-80b-a3b-instruct.json"),
     ),
 ];
 
-const GPUS_JSON: &str = include_str!("../../catalog/gpus.json");
+const GPUS_JSON: &str = catalog_file!("gpus.json");
 
 /// One object of a catalog file, read field by field; errors name the file's field.
 struct Row<'a> {
