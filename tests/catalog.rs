@@ -370,8 +370,8 @@ fn weight_estimates_match_the_checkpoint_sizes_rows_carry() {
 #[test]
 fn unquantized_estimates_match_the_parameter_count_in_the_name() {
     // "qwen3-32b", "gemma-2-27b-it", "qwen3-235b-a22b": the total parameter count, in billions,
-    // is in the id. A 16-bit checkpoint is 2 bytes per parameter (vision towers of multimodal
-    // rows are not counted by the estimate, hence the tolerance).
+    // is in the id. A 16-bit checkpoint is 2 bytes per parameter (names round, hence the
+    // tolerance).
     let mut checked = 0;
     for m in catalog::models() {
         if m.model.quant != headroom::calc::model::WeightQuant::None || m.model.dtype.bytes() != 2 {
@@ -392,11 +392,20 @@ fn unquantized_estimates_match_the_parameter_count_in_the_name() {
     assert!(checked >= 15, "only {checked} rows checked");
 }
 
-/// The first `-<N>b` segment of an id, e.g. `qwen3-235b-a22b` -> 235; `8x7b` forms are skipped.
+/// The first `-<N>b` segment of an id, e.g. `qwen3-235b-a22b` -> 235; `8x7b` forms are skipped,
+/// and so is Llama 4's `17b-16e`, which names the active count before the experts.
 fn params_in_id(id: &str) -> Option<f64> {
-    id.split('-').find_map(|seg| {
+    let segs: Vec<&str> = id.split('-').collect();
+    segs.iter().enumerate().find_map(|(i, seg)| {
         let n = seg.strip_suffix('b')?;
         if n.is_empty() || !n.chars().all(|c| c.is_ascii_digit() || c == '.') {
+            return None;
+        }
+        let experts_next = segs
+            .get(i + 1)
+            .and_then(|s| s.strip_suffix('e'))
+            .is_some_and(|e| !e.is_empty() && e.chars().all(|c| c.is_ascii_digit()));
+        if experts_next {
             return None;
         }
         n.parse().ok()
@@ -658,7 +667,7 @@ fn a_catalog_row_with_a_wrong_field_names_it() {
 fn mtp_drafters_are_the_families_vllm_maps() {
     use headroom::calc::model::MtpDraft;
     // vLLM 0.33.0's SpeculativeConfig.hf_config_override maps deepseek_v3, deepseek_v32,
-    // deepseek_v4 and qwen3_next to MTP models; Kimi-K2 shares DeepSeek-V3's architecture under
+    // deepseek_v4, qwen3_next, qwen3_5 (Qwen3.5) and Glm4MoeForCausalLM (GLM-4.5) to MTP models; Kimi-K2 shares DeepSeek-V3's architecture under
     // model_type kimi_k2, which it does not map.
     let with: Vec<(&str, u32)> = catalog::models()
         .iter()
@@ -672,7 +681,10 @@ fn mtp_drafters_are_the_families_vllm_maps() {
             ("deepseek-v3.2", 1),
             ("deepseek-v3", 1),
             ("deepseek-v4-flash", 1),
-            ("qwen3-next-80b-a3b-instruct", 1)
+            ("glm-4.5-air", 1),
+            ("qwen3-next-80b-a3b-instruct", 1),
+            ("qwen3.5-35b-a3b", 1),
+            ("qwen3.5-397b-a17b-nvfp4", 1)
         ]
     );
     // (what `method: mtp` finds, the MTP modules vLLM builds) for a config's distinctive keys.

@@ -72,6 +72,13 @@ fn catalog_gpu(rng: &mut Rng) -> Gpu {
     rows[rng.below(rows.len() as u64) as usize].gpu.clone()
 }
 
+/// Whether vLLM can build the model at TP `tp`: the KV heads split over it, or it is a
+/// multiple of them (QKVParallelLinear); MLA and DeepSeek-V4 have no KV heads to split.
+fn kv_splits(m: &Model, tp: u64) -> bool {
+    let kv = m.n_kv_heads.max(1);
+    m.mla.is_some() || m.compressed.is_some() || kv % tp == 0 || tp % kv == 0
+}
+
 fn catalog_model(rng: &mut Rng) -> Model {
     let rows = catalog::models();
     rows[rng.below(rows.len() as u64) as usize].model.clone()
@@ -89,7 +96,7 @@ fn sane_scenario(rng: &mut Rng) -> Scenario {
     let heads = s.model.n_heads;
     let tps: Vec<u32> = [1u32, 2, 4, 8, 16]
         .into_iter()
-        .filter(|t| heads % u64::from(*t) == 0)
+        .filter(|t| heads % u64::from(*t) == 0 && kv_splits(&s.model, u64::from(*t)))
         .collect();
     let tp = *rng.pick(&tps);
     let pp = *rng.pick(&[1u32, 1, 2, 3, 4]);
@@ -128,7 +135,7 @@ fn more_tp_never_raises_per_rank_weights() {
             }
             let mut last: Option<(u64, u64)> = None;
             for tp in [1u64, 2, 4, 8, 16, 32, 64] {
-                if m.n_heads % tp != 0 {
+                if m.n_heads % tp != 0 || !kv_splits(m, tp) {
                     continue;
                 }
                 // The heaviest rank of the grid (expert parallelism gives remainders to the
@@ -200,7 +207,7 @@ fn more_tp_never_raises_planned_weights() {
         s.parallel.expert_parallel = false;
         let mut last: Option<(u32, u64)> = None;
         for tp in [1u32, 2, 4, 8, 16] {
-            if s.model.n_heads % u64::from(tp) != 0 {
+            if s.model.n_heads % u64::from(tp) != 0 || !kv_splits(&s.model, u64::from(tp)) {
                 continue;
             }
             s.parallel.tp = tp;
@@ -260,7 +267,7 @@ fn kv_heads_per_rank_never_below_one() {
         // Push TP past the KV heads where the attention heads allow it.
         if rng.chance(50) {
             for tp in [64u32, 32, 16, 8] {
-                if s.model.n_heads % u64::from(tp) == 0 {
+                if s.model.n_heads % u64::from(tp) == 0 && kv_splits(&s.model, u64::from(tp)) {
                     s.parallel.tp = tp;
                     s.parallel.pp = 1;
                     s.gpus = tp;

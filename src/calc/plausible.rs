@@ -88,10 +88,21 @@ pub fn census(model: &Model) -> Census {
 /// assert_eq!(stated_params("org/Llama-70B (/tmp/config.json)"), (Some(70_000_000_000), None));
 /// ```
 pub fn stated_params(name: &str) -> (Option<u64>, Option<u64>) {
+    let (total, active) = stated_counts(name);
+    (total.map(|c| c.0), active.map(|c| c.0))
+}
+
+/// A count a name states and the worth of its last digit, in parameters.
+pub type Stated = (u64, u64);
+
+/// [`stated_params`] with each count's last digit's worth ("3B": 1B, "1.5B": 0.1B): a name
+/// rounds down as often as not ("A3B" for 3.3B active), so a count is read as the range from
+/// it to one more of its last digit.
+pub fn stated_counts(name: &str) -> (Option<Stated>, Option<Stated>) {
     // The CLI names a config by its model and path ("org/Name-70B (/models/x/config.json)"):
     // every word counts, wherever it sits.
     let tokens: Vec<&str> = name.split(['-', '_', ' ', '/', '(', ')']).collect();
-    let size = |t: &str| -> Option<u64> {
+    let size = |t: &str| -> Option<(u64, u64)> {
         let (num, unit) = t.split_at(t.len().checked_sub(1)?);
         let mult = match unit {
             "B" | "b" => 1e9,
@@ -103,7 +114,9 @@ pub fn stated_params(name: &str) -> (Option<u64>, Option<u64>) {
             return None;
         }
         let v = super::decimal::parse_f64(num)?;
-        (v > 0.0 && v < 1e5).then(|| (v * mult).round() as u64)
+        let decimals = num.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+        let digit = mult / 10f64.powi(decimals);
+        (v > 0.0 && v < 1e5).then(|| ((v * mult).round() as u64, digit.round() as u64))
     };
     let mut total = None;
     let mut active = None;
@@ -221,10 +234,15 @@ pub fn check(model: &Model) -> Option<WeightsCheck> {
             });
         }
     }
-    let (total, active) = stated_params(&model.name);
+    let (total, active) = stated_counts(&model.name);
+    // Outside [stated x 0.75, (stated + one of its last digit) x 1.25].
+    let outside = |est: u64, (stated, digit): (u64, u64)| {
+        let e = est as f64;
+        e < stated as f64 * (1.0 - TOLERANCE) || e > (stated + digit) as f64 * (1.0 + TOLERANCE)
+    };
     let (against, stated, est) = match (total, active) {
-        (Some(t), _) if off(c.total, t).is_some() => ("total", t, c.total),
-        (_, Some(a)) if off(c.active, a).is_some() => ("active", a, c.active),
+        (Some(t), _) if outside(c.total, t) => ("total", t.0, c.total),
+        (_, Some(a)) if outside(c.active, a) => ("active", a.0, c.active),
         _ => return None,
     };
     let ratio = est as f64 / stated as f64;

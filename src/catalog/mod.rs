@@ -80,6 +80,7 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         catalog_file!("models/gemma-3-27b-it.json"),
     ),
     ("gemma-3-4b-it", catalog_file!("models/gemma-3-4b-it.json")),
+    ("glm-4.5-air", catalog_file!("models/glm-4.5-air.json")),
     ("gpt-oss-120b", catalog_file!("models/gpt-oss-120b.json")),
     ("gpt-oss-20b", catalog_file!("models/gpt-oss-20b.json")),
     (
@@ -103,8 +104,25 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         catalog_file!("models/llama-3.3-70b-instruct.json"),
     ),
     (
+        "llama-3.3-nemotron-super-49b-v1",
+        catalog_file!("models/llama-3.3-nemotron-super-49b-v1.json"),
+    ),
+    (
+        "llama-4-scout-17b-16e-instruct",
+        catalog_file!("models/llama-4-scout-17b-16e-instruct.json"),
+    ),
+    (
+        "magistral-small-2509",
+        catalog_file!("models/magistral-small-2509.json"),
+    ),
+    ("minimax-m2.7", catalog_file!("models/minimax-m2.7.json")),
+    (
         "mistral-7b-instruct-v0.3",
         catalog_file!("models/mistral-7b-instruct-v0.3.json"),
+    ),
+    (
+        "mistral-nemo-base-2407",
+        catalog_file!("models/mistral-nemo-base-2407.json"),
     ),
     (
         "mixtral-8x22b-instruct-v0.1",
@@ -114,6 +132,11 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         "mixtral-8x7b-instruct-v0.1",
         catalog_file!("models/mixtral-8x7b-instruct-v0.1.json"),
     ),
+    (
+        "nemotron-3-nano-30b-a3b",
+        catalog_file!("models/nemotron-3-nano-30b-a3b.json"),
+    ),
+    ("phi-4", catalog_file!("models/phi-4.json")),
     (
         "qwen2.5-14b-instruct",
         catalog_file!("models/qwen2.5-14b-instruct.json"),
@@ -139,6 +162,10 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         "qwen3-235b-a22b",
         catalog_file!("models/qwen3-235b-a22b.json"),
     ),
+    (
+        "qwen3-30b-a3b-thinking-2507-fp8",
+        catalog_file!("models/qwen3-30b-a3b-thinking-2507-fp8.json"),
+    ),
     ("qwen3-30b-a3b", catalog_file!("models/qwen3-30b-a3b.json")),
     ("qwen3-32b", catalog_file!("models/qwen3-32b.json")),
     ("qwen3-4b", catalog_file!("models/qwen3-4b.json")),
@@ -146,6 +173,14 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
     (
         "qwen3-next-80b-a3b-instruct",
         catalog_file!("models/qwen3-next-80b-a3b-instruct.json"),
+    ),
+    (
+        "qwen3.5-35b-a3b",
+        catalog_file!("models/qwen3.5-35b-a3b.json"),
+    ),
+    (
+        "qwen3.5-397b-a17b-nvfp4",
+        catalog_file!("models/qwen3.5-397b-a17b-nvfp4.json"),
     ),
 ];
 
