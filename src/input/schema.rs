@@ -211,7 +211,7 @@ pub const ROWS: [Row; 43] = [
         "Pin the KV pool per rank; the fraction no longer sizes it.",
         ""),
     row(Input::MaxModelLen, Rule::MaxLen, Value("N|auto|-1"), S::Engine, Some("Max model len"),
-        "Context length; auto or -1 fits the longest the pool holds. Accepts 128k / 128K.",
+        "Context length; auto or -1 fits the longest the pool holds. vLLM reads 128k as 128,000 and 128K as 131,072 (lower case k is 1,000, upper case K is 1,024).",
         "vLLM's length derived from the config (its length keys and RoPE scaling)"),
     row(Input::MaxNumSeqs, count(1, MAX_COUNT), Value("N"), S::Engine, Some("Max num seqs"),
         "Scheduler seats.",

@@ -65,6 +65,21 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
                 suggested = true;
             }
         }
+        // The suggestion's "peak activation" is not the ledger's activation line: say why,
+        // with the first rank's figures.
+        if let Some(r) = ranks.first().filter(|_| suggested) {
+            let v = super::vllm_log::vllm_suggestion(r, s.engine.enforce_eager);
+            let activation = v.peak - v.graphs;
+            if v.graphs > 0 {
+                notes.push(format!(
+                    "vLLM's --kv-cache-memory suggestion prints {} GiB \"for peak activation\" where the ledger's activation line is {} GiB: vLLM adds its CUDA-graph estimate ({} GiB) to the profile peak (gpu_worker.py: peak_activation_memory = transient_peak_headroom + cudagraph_memory_estimate_applied), then subtracts the graphs once more as \"CUDAGraph memory\", so its two suggested pins sit {} GiB below what the budget leaves.",
+                    GibText(v.peak),
+                    GibText(activation),
+                    GibText(v.graphs),
+                    GibText(v.graphs),
+                ));
+            }
+        }
     }
     if let Some(g) = &unified {
         checks.insert(
