@@ -2105,3 +2105,38 @@ fn a_long_config_travels_in_the_fragment_and_reads_back() {
     assert!(d.ignored.is_empty());
     assert_eq!(d.state, small);
 }
+
+/// GPUs the grid leaves idle, several replicas' totals and a TP wider than a node are said
+/// (issue 19, item 8): `gpus=8` with TP 2 used to give the text of `gpus=2`.
+#[test]
+fn idle_gpus_replicas_and_wide_tp_are_said() {
+    let note = |q: &str, start: &str| {
+        plan_of(q)
+            .unwrap()
+            .notes
+            .iter()
+            .find(|n| n.starts_with(start))
+            .map(|n| n.to_string())
+    };
+    let base = "model=llama-3.1-8b-instruct&gpu=h100-sxm-80gb&tp=2";
+    let idle = note(&format!("{base}&gpus=8"), "6 of the 8 GPUs are idle").expect("idle GPUs");
+    let per = plan_of(base).unwrap().replica.unwrap().full_length_requests;
+    assert!(
+        idle.contains(&format!(
+            "--data-parallel-size 4 would run 4 engines of TP 2 x PP 1, each holding {per} full-length requests at once ({} in all)",
+            4 * per
+        )),
+        "{idle}"
+    );
+    assert_eq!(note(&format!("{base}&gpus=2"), "0 of"), None);
+    let dp = note(&format!("{base}&gpus=8&dp=4"), "The deployment: 4 replicas").expect("totals");
+    assert!(dp.contains(&format!("{} full-length", 4 * per)), "{dp}");
+    assert!(note(&format!("{base}&gpus=8&dp=4"), "6 of").is_none());
+    let wide = "model=llama-3.1-70b-instruct&gpu=h100-sxm-80gb&tp=16&gpus=16";
+    assert!(note(
+        wide,
+        "tensor-parallel-size 16 spans more GPUs than one 8-GPU node"
+    )
+    .is_some());
+    assert!(note(base, "tensor-parallel-size").is_none());
+}

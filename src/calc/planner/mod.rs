@@ -145,8 +145,63 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     if let Some(c) = &p.weights_check {
         notes.insert(0, c.message.clone());
     }
+    notes.extend(deployment_notes(s, &p));
     p.notes.splice(0..0, notes.into_iter().map(Message::new));
     Ok(p)
+}
+
+/// What the GPU count and the grid say beyond one engine: GPUs left idle (and what data
+/// parallelism would do with them), the totals of several replicas, a TP wider than a node.
+fn deployment_notes(s: &Scenario, p: &Plan) -> Vec<String> {
+    use super::units::plural;
+    let mut out = Vec::new();
+    let (tp, pp, dp) = (
+        u64::from(s.parallel.tp),
+        u64::from(s.parallel.pp),
+        u64::from(s.parallel.dp),
+    );
+    let engine = tp * pp;
+    let used = engine * dp;
+    let gpus = u64::from(s.gpus);
+    let per = p.replica.as_ref().map(|r| r.full_length_requests);
+    if gpus > used {
+        let idle = gpus - used;
+        let replicas = gpus / engine;
+        let more = if replicas > dp {
+            format!(
+                " --data-parallel-size {replicas} would run {replicas} engines of TP {tp} x PP {pp}{}.",
+                match per {
+                    Some(n) => format!(
+                        ", each holding {n} full-length {} at once ({} in all)",
+                        plural(n, "request", "requests"),
+                        n.saturating_mul(replicas)
+                    ),
+                    None => String::new(),
+                }
+            )
+        } else {
+            String::new()
+        };
+        out.push(format!(
+            "{idle} of the {gpus} GPUs {} idle: the plan uses TP {tp} x PP {pp} x DP {dp} = {used}.{more}",
+            if idle == 1 { "is" } else { "are" }
+        ));
+    }
+    if let (true, Some(r)) = (dp > 1, p.replica.as_ref()) {
+        out.push(format!(
+            "The deployment: {dp} replicas (data-parallel-size), each an engine with this plan on {engine} {}: {} full-length {}-token requests at once and {} tokens of KV cache in all, on {used} GPUs.",
+            plural(engine, "GPU", "GPUs"),
+            r.full_length_requests.saturating_mul(dp),
+            super::units::thousands(u128::from(r.max_model_len)),
+            super::units::thousands(u128::from(r.kv_cache_tokens) * u128::from(dp)),
+        ));
+    }
+    if tp > 8 {
+        out.push(format!(
+            "tensor-parallel-size {tp} spans more GPUs than one 8-GPU node (HGX / DGX) holds: every layer's all-reduce then crosses the network between nodes unless the GPUs share one NVLink domain (GB200 NVL72); the usual layout keeps TP within a node and splits the layers across nodes with pipeline-parallel-size."
+        ));
+    }
+    out
 }
 
 /// The settings a start would run with, where each comes from, for any scenario, the ones
