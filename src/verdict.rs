@@ -132,13 +132,17 @@ fn problem(e: calc::CalcError) -> Problem {
 /// The verdict's headline and its second line, from the plan.
 pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
     let (ok, head, sub) = verdict_text_plain(plan, unit);
-    match &plan.weights_check {
-        // An estimate far from what the model states of itself comes first: every figure of
-        // the verdict stands on it.
-        Some(c) if sub.is_empty() => (ok, head, c.short()),
-        Some(c) => (ok, head, format!("{} {sub}", c.short())),
-        None => (ok, head, sub),
-    }
+    // Before what the plan says: a model vLLM would not load, then an estimate far from what
+    // the model states of itself (every figure of the verdict stands on it).
+    let first: Vec<String> = [
+        plan.architecture_note.clone(),
+        plan.weights_check.as_ref().map(|c| c.short()),
+    ]
+    .into_iter()
+    .flatten()
+    .chain((!sub.is_empty()).then_some(sub))
+    .collect();
+    (ok, head, first.join(" "))
 }
 
 fn verdict_text_plain(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {

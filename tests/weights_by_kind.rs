@@ -331,3 +331,47 @@ fn an_estimate_far_from_its_name_or_its_total_size_is_said_first() {
         headroom::verdict::verdict_text(&p, headroom::calc::units::UnitSystem::Binary);
     assert!(sub.starts_with("Doubtful weights:"), "{sub}");
 }
+
+#[test]
+fn an_architecture_vllm_does_not_serve_is_said_first() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/corpus/weights/meta-llama-llama-3.1-8b-instruct.json"
+    ))
+    .unwrap();
+    let v = headroom::catalog::json::parse(&text).unwrap();
+    let gpu = headroom::catalog::gpu("h100-sxm-80gb").unwrap().gpu.clone();
+    let verdict = |arch: &str| {
+        let mut m = headroom::catalog::parse_config_value(v.get("config").unwrap()).unwrap();
+        m.architecture = arch.into();
+        let p = headroom::calc::plan(&headroom::calc::Scenario::new(m, gpu.clone())).unwrap();
+        let (_, _, sub) =
+            headroom::verdict::verdict_text(&p, headroom::calc::units::UnitSystem::Binary);
+        (
+            p.notes.first().map(|n| n.to_string()).unwrap_or_default(),
+            sub,
+        )
+    };
+    let (note, sub) = verdict("FooBarForCausalLM");
+    assert!(
+        note.starts_with(
+            "vLLM 0.33.0 has no model class for the config's architecture \"FooBarForCausalLM\""
+        ),
+        "{note}"
+    );
+    assert!(
+        sub.starts_with("vLLM 0.33.0 has no model class for \"FooBarForCausalLM\""),
+        "{sub}"
+    );
+    // vLLM 0.23.0 removed MiniMax-M1's class (registry.py's _PREVIOUSLY_SUPPORTED_MODELS).
+    let (_, sub) = verdict("MiniMaxM1ForCausalLM");
+    assert!(
+        sub.starts_with("vLLM 0.33.0 does not serve \"MiniMaxM1ForCausalLM\" (removed in 0.23.0)."),
+        "{sub}"
+    );
+    let (note, sub) = verdict("LlamaForCausalLM");
+    assert!(
+        !note.contains("model class") && sub.starts_with(char::is_numeric),
+        "{sub}"
+    );
+}

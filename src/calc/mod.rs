@@ -5,6 +5,7 @@
 //! load, profiling and the KV budget, the KV layout and the capacity check, with older releases'
 //! rules where they differ.
 
+pub mod architectures;
 pub mod backend;
 pub mod blocks;
 pub mod decimal;

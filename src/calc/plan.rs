@@ -643,6 +643,9 @@ pub struct Plan {
     /// The weight estimate against the count the model's name states or its checkpoint's
     /// total_size, when they disagree by more than 25 % (`calc::plausible`).
     pub weights_check: Option<super::plausible::WeightsCheck>,
+    /// When vLLM 0.33.0 has no model class for the config's architecture (removed, or never
+    /// registered): the verdict's short sentence (`calc::architectures`).
+    pub architecture_note: Option<String>,
 }
 
 impl Plan {

@@ -147,6 +147,7 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         settings,
         stopped_at,
         weights_check: None,
+        architecture_note: None,
     }
 }
 

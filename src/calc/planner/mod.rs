@@ -146,6 +146,20 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         notes.insert(0, c.message.clone());
     }
     notes.extend(deployment_notes(s, &p));
+    // The first verdict's program shows no notes: it does not carry vLLM's registry.
+    #[cfg(not(all(feature = "verdict", not(feature = "web"))))]
+    {
+        let arch = &s.model.architecture;
+        // Planned under an older release's rules that still served it: nothing to say.
+        let served_then = super::architectures::removed_in(arch)
+            .is_some_and(|(major, minor)| !s.version.at_least(major, minor));
+        if let Some((n, short)) =
+            super::architectures::note_and_short(arch).filter(|_| !served_then)
+        {
+            notes.insert(0, n);
+            p.architecture_note = Some(short);
+        }
+    }
     p.notes.splice(0..0, notes.into_iter().map(Message::new));
     Ok(p)
 }
