@@ -141,8 +141,49 @@ pub fn verdict_text(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
     .into_iter()
     .flatten()
     .chain((!sub.is_empty()).then_some(sub))
+    .chain(why(plan, unit))
+    .chain((!plan.scenario.is_empty()).then(|| format!("Planned: {}.", plan.scenario)))
     .collect();
     (ok, head, first.join(" "))
+}
+
+/// The one-line why of a started plan, on its deciding rank: the budget less what is not KV.
+fn why(plan: &Plan, unit: UnitSystem) -> Option<String> {
+    use crate::calc::Term;
+    let replica = plan.replica.as_ref()?;
+    let r = plan.ranks.get(replica.limiting_rank as usize)?;
+    let get = |t: Term| r.line(t).map(|l| l.bytes);
+    let budget = get(Term::Budget)?;
+    let kv = r.available_kv;
+    let amount = |b: i128| crate::calc::units::human(b, unit);
+    let mut spent = 0i128;
+    let parts: Vec<String> = [
+        (Term::Weights, "weights"),
+        (Term::Drafter, "drafter"),
+        (Term::OtherConsumption, "other"),
+        (Term::Activation, "activation"),
+        (Term::CudaGraphs, "graphs"),
+    ]
+    .iter()
+    .filter_map(|(t, name)| get(*t).filter(|b| *b > 0).map(|b| (*name, b)))
+    .collect::<Vec<_>>()
+    .into_iter()
+    .map(|(name, b)| {
+        spent += b;
+        format!("{name} {}", amount(b))
+    })
+    .collect();
+    // Only where the pool is what the budget leaves (not a pin, not an older release that
+    // keeps the graphs outside the budget): the line must add up.
+    (get(Term::KvPool).is_some() && !parts.is_empty() && budget - spent == kv).then(|| {
+        format!(
+            "Rank {}: budget {} - {} leaves {} for KV.",
+            r.rank,
+            amount(budget),
+            parts.join(" - "),
+            amount(kv)
+        )
+    })
 }
 
 fn verdict_text_plain(plan: &Plan, unit: UnitSystem) -> (bool, String, String) {
@@ -431,6 +472,25 @@ mod tests {
         // Valid inputs: the plan's own verdict.
         let ((class, _, _), warn) = banner_of(&[(Field::Tp, "1")]);
         assert_eq!((class.as_str(), warn.as_str()), ("verdict ok", ""));
+    }
+
+    #[test]
+    fn the_verdict_names_its_scenario_and_why() {
+        let v = first_verdict(
+            "?v=1&model=llama-3.1-70b-instruct&tp=4&gpus=4&gpu=h100-sxm-80gb&max-model-len=16384",
+            None,
+            None,
+        );
+        assert!(
+            v.sub.ends_with("Planned: Llama 3.1 70B Instruct (bfloat16) on 4 x NVIDIA H100 SXM 80GB, TP 4 x PP 1; max-model-len 16,384."),
+            "{v:?}"
+        );
+        // The why adds up: the budget less what is not KV is the KV memory.
+        let why = v.sub.split("Rank ").nth(1).expect("a why");
+        assert!(
+            why.contains(": budget 72.85 GiB - weights ") && why.contains(" for KV."),
+            "{why}"
+        );
     }
 
     #[test]

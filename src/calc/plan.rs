@@ -646,6 +646,9 @@ pub struct Plan {
     /// When vLLM 0.33.0 has no model class for the config's architecture (removed, or never
     /// registered): the verdict's short sentence (`calc::architectures`).
     pub architecture_note: Option<String>,
+    /// The scenario in words, for a verdict that says what it is about: the model and its
+    /// weight format, the GPUs, the grid and the flags that differ from vLLM's defaults.
+    pub scenario: String,
 }
 
 impl Plan {

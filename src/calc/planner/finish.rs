@@ -148,6 +148,7 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         stopped_at,
         weights_check: None,
         architecture_note: None,
+        scenario: String::new(),
     }
 }
 

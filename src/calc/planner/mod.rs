@@ -146,6 +146,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         notes.insert(0, c.message.clone());
     }
     notes.extend(deployment_notes(s, &p));
+    p.scenario = scenario_words(s);
     // The first verdict's program shows no notes: it does not carry vLLM's registry.
     #[cfg(not(all(feature = "verdict", not(feature = "web"))))]
     {
@@ -162,6 +163,85 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     }
     p.notes.splice(0..0, notes.into_iter().map(Message::new));
     Ok(p)
+}
+
+/// The scenario in words: `Llama 3.1 70B Instruct (unquantized bfloat16) on 4 x NVIDIA H100
+/// SXM 80GB, TP 4 x PP 1; max-model-len 16,384`. Only flags that differ from vLLM's defaults
+/// are named.
+fn scenario_words(s: &Scenario) -> String {
+    use super::scenario::{KvCacheDtype, MaxLen};
+    use super::units::thousands;
+    let m = &s.model;
+    let p = &s.parallel;
+    let format = match m.quant {
+        super::model::WeightQuant::None => m.dtype.as_str().to_string(),
+        q => q.label(),
+    };
+    let used = p.tp * p.pp * p.dp;
+    let mut out = format!(
+        "{} ({format}) on {used} x {}, TP {} x PP {}{}",
+        super::clipped(&m.name),
+        s.gpu.name,
+        p.tp,
+        p.pp,
+        if p.dp > 1 {
+            format!(" x DP {}", p.dp)
+        } else {
+            String::new()
+        }
+    );
+    let mut flags: Vec<String> = Vec::new();
+    match s.engine.max_model_len {
+        MaxLen::Value(v) => flags.push(format!("max-model-len {}", thousands(u128::from(v)))),
+        MaxLen::Auto => flags.push("max-model-len auto".into()),
+        MaxLen::ModelDefault => {}
+    }
+    if let Some(u) = s.engine.gpu_memory_utilization {
+        flags.push(format!("gpu-memory-utilization {u}"));
+    }
+    if let Some(k) = s.engine.kv_cache_memory_bytes {
+        flags.push(format!(
+            "kv-cache-memory-bytes {}",
+            thousands(u128::from(k))
+        ));
+    }
+    if s.engine.kv_cache_dtype != KvCacheDtype::Auto {
+        flags.push(format!(
+            "kv-cache-dtype {}",
+            s.engine.kv_cache_dtype.as_str()
+        ));
+    }
+    if let Some(n) = s.engine.max_num_seqs {
+        flags.push(format!("max-num-seqs {n}"));
+    }
+    if let Some(n) = s.engine.max_num_batched_tokens {
+        flags.push(format!(
+            "max-num-batched-tokens {}",
+            thousands(u128::from(n))
+        ));
+    }
+    if s.engine.enforce_eager {
+        flags.push("enforce-eager".into());
+    }
+    if let Some(sp) = &s.engine.speculative {
+        flags.push(format!(
+            "speculative {} x {}",
+            sp.method.as_str(),
+            sp.num_speculative_tokens
+        ));
+    }
+    if let Some(part) = &p.pp_layer_partition {
+        let parts: Vec<String> = part.iter().map(u32::to_string).collect();
+        flags.push(format!("pp-layer-partition {}", parts.join(",")));
+    }
+    if p.expert_parallel {
+        flags.push("enable-expert-parallel".into());
+    }
+    if !flags.is_empty() {
+        out.push_str("; ");
+        out.push_str(&flags.join(", "));
+    }
+    out
 }
 
 /// What the GPU count and the grid say beyond one engine: GPUs left idle (and what data
