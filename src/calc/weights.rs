@@ -467,8 +467,9 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
             m.blocks = model.mtp_blocks.clone();
             // A skip rule naming a target layer's index says nothing of the MTP stack's.
             m.keep_full.retain(|k| k.layer.is_none());
+            let mask = KeepMasks::of(&m).all;
             (0..m.blocks.len())
-                .map(|i| layer_bytes(&m, i, p))
+                .map(|i| layer_parts(&m, i, p, mask).total())
                 .fold(0u64, u64::saturating_add)
         };
         let per = decoder + linear_bytes(2 * h * h, model, false) + plain_bytes(3 * h, model);
