@@ -177,11 +177,13 @@ fn why(plan: &Plan, unit: UnitSystem) -> Option<String> {
     // keeps the graphs outside the budget): the line must add up.
     (get(Term::KvPool).is_some() && !parts.is_empty() && budget - spent == kv).then(|| {
         format!(
-            "Rank {}: budget {} - {} leaves {} for KV.",
+            "Rank {}: budget {} - {} leaves {} for KV ({}).",
             r.rank,
             amount(budget),
             parts.join(" - "),
-            amount(kv)
+            amount(kv),
+            r.line(Term::AvailableKv)
+                .map_or("estimate", |l| l.provenance.label())
         )
     })
 }
@@ -488,7 +490,7 @@ mod tests {
         // The why adds up: the budget less what is not KV is the KV memory.
         let why = v.sub.split("Rank ").nth(1).expect("a why");
         assert!(
-            why.contains(": budget 72.85 GiB - weights ") && why.contains(" for KV."),
+            why.contains(": budget 72.85 GiB - weights ") && why.contains(" for KV (estimate)."),
             "{why}"
         );
     }

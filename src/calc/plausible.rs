@@ -28,18 +28,7 @@ pub fn census(model: &Model) -> Census {
     let mut m = model.clone();
     m.quant = WeightQuant::None;
     m.dtype = ModelDtype::Bfloat16;
-    let p = Placement {
-        tp: 1,
-        tp_rank: 0,
-        dp: 1,
-        pp: 1,
-        layers: (0, m.n_layers),
-        first_stage: true,
-        last_stage: true,
-        expert_parallel: false,
-        drafter_layers: m.mtp_layers,
-        vision: true,
-    };
+    let p = Placement::whole(&m);
     let w = weights::rank_weights(&m, &p);
     let half = |b: u64| b / 2;
     let mut kinds: Vec<(&'static str, u64)> = w

@@ -129,6 +129,23 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// The whole model on one rank (TP 1, PP 1), its MTP layers and vision tower included: the
+    /// checkpoint's own content.
+    pub fn whole(model: &Model) -> Placement {
+        Placement {
+            tp: 1,
+            tp_rank: 0,
+            dp: 1,
+            pp: 1,
+            layers: (0, model.n_layers),
+            first_stage: true,
+            last_stage: true,
+            expert_parallel: false,
+            drafter_layers: model.mtp_layers,
+            vision: true,
+        }
+    }
+
     /// Whether this rank builds the embedding: the first stage's, or every stage's for the
     /// classes that build it unconditionally ([`Model::tables_on_every_stage`]).
     pub fn holds_embedding(&self, model: &Model) -> bool {
@@ -519,18 +536,7 @@ pub fn dspark_bytes(
 /// The whole checkpoint's estimated size (TP 1, PP 1, with MTP layers), to calibrate against a
 /// known checkpoint total.
 pub fn checkpoint_estimate(model: &Model) -> u64 {
-    let p = Placement {
-        tp: 1,
-        tp_rank: 0,
-        dp: 1,
-        pp: 1,
-        layers: (0, model.n_layers),
-        first_stage: true,
-        last_stage: true,
-        expert_parallel: false,
-        drafter_layers: model.mtp_layers,
-        vision: true,
-    };
+    let p = Placement::whole(model);
     let w = rank_weights(model, &p);
     w.target().saturating_add(w.drafter)
 }

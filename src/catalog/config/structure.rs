@@ -210,6 +210,7 @@ fn mamba2(
         (None, Some(d)) if d > 0 => d_inner / d,
         _ => d_inner / 64,
     };
+    let biases = mixer_biases(f, prefix);
     let shape = MambaShape {
         version: 2,
         d_inner,
@@ -223,17 +224,26 @@ fn mamba2(
             .max(1),
         n_heads,
         dt_rank: 0,
-        proj_bias: f
-            .boolean(&key("proj_bias"))
-            .or_else(|| f.boolean("use_bias"))
-            .unwrap_or(false),
-        conv_bias: f
-            .boolean(&key("conv_bias"))
-            .or_else(|| f.boolean("use_conv_bias"))
-            .unwrap_or(true),
+        proj_bias: biases.0,
+        conv_bias: biases.1,
     };
     check(&shape)?;
     Ok(shape)
+}
+
+/// A Mamba mixer's (projection, conv) biases: `mamba_proj_bias` / `mamba_conv_bias` (Granite,
+/// Jamba, Falcon-H1) or `use_bias` / `use_conv_bias` (Nemotron-H, Mamba LMs); no projection
+/// bias and a conv bias when the config says nothing.
+fn mixer_biases(f: &Fields, prefix: &str) -> (bool, bool) {
+    let flag = |k: &str, plain: &str, default: bool| {
+        f.boolean(&format!("{prefix}{k}"))
+            .or_else(|| f.boolean(plain))
+            .unwrap_or(default)
+    };
+    (
+        flag("proj_bias", "use_bias", false),
+        flag("conv_bias", "use_conv_bias", true),
+    )
 }
 
 fn check(m: &MambaShape) -> Result<(), ConfigError> {
@@ -277,6 +287,7 @@ fn mamba1(f: &Fields, hidden: u64, prefix: &str) -> Result<MambaShape, ConfigErr
         Some(v) => v.as_u64().unwrap_or(hidden.div_ceil(16)),
         None => hidden.div_ceil(16),
     };
+    let biases = mixer_biases(f, prefix);
     let shape = MambaShape {
         version: 1,
         d_inner,
@@ -285,14 +296,8 @@ fn mamba1(f: &Fields, hidden: u64, prefix: &str) -> Result<MambaShape, ConfigErr
         n_groups: 0,
         n_heads: 0,
         dt_rank,
-        proj_bias: f
-            .boolean(&key("proj_bias"))
-            .or_else(|| f.boolean("use_bias"))
-            .unwrap_or(false),
-        conv_bias: f
-            .boolean(&key("conv_bias"))
-            .or_else(|| f.boolean("use_conv_bias"))
-            .unwrap_or(true),
+        proj_bias: biases.0,
+        conv_bias: biases.1,
     };
     check(&shape)?;
     Ok(shape)
