@@ -88,8 +88,11 @@ fn catalog_model(rng: &mut Rng) -> Model {
 fn sane_scenario(rng: &mut Rng) -> Scenario {
     let model = catalog_model(rng);
     let mut gpu = catalog_gpu(rng);
-    // DeepSeek-V4 has attention backends for SM 9.x, 10.x and 12.x only (refused elsewhere).
-    while model.compressed.is_some() && !matches!(gpu.compute_capability.0, 0 | 9 | 10 | 12) {
+    // DeepSeek-V4 has attention backends for SM 9.x, 10.x and 12.x only (refused elsewhere);
+    // quantized checkpoints need compute capability 7.5 or 8.0 (vLLM's minimum per method).
+    while model.compressed.is_some() && !matches!(gpu.compute_capability.0, 0 | 9 | 10 | 12)
+        || !model.quant_method.is_empty() && matches!(gpu.compute_capability.0, 1..=7)
+    {
         gpu = catalog_gpu(rng);
     }
     let mut s = Scenario::new(model, gpu);

@@ -15,6 +15,11 @@ pub enum Input {
     Model,
     /// A custom model: the text of a pasted HF config.json (overrides `model`).
     Config,
+    /// `--quantization`: the weights' format (a checkpoint's method, or an online shorthand
+    /// vLLM quantizes with as it loads).
+    Quantization,
+    /// `--dtype`: the unquantized weights' and activations' dtype.
+    Dtype,
     /// A catalog GPU id.
     Gpu,
     /// The GPU's total as the driver reports it: alone, a custom GPU; with `gpu` or `example`,
@@ -93,10 +98,12 @@ pub enum Input {
 
 impl Input {
     /// Every field, in the order the query string lists them.
-    pub const ALL: [Input; 43] = [
+    pub const ALL: [Input; 45] = [
         Input::Example,
         Input::Model,
         Input::Config,
+        Input::Quantization,
+        Input::Dtype,
         Input::Gpu,
         Input::GpuMemory,
         Input::Gpus,
@@ -145,6 +152,8 @@ impl Input {
             Input::Example => "example",
             Input::Model => "model",
             Input::Config => "config",
+            Input::Quantization => "quantization",
+            Input::Dtype => "dtype",
             Input::Gpu => "gpu",
             Input::GpuMemory => "gpu-memory",
             Input::Gpus => "gpus",
@@ -195,6 +204,8 @@ impl Input {
             Input::Example => "example",
             Input::Model => "model",
             Input::Config => "config",
+            Input::Quantization => "quantization",
+            Input::Dtype => "dtype",
             Input::Gpu => "gpu",
             Input::GpuMemory => "gpu-memory",
             Input::Gpus => "gpus",
@@ -260,6 +271,7 @@ impl Input {
             "max_num_seqs" => Some(Input::MaxNumSeqs),
             "max_num_batched_tokens" => Some(Input::MaxNumBatchedTokens),
             "kv_cache_dtype" => Some(Input::KvDtype),
+            "q" => Some(Input::Quantization),
             "block_size" => Some(Input::BlockSize),
             "num_gpu_blocks_override" => Some(Input::NumGpuBlocksOverride),
             "num_speculative_tokens" => Some(Input::SpecTokens),

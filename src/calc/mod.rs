@@ -23,6 +23,7 @@ pub mod sweep;
 pub mod timeline;
 pub mod units;
 pub mod version;
+pub mod weight_format;
 pub mod weights;
 
 mod error;

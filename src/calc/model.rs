@@ -50,6 +50,15 @@ pub enum WeightQuant {
     /// FP8 linears with `block` x `block` scales and 4-bit float experts with one scale byte per
     /// 32 weights (DeepSeek-V4: `quant_method: fp8` with `expert_dtype: fp4`).
     Fp8Fp4Experts { block: u64 },
+    /// MXFP8: FP8 with an e8m0 scale per 32 weights, in every linear and expert.
+    Mxfp8,
+    /// MXFP4 in every linear and expert (vLLM's online `mxfp4`), not the experts alone.
+    Mxfp4Linear,
+    /// INT8 routed experts with per-channel scales, the other linears unquantized (vLLM's
+    /// online `int8_per_channel_weight_only` and `experts_int8`).
+    ExpertsInt8,
+    /// NVFP4 routed experts, the other linears unquantized (vLLM's online `nvfp4_per_token`).
+    ExpertsNvfp4,
 }
 
 impl WeightQuant {
@@ -61,15 +70,18 @@ impl WeightQuant {
             WeightQuant::Fp8 { block } | WeightQuant::Fp8Fp4Experts { block } if block > 0 => {
                 (block * block + 4, block * block)
             }
-            WeightQuant::Fp8 { .. } | WeightQuant::Fp8Fp4Experts { .. } | WeightQuant::Int8 => {
-                (1, 1)
-            }
+            WeightQuant::Fp8 { .. }
+            | WeightQuant::Fp8Fp4Experts { .. }
+            | WeightQuant::Int8
+            | WeightQuant::ExpertsInt8 => (1, 1),
             // bits/8 bytes + (2-byte scale + bits/8-byte zero) per group.
             WeightQuant::Int { bits, group } => (group * bits + 16 + bits, 8 * group.max(1)),
             // Half a byte + one fp8 scale per 16.
-            WeightQuant::Nvfp4 => (9, 16),
+            WeightQuant::Nvfp4 | WeightQuant::ExpertsNvfp4 => (9, 16),
             // Half a byte + one e8m0 scale per 32.
-            WeightQuant::Mxfp4 => (17, 32),
+            WeightQuant::Mxfp4 | WeightQuant::Mxfp4Linear => (17, 32),
+            // A byte + one e8m0 scale per 32.
+            WeightQuant::Mxfp8 => (33, 32),
         }
     }
 
@@ -87,12 +99,19 @@ impl WeightQuant {
             WeightQuant::Fp8Fp4Experts { block } => {
                 format!("FP8 ({block}x{block} block scales), FP4 experts")
             }
+            WeightQuant::Mxfp8 => "MXFP8".into(),
+            WeightQuant::Mxfp4Linear => "MXFP4".into(),
+            WeightQuant::ExpertsInt8 => "INT8 (experts)".into(),
+            WeightQuant::ExpertsNvfp4 => "NVFP4 (experts)".into(),
         }
     }
 
     /// MXFP4 checkpoints (gpt-oss) quantize only the experts.
     pub fn experts_only(self) -> bool {
-        matches!(self, WeightQuant::Mxfp4)
+        matches!(
+            self,
+            WeightQuant::Mxfp4 | WeightQuant::ExpertsInt8 | WeightQuant::ExpertsNvfp4
+        )
     }
 
     /// The format of one linear: experts and the other linears differ in mixed checkpoints.
@@ -106,7 +125,11 @@ impl WeightQuant {
     /// ```
     pub fn for_linear(self, is_expert: bool) -> WeightQuant {
         match self {
-            WeightQuant::Mxfp4 if !is_expert => WeightQuant::None,
+            WeightQuant::Mxfp4 | WeightQuant::ExpertsInt8 | WeightQuant::ExpertsNvfp4
+                if !is_expert =>
+            {
+                WeightQuant::None
+            }
             WeightQuant::Fp8Fp4Experts { .. } if is_expert => WeightQuant::Mxfp4,
             WeightQuant::Fp8Fp4Experts { block } => WeightQuant::Fp8 { block },
             other => other,
@@ -336,6 +359,22 @@ pub struct Model {
     pub quant_method: String,
     /// GPTQ's `sym: false` (zero points): vLLM 0.33's AutoGPTQ takes symmetric weights only.
     pub quant_asymmetric: bool,
+    /// Where the weights' format comes from ([`QuantSource`]).
+    pub quant_source: QuantSource,
+}
+
+/// Where a model's weight format comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum QuantSource {
+    /// The checkpoint's config (or unquantized).
+    #[default]
+    Checkpoint,
+    /// `--quantization` with an online method: vLLM quantizes the unquantized checkpoint as it
+    /// loads it.
+    Online,
+    /// `--quantization` with a checkpoint method on an unquantized config: that method's
+    /// checkpoint of the model, its usual format assumed (`calc::weight_format`).
+    Assumed,
 }
 
 impl Model {
@@ -390,6 +429,7 @@ impl Model {
             compressed: None,
             quant_method: String::new(),
             quant_asymmetric: false,
+            quant_source: QuantSource::Checkpoint,
         }
     }
 
@@ -542,7 +582,14 @@ impl Model {
                 bounds.push(("weight_block_size", block, 1 << 12))
             }
             WeightQuant::Int { group, .. } => bounds.push(("group_size", group, 1 << 20)),
-            WeightQuant::None | WeightQuant::Int8 | WeightQuant::Nvfp4 | WeightQuant::Mxfp4 => {}
+            WeightQuant::None
+            | WeightQuant::Int8
+            | WeightQuant::Nvfp4
+            | WeightQuant::Mxfp4
+            | WeightQuant::Mxfp8
+            | WeightQuant::Mxfp4Linear
+            | WeightQuant::ExpertsInt8
+            | WeightQuant::ExpertsNvfp4 => {}
         }
         for (field, value, max) in bounds {
             if value > max {

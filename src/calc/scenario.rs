@@ -311,6 +311,11 @@ pub struct Engine {
     pub no_async_scheduling: bool,
     /// `--attention-backend`, one of [`AttentionBackend::SELECTABLE`]; `None` is vLLM's choice.
     pub attention_backend: Option<AttentionBackend>,
+    /// `--quantization`, one of vLLM's methods ([`super::weight_format::METHODS`]); `None`:
+    /// the checkpoint's own.
+    pub quantization: Option<&'static str>,
+    /// `--dtype`.
+    pub dtype: super::weight_format::Dtype,
 }
 
 /// An attention backend, by vLLM's `AttentionBackendEnum` name: the ones `--attention-backend`

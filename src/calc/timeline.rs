@@ -64,6 +64,7 @@ impl StartPhase {
                 Input::Tp,
                 Input::Pp,
                 Input::PpPartition,
+                Input::Quantization,
                 Input::Ep,
                 Input::Spec,
             ],

@@ -566,6 +566,7 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
             .and_then(Value::as_bool)
             == Some(false),
         quant_method,
+        quant_source: crate::calc::model::QuantSource::Checkpoint,
     };
     model.validate().map_err(|(field, msg)| {
         // The model names a figure by its canonical key; the config may have used an alias

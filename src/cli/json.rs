@@ -233,6 +233,8 @@ pub fn input(s: &Scenario) -> Value {
             "name": s.model.name,
             "num_hidden_layers": s.model.n_layers,
             "max_position_embeddings": s.model.max_position_embeddings,
+            "dtype": s.model.dtype.as_str(),
+            "quant_method": Some(s.model.quant_method.as_str()).filter(|q| !q.is_empty()),
         },
         "gpu": {
             "id": s.gpu.id,
@@ -243,6 +245,8 @@ pub fn input(s: &Scenario) -> Value {
         },
         "gpus": s.gpus,
         "max_model_len": max_model_len,
+        "quantization": s.engine.quantization,
+        "dtype": s.engine.dtype.as_str(),
         "kv_cache_dtype": s.engine.kv_cache_dtype.as_str(),
         "kv_cache_memory_bytes": s.engine.kv_cache_memory_bytes,
         "enforce_eager": s.engine.enforce_eager,

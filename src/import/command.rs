@@ -939,6 +939,8 @@ impl Imported {
                 "max_num_seqs" => Input::MaxNumSeqs,
                 "max_num_batched_tokens" => Input::MaxNumBatchedTokens,
                 "kv_cache_dtype" => Input::KvDtype,
+                "quantization" => Input::Quantization,
+                "dtype" => Input::Dtype,
                 "block_size" => Input::BlockSize,
                 "kv_cache_memory_bytes" => Input::KvBytes,
                 "enable_expert_parallel" => Input::Ep,

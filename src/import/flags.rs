@@ -73,7 +73,7 @@ pub struct VllmFlag {
 }
 
 // What the flags marked `NotModelled` may change; one phrase per kind, shared by related flags.
-const DTYPE_QUANT: &str = "the dtype and quantization are read from the model's config";
+const DTYPE_QUANT: &str = "per-layer quantization beyond --quantization";
 const CHECKPOINT: &str = "which checkpoint, revision and config are loaded";
 const LOAD: &str = "how weights are loaded";
 const CPU_OFFLOAD: &str = "CPU weight offload";
@@ -197,7 +197,7 @@ pub const FLAGS: &[VllmFlag] = &[
     VllmFlag { name: "dp-supervisor-probe-interval-s", dest: "dp_supervisor_probe_interval_s", aliases: &[], takes: Takes::Value, effect: Effect::NoEffect },
     VllmFlag { name: "dp-supervisor-probe-timeout-s", dest: "dp_supervisor_probe_timeout_s", aliases: &[], takes: Takes::Value, effect: Effect::NoEffect },
     VllmFlag { name: "dp-sync-interval", dest: "dp_sync_interval", aliases: &[], takes: Takes::Value, effect: Effect::NoEffect },
-    VllmFlag { name: "dtype", dest: "dtype", aliases: &[], takes: Takes::Value, effect: Effect::NotModelled(DTYPE_QUANT) },
+    VllmFlag { name: "dtype", dest: "dtype", aliases: &[], takes: Takes::Value, effect: Effect::Read },
     VllmFlag { name: "ec-manager-config", dest: "ec_manager_config", aliases: &[], takes: Takes::Json, effect: Effect::NotModelled(ENC_CACHE) },
     VllmFlag { name: "ec-transfer-config", dest: "ec_transfer_config", aliases: &[], takes: Takes::Json, effect: Effect::NotModelled(ENC_CACHE) },
     VllmFlag { name: "elastic-ep-max-dp-size", dest: "elastic_ep_max_dp_size", aliases: &[], takes: Takes::Value, effect: Effect::NotModelled(ELASTIC) },
@@ -374,7 +374,7 @@ pub const FLAGS: &[VllmFlag] = &[
     VllmFlag { name: "prefix-match-unit", dest: "prefix_match_unit", aliases: &[], takes: Takes::Value, effect: Effect::NoEffect },
     VllmFlag { name: "profiler-config", dest: "profiler_config", aliases: &[], takes: Takes::Json, effect: Effect::NoEffect },
     VllmFlag { name: "pt-load-map-location", dest: "pt_load_map_location", aliases: &[], takes: Takes::Json, effect: Effect::NotModelled(LOAD) },
-    VllmFlag { name: "quantization", dest: "quantization", aliases: &["-q"], takes: Takes::Value, effect: Effect::NotModelled(DTYPE_QUANT) },
+    VllmFlag { name: "quantization", dest: "quantization", aliases: &["-q"], takes: Takes::Value, effect: Effect::Read },
     VllmFlag { name: "quantization-config", dest: "quantization_config", aliases: &[], takes: Takes::Json, effect: Effect::NotModelled(DTYPE_QUANT) },
     VllmFlag { name: "ray-workers-use-nsight", dest: "ray_workers_use_nsight", aliases: &[], takes: Takes::Switch { negatable: true }, effect: Effect::NoEffect },
     VllmFlag { name: "reasoning-config", dest: "reasoning_config", aliases: &[], takes: Takes::Json, effect: Effect::NotModelled(THINKING) },
@@ -551,6 +551,8 @@ mod tests {
             "max_num_seqs",
             "max_num_batched_tokens",
             "kv_cache_dtype",
+            "quantization",
+            "dtype",
             "block_size",
             "kv_cache_memory_bytes",
             "enable_expert_parallel",

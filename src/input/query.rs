@@ -574,6 +574,16 @@ mod tests {
             Rule::Bool => r.pick(&["true", "false", "1", "0"]).to_string(),
             Rule::MaxLen => r.pick(&["auto", "131072", "-1", "8k", "4096"]).to_string(),
             Rule::KvDtype => r.pick(&["auto", "fp8", "bfloat16", "fp8_e5m2"]).to_string(),
+            Rule::Quantization => r
+                .pick(&[
+                    "awq",
+                    "fp8_per_tensor",
+                    "gptq_marlin",
+                    "modelopt_fp4",
+                    "none",
+                ])
+                .to_string(),
+            Rule::Dtype => r.pick(&["auto", "half", "bfloat16", "float32"]).to_string(),
             Rule::AttnBackend => r
                 .pick(&[
                     "auto",

@@ -152,6 +152,13 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             Field::PpPartition => {
                 s.parallel.pp_layer_partition = Some(parse_partition(text).map_err(err)?)
             }
+            Field::Quantization => {
+                s.engine.quantization =
+                    crate::calc::weight_format::parse_method(text).map_err(err)?
+            }
+            Field::Dtype => {
+                s.engine.dtype = crate::calc::weight_format::Dtype::parse(text).map_err(err)?
+            }
             Field::Ep => s.parallel.expert_parallel = parse_bool(text).map_err(err)?,
             Field::Util => {
                 s.engine.gpu_memory_utilization = Some(parse_fraction(text).map_err(err)?)

@@ -19,6 +19,7 @@ use std::fmt;
 use crate::calc::input::Input;
 use crate::calc::scenario::{parse_attention_backend, KvCacheDtype};
 use crate::calc::version::VllmVersion;
+use crate::calc::weight_format;
 use crate::catalog;
 
 use super::values::{
@@ -167,7 +168,7 @@ const fn count(min: u64, max: u64) -> Rule {
 }
 
 /// Every input, once, in the order the form and `--help` list them.
-pub const ROWS: [Row; 43] = [
+pub const ROWS: [Row; 45] = [
     row(Input::Model, Rule::ModelId, Value("MODEL"), S::Model, Some("Model (search the catalog)"),
         "A catalog model id or its Hugging Face repo; on the command line also a path to a config.json (or its directory), and the same as the MODEL argument.",
         "llama-3.1-8b-instruct on the page; the CLI needs MODEL or --example"),
@@ -177,6 +178,12 @@ pub const ROWS: [Row; 43] = [
     row(Input::Config, Rule::Config, ModelFile, S::Model, Some("Custom model: paste its config.json"),
         "A custom model: the text of a Hugging Face config.json (overrides model).",
         ""),
+    short(row(Input::Quantization, Rule::Quantization, Value("METHOD"), S::Model, Some("Quantization (--quantization)"),
+        "The weights' format: a checkpoint's method (awq, gptq, fp8, compressed-tensors, modelopt, modelopt_fp4, mxfp4 ...; on an unquantized config, that method's checkpoint of the model is planned, its usual format assumed and said) or an online shorthand vLLM quantizes with as it loads (fp8_per_tensor, fp8_per_block, fp8_per_channel, mxfp8, mxfp4, int8_per_channel_weight_only, nvfp4_per_token).",
+        "the checkpoint's quantization_config (vLLM's)"), "-q"),
+    row(Input::Dtype, Rule::Dtype, Value("DTYPE"), S::Model, Some("Weights dtype (--dtype)"),
+        "auto, half, float16, bfloat16, float or float32: the unquantized weights' and activations' dtype (and the KV cache's under kv-cache-dtype auto).",
+        "auto: the config's torch_dtype; float32 becomes bfloat16, or float16 before compute capability 8.0 (vLLM's)"),
     row(Input::Gpu, Rule::GpuId, Value("ID"), S::Model, Some("GPU"),
         "A catalog GPU id (headroom gpus).",
         "h100-sxm-80gb"),
@@ -326,6 +333,10 @@ pub enum Rule {
     /// `--max-model-len`: a count or `auto` / `-1`.
     MaxLen,
     KvDtype,
+    /// `--quantization`: one of vLLM's methods.
+    Quantization,
+    /// `--dtype`: `auto`, `half`, `float16`, `bfloat16`, `float`, `float32`.
+    Dtype,
     /// `--attention-backend`: `auto`, a dense or MLA backend, or one of DeepSeek-V4's sparse backends.
     AttnBackend,
     Version,
@@ -363,6 +374,8 @@ impl Rule {
             Rule::Bool => "`true` / `false`".into(),
             Rule::MaxLen => format!("{}, or `auto` / `-1`", range(1, MAX_COUNT)),
             Rule::KvDtype
+            | Rule::Quantization
+            | Rule::Dtype
             | Rule::AttnBackend
             | Rule::Version
             | Rule::Unit
@@ -422,6 +435,8 @@ impl Field {
             Rule::Bool => parse_bool(t).map(drop),
             Rule::MaxLen => parse_max_len(t).map(drop),
             Rule::KvDtype => KvCacheDtype::parse(t).map(drop),
+            Rule::Quantization => weight_format::parse_method(t).map(drop),
+            Rule::Dtype => weight_format::Dtype::parse(t).map(drop),
             Rule::AttnBackend => parse_attention_backend(t).map(drop),
             Rule::Version => VllmVersion::parse(t).map(drop),
             Rule::Unit => parse_unit(t).map(drop),

@@ -68,6 +68,8 @@ fn kind_of(rule: Rule) -> Kind {
     match rule {
         Rule::Bool => Kind::Check,
         Rule::KvDtype => Kind::Choice(&KV_DTYPES),
+        Rule::Quantization => Kind::Choice(&crate::calc::weight_format::METHODS),
+        Rule::Dtype => Kind::Choice(&["auto", "float16", "bfloat16", "float32"]),
         Rule::AttnBackend => Kind::Choice(&ATTENTION_BACKENDS),
         Rule::Method => Kind::Choice(&SPEC_METHODS),
         Rule::ModelId => Kind::Model,
@@ -322,6 +324,9 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),
         Field::KvDtype => s.engine.kv_cache_dtype.as_str().into(),
+        Field::Quantization if s.model.quant_method.is_empty() => "none: unquantized".into(),
+        Field::Quantization => format!("the checkpoint's: {}", s.model.quant_method),
+        Field::Dtype => format!("auto: {}", s.model.dtype.as_str()),
         Field::AttnBackend if s.model.compressed.is_some() => settings_of(s, p)
             .attention_backend
             .as_ref()

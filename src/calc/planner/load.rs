@@ -26,6 +26,9 @@ pub(super) struct Loaded {
     pub(super) drafter: (u64, Provenance),
     /// Target and drafter: what vLLM's "Model loading took" counts.
     pub(super) weights_all: u64,
+    /// An older release's online quantization: the unquantized weights less the quantized
+    /// ones, held while the whole unquantized model loads (`None`: no such transient).
+    pub(super) online_transient: Option<u64>,
 }
 
 /// The target's weights on this rank: measured, or estimated line by line (embedding, layers,
@@ -234,6 +237,7 @@ pub(super) fn drafter_weights(
         w_prov,
         drafter,
         weights_all,
+        online_transient: None,
     }
 }
 
@@ -250,13 +254,23 @@ pub(super) fn load_need(
 ) -> u64 {
     let (rank, stage) = at;
     let (w_total, weights_all) = (l.w_total, l.weights_all);
-    // Load phase: weights plus a transient against physical free memory.
+    // Load phase: weights plus a transient against physical free memory. Measured weights
+    // leave no estimate of the unquantized ones to take a difference from.
+    let online_transient = l
+        .online_transient
+        .filter(|_| s.runtime.for_stage(StageTerm::Weights, stage).is_none());
     let (load_peak, load_prov) = runtime::term(
         &s.runtime.load_peak,
-        0,
-        "no load-time transient assumed".into(),
+        online_transient.unwrap_or(0),
+        match online_transient {
+            Some(_) => format!(
+                "vLLM {} quantizes online after loading the whole unquantized model: the transient is the unquantized weights less the quantized ones",
+                s.version
+            ),
+            None => "no load-time transient assumed".into(),
+        },
     );
-    if s.runtime.load_peak.is_some() {
+    if s.runtime.load_peak.is_some() || online_transient.is_some() {
         ledger.push(line(
             Term::LoadPeak,
             i128::from(load_peak),

@@ -81,22 +81,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             .kv_cache_memory_bytes = None;
         notes.push("kv-cache-memory-bytes 0 is the same as leaving it unset: vLLM tests it with `if kv_cache_memory_bytes := ...`, where 0 is false, so the pool is profiled from gpu-memory-utilization.".into());
     }
-    // `--dtype auto` (ModelConfig's _resolve_auto_dtype) downcasts a float32 checkpoint to the
-    // platform's first dtype: bfloat16, or float16 before Ampere. Both are 2 bytes.
-    if s.model.dtype == super::model::ModelDtype::Float32 {
-        let m = &mut t.get_or_insert_with(|| s.clone()).model;
-        let half = if s.gpu.compute_capability.0 >= 8 {
-            super::model::ModelDtype::Bfloat16
-        } else {
-            super::model::ModelDtype::Float16
-        };
-        m.dtype = half;
-        m.checkpoint_bytes = m.checkpoint_bytes.map(|b| b / 2);
-        notes.push(format!(
-            "The config's dtype (torch_dtype) is float32: vLLM's default --dtype auto downcasts it to {}, so weights and the KV cache take 2 bytes per value (Headroom has no --dtype flag).",
-            half.as_str()
-        ));
-    }
+    // `--dtype` and `--quantization` (or the config's own): the weights' format vLLM loads.
+    super::weight_format::apply(s, &mut t, &mut notes)?;
     let shared_experts = s.model.moe.as_ref().is_some_and(|moe| {
         moe.n_shared_experts > 0 || moe.shared_intermediate_size.is_some_and(|i| i > 0)
     });
@@ -146,7 +132,7 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         notes.insert(0, c.message.clone());
     }
     notes.extend(deployment_notes(s, &p));
-    p.scenario = scenario_words(s);
+    p.scenario = scenario_words(t.as_ref().unwrap_or(s));
     // The first verdict's program shows no notes: it does not carry vLLM's registry.
     #[cfg(not(all(feature = "verdict", not(feature = "web"))))]
     {
@@ -175,6 +161,9 @@ fn scenario_words(s: &Scenario) -> String {
     let p = &s.parallel;
     let format = match m.quant {
         super::model::WeightQuant::None => m.dtype.as_str().to_string(),
+        q if m.quant_source == super::model::QuantSource::Assumed => {
+            format!("{}, an assumed {} checkpoint", q.label(), m.quant_method)
+        }
         q => q.label(),
     };
     let used = p.tp * p.pp * p.dp;
@@ -204,6 +193,12 @@ fn scenario_words(s: &Scenario) -> String {
             "kv-cache-memory-bytes {}",
             thousands(u128::from(k))
         ));
+    }
+    if let Some(q) = s.engine.quantization {
+        flags.push(format!("quantization {q}"));
+    }
+    if s.engine.dtype != super::weight_format::Dtype::Auto {
+        flags.push(format!("dtype {}", s.engine.dtype.as_str()));
     }
     if s.engine.kv_cache_dtype != KvCacheDtype::Auto {
         flags.push(format!(

@@ -113,6 +113,7 @@ pub(super) fn available_kv(
         ref w_prov,
         ref drafter,
         weights_all,
+        ..
     } = *l;
     let Profiled {
         act,

@@ -46,6 +46,9 @@ pub(super) struct Shared {
     pub(super) draft_model: bool,
     /// The TP ranks of a stage plan alike (no uneven expert placement).
     pub(super) tp_ranks_identical: bool,
+    /// The model as its unquantized checkpoint, when a release before 0.16 quantizes it
+    /// online: those releases load it whole before quantizing, a transient of the difference.
+    pub(super) unquantized: Option<crate::calc::model::Model>,
 }
 
 impl Shared {
@@ -186,7 +189,14 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
             "The drafter weights given are not used: ngram speculation has no draft model.".into(),
         );
     }
+    let unquantized = (m.quant_source == crate::calc::model::QuantSource::Online
+        && !s.version.at_least(0, 16))
+    .then(|| crate::calc::model::Model {
+        quant: crate::calc::model::WeightQuant::None,
+        ..m.clone()
+    });
     Shared {
+        unquantized,
         head,
         free0,
         requested,
@@ -411,7 +421,13 @@ fn plan_rank(
     let mut ledger = Vec::with_capacity(24);
     ledger.extend_from_slice(head);
     let (w_total, w_prov) = weight_lines(s, sh, &place, &est, at, &mut ledger);
-    let loaded = drafter_weights(s, d, sh, &place, &est, at, w_total, w_prov, &mut ledger);
+    let mut loaded = drafter_weights(s, d, sh, &place, &est, at, w_total, w_prov, &mut ledger);
+    // An older release's online quantization: the unquantized weights load whole first.
+    loaded.online_transient = sh.unquantized.as_ref().map(|u| {
+        weights::rank_weights(u, &place)
+            .target()
+            .saturating_sub(est.target())
+    });
     let load_need = load_need(
         s,
         &loaded,

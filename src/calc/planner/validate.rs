@@ -178,28 +178,30 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
 
 /// Checkpoint formats and the releases Headroom has read.
 fn release(s: &Scenario) -> Result<(), CalcError> {
-    // Checkpoint formats vLLM 0.33.0 does not load (its quantization registry and AutoGPTQ's
-    // type map); older releases were not read for them.
-    if s.version == VllmVersion::CURRENT {
-        let q = s.model.quant_method.as_str();
-        if matches!(q, "bitsandbytes" | "ptpc_fp8") {
+    // Checkpoint formats a release no longer loads (its quantization registry: bitsandbytes
+    // left in 0.28.0, ptpc_fp8 in 0.19.0).
+    let q = s.model.quant_method.as_str();
+    for (gone, (major, minor)) in [("bitsandbytes", (0, 28)), ("ptpc_fp8", (0, 19))] {
+        if q == gone && s.version.at_least(major, minor) {
             return Err(CalcError::new(
                 Input::Config,
-                format!("vLLM {} has no {q} quantization method, so it cannot load this checkpoint (older releases may: set vllm-version)", VllmVersion::CURRENT),
+                format!("vLLM {} has no {q} quantization method (removed in {major}.{minor}.0), so it cannot load this checkpoint (older releases do: set vllm-version)", s.version),
             ));
         }
-        if matches!(q, "gptq" | "gptq_marlin")
-            && (s.model.quant_asymmetric
-                || matches!(
-                    s.model.quant,
-                    crate::calc::model::WeightQuant::Int { bits: 2 | 3, .. }
-                ))
-        {
-            return Err(CalcError::new(
-                Input::Config,
-                format!("vLLM {}'s GPTQ loader takes symmetric 4- and 8-bit weights only (AutoGPTQConfig.TYPE_MAP)", VllmVersion::CURRENT),
-            ));
-        }
+    }
+    // AutoGPTQ's type map; older releases were not read for it.
+    if s.version == VllmVersion::CURRENT
+        && matches!(q, "gptq" | "gptq_marlin")
+        && (s.model.quant_asymmetric
+            || matches!(
+                s.model.quant,
+                crate::calc::model::WeightQuant::Int { bits: 2 | 3, .. }
+            ))
+    {
+        return Err(CalcError::new(
+            Input::Config,
+            format!("vLLM {}'s GPTQ loader takes symmetric 4- and 8-bit weights only (AutoGPTQConfig.TYPE_MAP)", VllmVersion::CURRENT),
+        ));
     }
     if !s.version.is_modelled() {
         return Err(CalcError::new(

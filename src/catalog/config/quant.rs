@@ -137,6 +137,9 @@ pub(super) fn quant(f: &Fields) -> Result<(WeightQuant, bool, String), ConfigErr
         }
         "fbgemm_fp8" | "ptpc_fp8" => WeightQuant::Fp8 { block: 0 },
         "mxfp4" => WeightQuant::Mxfp4,
+        // MiniMax-style checkpoints tag `quant_method: mxfp8` (vLLM loads them with ModelOpt's
+        // MXFP8 config).
+        "mxfp8" => WeightQuant::Mxfp8,
         // vLLM's AWQConfig supports 4-bit only; GPTQConfig 2, 3, 4 and 8.
         "awq" | "awq_marlin" if bits != 4 => {
             return Err(err(format!(
@@ -153,8 +156,9 @@ pub(super) fn quant(f: &Fields) -> Result<(WeightQuant, bool, String), ConfigErr
         m if m.starts_with("modelopt") => match algo.as_str() {
             "NVFP4" | "W4A16_NVFP4" => WeightQuant::Nvfp4,
             "FP8_PB_WO" => WeightQuant::Fp8 { block: 128 },
-            // MXFP8's e8m0 scale per 32 weights is 3 %; MIXED_PRECISION varies by layer.
-            "FP8" | "FP8_PER_CHANNEL_PER_TOKEN" | "MXFP8" | "MIXED_PRECISION" => {
+            "MXFP8" => WeightQuant::Mxfp8,
+            // MIXED_PRECISION varies by layer.
+            "FP8" | "FP8_PER_CHANNEL_PER_TOKEN" | "MIXED_PRECISION" => {
                 WeightQuant::Fp8 { block: 0 }
             }
             other => {
