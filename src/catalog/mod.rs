@@ -142,6 +142,10 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         catalog_file!("models/qwen2.5-14b-instruct.json"),
     ),
     (
+        "qwen2.5-32b-instruct-gptq-int4",
+        catalog_file!("models/qwen2.5-32b-instruct-gptq-int4.json"),
+    ),
+    (
         "qwen2.5-72b-instruct",
         catalog_file!("models/qwen2.5-72b-instruct.json"),
     ),
@@ -167,6 +171,7 @@ pub const MODEL_FILES: &[(&str, &str)] = &[
         catalog_file!("models/qwen3-30b-a3b-thinking-2507-fp8.json"),
     ),
     ("qwen3-30b-a3b", catalog_file!("models/qwen3-30b-a3b.json")),
+    ("qwen3-32b-fp8", catalog_file!("models/qwen3-32b-fp8.json")),
     ("qwen3-32b", catalog_file!("models/qwen3-32b.json")),
     ("qwen3-4b", catalog_file!("models/qwen3-4b.json")),
     ("qwen3-8b", catalog_file!("models/qwen3-8b.json")),
