@@ -2140,3 +2140,17 @@ fn idle_gpus_replicas_and_wide_tp_are_said() {
     .is_some());
     assert!(note(base, "tensor-parallel-size").is_none());
 }
+
+#[test]
+fn a_stage_of_attention_free_layers_only_is_refused_naming_the_split() {
+    // Nemotron 3 Nano's layer 1 is an MoE layer ("MEMEM*..."): alone on a stage it keeps no
+    // KV cache or state, and vLLM's groups hold none of that stage's layers.
+    let (field, msg) = refused("model=nemotron-3-nano-30b-a3b&pp=3&pp-partition=1,1,50");
+    assert_eq!(field, "pp-layer-partition");
+    assert!(
+        msg.starts_with("stage 1 (layers 1–1) holds no layer with a KV cache or state"),
+        "{msg}"
+    );
+    // A split that gives every stage a Mamba or attention layer plans.
+    assert!(plan_of("model=nemotron-3-nano-30b-a3b&pp=3&pp-partition=2,25,25").is_ok());
+}

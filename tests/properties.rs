@@ -386,6 +386,9 @@ fn replica_blocks_are_the_minimum_over_ranks() {
             // A random split can leave a DeepSeek-V4 stage without a ratio-4 layer, which
             // vLLM refuses too.
             Err(e) if s.model.compressed.is_some() && e.field() == "pp-layer-partition" => continue,
+            // A random split can leave a stage of attention-free layers only (a hybrid
+            // model's MLP layers), which no KV pool can be sized for.
+            Err(e) if e.message().contains("holds no layer with a KV cache") => continue,
             Err(e) => panic!("case {case}: {e}"),
         };
         let Some(replica) = &p.replica else { continue };

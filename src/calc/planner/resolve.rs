@@ -279,7 +279,43 @@ fn partition(s: &Scenario) -> Result<Vec<u32>, CalcError> {
                 ),
             }
         })?;
+    stages_hold_a_cache(s, &parts)?;
     Ok(parts)
+}
+
+/// Every stage holds a layer with a KV cache or state, where the model has one: vLLM 0.33
+/// projects the model's KV groups onto each stage (`_project_kv_cache_groups_to_worker`) and
+/// divides the stage's memory by the bytes of one block of them (`get_kv_cache_configs`); on a
+/// stage of only attention-free layers (Nemotron-H's MLP and MoE layers, a NAS layer whose
+/// attention is a no-op) those groups hold no layer and a block no bytes.
+fn stages_hold_a_cache(s: &Scenario, parts: &[u32]) -> Result<(), CalcError> {
+    use crate::calc::model::LayerKind;
+    let empty = |l: &LayerKind| matches!(l, LayerKind::NoCache | LayerKind::SharedKv);
+    let layers = &s.model.layers;
+    if parts.len() < 2 || layers.iter().all(empty) {
+        return Ok(());
+    }
+    let mut start = 0usize;
+    for (stage, n) in parts.iter().enumerate() {
+        let end = (start + *n as usize).min(layers.len());
+        if start < end && layers[start..end].iter().all(empty) {
+            let by_list = s.parallel.pp_layer_partition.is_some();
+            return Err(CalcError::new(
+                if by_list { Input::PpPartition } else { Input::Pp },
+                format!(
+                    "stage {stage} (layers {start}–{}) holds no layer with a KV cache or state: they are all attention-free, so vLLM's KV groups hold none of this stage's layers and a block of them no bytes, which get_kv_cache_configs divides the stage's memory by. Give the stage an attention or Mamba layer{}.",
+                    end - 1,
+                    if by_list {
+                        " (pp-layer-partition)"
+                    } else {
+                        " with pp-layer-partition, or another pipeline-parallel-size"
+                    }
+                ),
+            ));
+        }
+        start = end;
+    }
+    Ok(())
 }
 
 /// Block size: the user's, else the backend's; hybrid models raise it later to fit a state
