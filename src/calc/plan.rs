@@ -649,6 +649,9 @@ pub struct Plan {
     /// The scenario in words, for a verdict that says what it is about: the model and its
     /// weight format, the GPUs, the grid and the flags that differ from vLLM's defaults.
     pub scenario: String,
+    /// Where the capacity check fails: the share of one max-model-len request the smallest
+    /// pool holds (vLLM's available KV memory / the memory one request needs, below 1).
+    pub capacity_fraction: Option<f64>,
 }
 
 impl Plan {

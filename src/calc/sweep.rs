@@ -13,8 +13,12 @@ use super::{plan, sort_small};
 #[derive(Clone, Debug, PartialEq)]
 pub struct LenPoint {
     pub max_model_len: u64,
+    /// vLLM's maximum concurrency; where the capacity check fails, the share of one request
+    /// the pool holds (below 1); 0 where the start fails before a pool is sized.
     pub max_concurrency: f64,
     pub starts: bool,
+    /// The phase that stops the start, if one does (its label).
+    pub fails_at: Option<&'static str>,
     /// How certain the figure is: the pool's provenance.
     pub provenance: Provenance,
 }
@@ -54,15 +58,17 @@ fn sweep_lengths(s: &Scenario, current: u64) -> Vec<u64> {
 
 /// The max-model-len the sweep adds to its lengths: the flag, else the model's default (`auto`
 /// adds the default too).
-fn current_max_model_len(s: &Scenario) -> u64 {
+pub fn current_max_model_len(s: &Scenario) -> u64 {
     match s.engine.max_model_len {
         MaxLen::Value(v) => v,
         MaxLen::ModelDefault | MaxLen::Auto => s.model.default_max_model_len(),
     }
 }
 
-/// Maximum concurrency against max-model-len: `plan` at each length. Lengths the planner
-/// refuses, or that size no pool, are left out.
+/// Maximum concurrency against max-model-len: `plan` at each length. A length whose start
+/// fails stays in, with the share of a request its pool holds (the capacity check's figures)
+/// or 0 (a start that fails before the pool is sized); lengths the planner refuses (past the
+/// model's limit) are left out.
 ///
 /// ```
 /// use headroom::calc::{model::Model, scenario::Gpu, sweep, units::{Bytes, GIB}, Scenario};
@@ -86,12 +92,26 @@ pub fn len_sweep(s: &Scenario) -> Vec<LenPoint> {
         .filter_map(|len| {
             probe.engine.max_model_len = MaxLen::Value(len);
             let p = plan(&probe).ok()?;
-            let r = p.replica.as_ref()?;
-            Some(LenPoint {
-                max_model_len: len,
-                max_concurrency: r.max_concurrency,
-                starts: p.starts(),
-                provenance: r.provenance.clone(),
+            let fails_at = p.first_failure().map(|c| c.phase.label());
+            Some(match p.replica.as_ref() {
+                Some(r) => LenPoint {
+                    max_model_len: len,
+                    max_concurrency: r.max_concurrency,
+                    starts: p.starts(),
+                    fails_at,
+                    provenance: r.provenance.clone(),
+                },
+                None => LenPoint {
+                    max_model_len: len,
+                    max_concurrency: p.capacity_fraction.unwrap_or(0.0),
+                    starts: false,
+                    fails_at,
+                    provenance: p
+                        .limiting_rank()
+                        .or_else(|| p.ranks.iter().min_by_key(|r| r.available_kv))
+                        .and_then(|r| r.line(Term::AvailableKv))
+                        .map_or(Provenance::Exact, |l| l.provenance.clone()),
+                },
             })
         })
         .collect()
@@ -215,5 +235,26 @@ mod tests {
         assert_eq!(low.kv_pool, 0);
         assert!(low.fails_at.is_some());
         assert!(len_sweep(&scenario(16)).iter().all(|p| !p.starts));
+    }
+
+    #[test]
+    fn failing_lengths_stay_in_with_the_share_of_a_request_they_hold() {
+        // 8B on a 24 GiB GPU: about 5 GiB of KV, 40k tokens; 131,072 fails the capacity check.
+        let mut s = scenario(24);
+        s.engine.max_model_len = MaxLen::Value(131_072);
+        let pts = len_sweep(&s);
+        assert_eq!(pts.last().map(|p| p.max_model_len), Some(131_072));
+        let last = &pts[pts.len() - 1];
+        assert!(!last.starts && last.fails_at.is_some());
+        assert!(
+            last.max_concurrency > 0.0 && last.max_concurrency < 1.0,
+            "{last:?}"
+        );
+        let plan = plan(&s).unwrap();
+        assert_eq!(Some(last.max_concurrency), plan.capacity_fraction);
+        assert!(pts[0].starts && pts[0].max_concurrency > 1.0);
+        assert!(pts
+            .windows(2)
+            .all(|w| w[1].max_concurrency <= w[0].max_concurrency));
     }
 }

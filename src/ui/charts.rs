@@ -19,10 +19,11 @@ use plotters_backend::{
 
 use crate::calc::plan::{LedgerLine, Plan, Provenance, RankPlan, Term};
 use crate::calc::ranks::RankGroup;
-use crate::calc::sweep::{LenPoint, PoolPoint};
 use crate::calc::units::{grouped_fixed, human, thousands, thousands_signed, UnitSystem, GB, GIB};
 
+mod sweeps;
 mod timeline;
+pub use sweeps::{fraction, len_sweep_chart, pool_sweep_chart, sweep_aside, sweep_note};
 pub use timeline::{
     phase_parts, phase_short, state_key, state_mark, state_word, timeline_chart, TIMELINE_H,
     TIMELINE_SEGMENTS, TIMELINE_W,
@@ -32,7 +33,6 @@ pub use timeline::{
 const FG: RGBColor = RGBColor(1, 1, 1);
 const GRID: RGBColor = RGBColor(200, 200, 200);
 const TOTAL_MARK: RGBColor = RGBColor(200, 40, 40);
-const FREE: RGBColor = RGBColor(255, 157, 167);
 
 /// The stacked segments of a rank's bar, bottom to top: the budget's consumers, the pool,
 /// then what lies outside the budget.
@@ -69,16 +69,40 @@ pub fn css_color(c: RGBColor) -> String {
     format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2)
 }
 
-/// The legend: segment names with their colours, then the marks.
-pub fn legend() -> Vec<(String, &'static str)> {
-    let mut v: Vec<(String, &'static str)> = SEGMENTS
+/// The legend: segment names with their colours, then the marks, each with the `data-term`
+/// of the shapes it names (the page lists an entry only where a bar draws such a shape).
+pub fn legend() -> Vec<(String, &'static str, &'static str)> {
+    let mut v: Vec<(String, &'static str, &'static str)> = SEGMENTS
         .iter()
-        .map(|(_, c, n)| (css_color(*c), *n))
+        .map(|(t, c, n)| (css_color(*c), *n, t.key()))
         .collect();
-    v.push((css_color(FREE), "free after start"));
-    v.push((css_color(FG), "budget (utilization)"));
-    v.push((css_color(TOTAL_MARK), "physical capacity"));
+    v.push((css_color(TOTAL_MARK), "free after start (hatched)", "free"));
+    v.push((css_color(FG), "budget (utilization)", "budget"));
+    v.push((css_color(TOTAL_MARK), "physical capacity", "total"));
     v
+}
+
+/// The canvas width on a narrow screen, 0 on a wide one.
+static NARROW: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+/// Draws the charts for a narrow screen (a phone) on a canvas as wide as the column is in CSS
+/// pixels (`Some(px)`, held to 240..=640), so a unit is about a pixel and their text stays
+/// legible without scrolling sideways; `None` draws them at [`CHART_W`]. Set once, before the
+/// first chart.
+pub fn set_narrow(column_px: Option<u32>) {
+    NARROW.store(
+        column_px.map_or(0, |w| w.clamp(240, 640)),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+fn narrow() -> Option<u32> {
+    Some(NARROW.load(std::sync::atomic::Ordering::Relaxed)).filter(|w| *w > 0)
+}
+
+/// The charts' width in SVG units: [`CHART_W`], or the column's on a narrow screen.
+pub fn chart_w() -> u32 {
+    narrow().unwrap_or(CHART_W)
 }
 
 /// A byte count in the display unit with two decimals and thousands separators, e.g.
@@ -218,6 +242,8 @@ struct Label {
     size: f64,
     anchor: Pos,
     rotate: bool,
+    /// A fixed dark colour instead of the theme's foreground.
+    dark: bool,
 }
 
 impl Label {
@@ -226,6 +252,7 @@ impl Label {
             size,
             anchor: Pos { h_pos: h, v_pos: v },
             rotate: false,
+            dark: false,
         }
     }
 }
@@ -234,7 +261,11 @@ impl BackendTextStyle for Label {
     type FontError = std::fmt::Error;
 
     fn color(&self) -> BackendColor {
-        FG.to_backend_color()
+        if self.dark {
+            RGBColor(20, 20, 20).to_backend_color()
+        } else {
+            FG.to_backend_color()
+        }
     }
 
     fn size(&self) -> f64 {
@@ -276,6 +307,14 @@ impl BackendTextStyle for Label {
 const TICK: Label = Label::new(13.0, HPos::Right, VPos::Center);
 const BELOW: Label = Label::new(13.0, HPos::Center, VPos::Top);
 const BAR_LABEL: Label = Label::new(12.0, HPos::Center, VPos::Top);
+const SIDE_LABEL: Label = Label::new(12.0, HPos::Left, VPos::Center);
+const IN_FREE: Label = Label::new(12.0, HPos::Center, VPos::Center);
+/// Inside a bar: dark text whatever the theme (the segments' colours are mid-tones).
+const IN_BAR: Label = Label {
+    dark: true,
+    ..Label::new(12.0, HPos::Center, VPos::Center)
+};
+const REF_LABEL: Label = Label::new(12.0, HPos::Right, VPos::Bottom);
 
 /// A linear map from data values to pixels along one axis.
 #[derive(Clone, Copy)]
@@ -319,11 +358,13 @@ fn ticks(lo: f64, hi: f64, n: usize) -> Vec<f64> {
     (first..=last).map(|k| k as f64 * step).collect()
 }
 
-/// The whole numbers in `lo..=hi`, thinned to about eight (the log-2 axes tick at whole
-/// powers of two).
+/// The whole numbers in `lo..=hi`, thinned to about eight, fewer on a phone (the log-2 axes
+/// tick at whole powers of two).
 fn whole_ticks(lo: f64, hi: f64) -> impl Iterator<Item = i64> {
     let (lo, hi) = (lo.ceil() as i64, hi.floor() as i64);
-    let step = ((hi - lo) / 8 + 1).max(1);
+    // About eight labels; on a phone's canvas, one per 50 units.
+    let most = (i64::from(chart_w()) / 50).clamp(4, 8);
+    let step = ((hi - lo) / most + 1).max(1);
     (lo..=hi).filter(move |k| (k - lo) % step == 0)
 }
 
@@ -384,6 +425,35 @@ impl<'a> Plot<'a> {
             &style,
             true,
         );
+    }
+
+    /// Diagonal hatching inside the pixel box `a`..`b`, with a dashed-looking outline: what
+    /// lies over the segments without hiding them.
+    fn hatch(&mut self, a: (i32, i32), b: (i32, i32)) {
+        let (x0, x1) = (a.0.min(b.0), a.0.max(b.0));
+        let (y0, y1) = (a.1.min(b.1), a.1.max(b.1));
+        let style = TOTAL_MARK.mix(0.85).stroke_width(1);
+        // Lines of slope -1 every 7 px, clipped to the box.
+        let mut k = x0 - (y1 - y0);
+        while k < x1 {
+            let (mut sx, mut sy) = (k, y1);
+            let (mut ex, mut ey) = (k + (y1 - y0), y0);
+            if sx < x0 {
+                sy -= x0 - sx;
+                sx = x0;
+            }
+            if ex > x1 {
+                ey += ex - x1;
+                ex = x1;
+            }
+            if sx < ex {
+                self.line((sx, sy), (ex, ey), &style);
+            }
+            k += 7;
+        }
+        let _ = self
+            .svg
+            .draw_rect((x0, y0), (x1, y1), &TOTAL_MARK.stroke_width(1), false);
     }
 
     fn rect(&mut self, a: (f64, f64), b: (f64, f64), color: RGBColor) {
@@ -455,6 +525,19 @@ fn drawn(r: &RankPlan, term: Term) -> bool {
     }
 }
 
+/// A segment's name where a phone's column has little room beside the bar.
+fn short_name(name: &str) -> &str {
+    match name {
+        "other consumption" => "other",
+        "CUDA graphs" => "graphs",
+        "free after start" => "free",
+        "outside the budget" => "outside budget",
+        "unused by the pool" => "unused",
+        "activation" => "activation",
+        n => n,
+    }
+}
+
 /// The per-rank budget chart.
 pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
     let (div, uname) = unit_div(unit);
@@ -475,15 +558,25 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
         })
         .fold(1.0, f64::max)
         * 1.08;
+    // On a narrow screen past four bars the canvas widens (60 units a bar) and scrolls.
+    let width = match narrow() {
+        Some(w) if n > 4 => w + (n as u32 - 4).min(200) * 60,
+        _ => chart_w(),
+    };
     let mut svg = String::new();
     let mut overlay = String::new();
     {
         let mut plot = Plot::new(
             &mut svg,
-            (CHART_W, CHART_H),
+            (width, CHART_H),
             8,
             34,
-            (-pad, n as f64 + pad),
+            // A lone bar sits left of centre: its labels take the room on its right.
+            if n == 1 {
+                (-0.35, 2.65)
+            } else {
+                (-pad, n as f64 + pad)
+            },
             (0.0, ymax),
         );
         plot.y_axis(&ticks(0.0, ymax, 6), &|v| format!("{v:.0}"), uname);
@@ -521,7 +614,9 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
                 xml_escape(&stage)
             ));
             let mut y = 0.0;
-            for (term, color, _) in SEGMENTS {
+            // Each drawn segment: name, bytes, middle and height in pixels (for its label).
+            let mut segs: Vec<(&str, i128, i32, i32)> = Vec::new();
+            for (term, color, name) in SEGMENTS {
                 if !drawn(r, term) {
                     continue;
                 }
@@ -531,6 +626,8 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
                 }
                 let h = to_y(l.bytes);
                 plot.rect((x0, y), (x1, y + h), color);
+                let (top, bottom) = (plot.at((x0, y + h)).1, plot.at((x0, y)).1);
+                segs.push((name, l.bytes, (top + bottom) / 2, bottom - top));
                 hit_rect(
                     &mut overlay,
                     plot.at((x0, y)),
@@ -540,23 +637,76 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
                 );
                 y += h;
             }
-            // Free after start: a narrow strip hanging from the physical capacity.
+            // Free after start: the top of the GPU that nothing holds once the engine runs,
+            // hatched over the bar from the physical capacity down (over "outside the budget",
+            // or the empty space above a pinned pool).
             let total = to_y(bytes_of(r, Term::Total));
             if let Some(l) = r.line(Term::FreeAfterStart) {
                 if l.bytes > 0 {
-                    let fx0 = x1;
-                    let fx1 = x1 + (1.0 - bar_w) / 2.5;
-                    plot.rect((fx0, total - to_y(l.bytes)), (fx1, total), FREE);
+                    let (a, b) = (plot.at((x0, total - to_y(l.bytes))), plot.at((x1, total)));
+                    plot.hatch(a, b);
                     hit_rect(
                         &mut overlay,
-                        plot.at((fx0, total - to_y(l.bytes))),
-                        plot.at((fx1, total)),
+                        a,
+                        b,
                         "free",
                         &format!("{}: {}", bar.label(), line_info(l, unit)),
                     );
+                    segs.push((
+                        "free after start",
+                        l.bytes,
+                        (a.1 + b.1) / 2,
+                        (a.1 - b.1).abs(),
+                    ));
+                }
+            }
+            // Names and amounts: beside a lone bar, all of them (with leader lines, pushed
+            // apart); inside a bar, where the segment is tall and wide enough.
+            let (bx0, by) = plot.at((x0, 0.0));
+            let bx1 = plot.at((x1, 0.0)).0;
+            if n == 1 {
+                let mut next = i32::MAX;
+                let mut placed: Vec<(i32, i32, String)> = Vec::new();
+                // A segment below a hundredth of the unit has nothing to say beside the bar.
+                let tiny = (unit_div(unit).0 / 100.0) as i128;
+                for (name, bytes, mid, _) in segs.iter().rev().filter(|s| s.1 >= tiny) {
+                    // Top down: each label at its segment's middle, or below the one above.
+                    let y = (*mid).max(if next == i32::MAX { i32::MIN } else { next });
+                    let name = if narrow().is_some() {
+                        short_name(name)
+                    } else {
+                        name
+                    };
+                    placed.push((*mid, y, format!("{name} {}", amount(*bytes, unit))));
+                    next = y + 15;
+                }
+                // Labels pushed past the axis move up as a block.
+                let overflow = placed.last().map_or(0, |p| (p.1 - (by - 6)).max(0));
+                for (mid, y, text) in &placed {
+                    let y = y - overflow;
+                    plot.line((bx1 + 2, *mid), (bx1 + 14, y), &FG.mix(0.6).stroke_width(1));
+                    plot.text(text, &SIDE_LABEL, (bx1 + 17, y));
+                }
+            } else if bx1 - bx0 >= 64 {
+                for (name, bytes, mid, h) in &segs {
+                    if *h >= 16 {
+                        let text = if bx1 - bx0 >= 150 {
+                            format!("{name} {}", amount(*bytes, unit))
+                        } else {
+                            amount(*bytes, unit)
+                        };
+                        // The hatched free space shows the page's background through it.
+                        let style = if *name == "free after start" {
+                            IN_FREE
+                        } else {
+                            IN_BAR
+                        };
+                        plot.text(&text, &style, ((bx0 + bx1) / 2, *mid));
+                    }
                 }
             }
             // Marks: the utilization budget and the physical capacity.
+            let _ = total;
             for (term, color, width, key) in [
                 (Term::Budget, FG, 3, "budget"),
                 (Term::Total, TOTAL_MARK, 2, "total"),
@@ -603,7 +753,7 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
         }
         plot.finish();
     }
-    finish(svg, &overlay, "Per-rank memory: one bar per rank")
+    finish(svg, &overlay, "Per-rank memory: one bar per rank", width)
 }
 
 /// Puts the overlay and an accessible name into plotters' SVG.
@@ -611,15 +761,27 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
 /// Keyboard: the chart is one Tab stop (its first shape); the arrow keys move between shapes
 /// (`panels::roving_focus`), so a wide TP grid does not put dozens of stops before the rest of
 /// the page.
-fn finish(mut svg: String, overlay: &str, name: &str) -> String {
+///
+/// A chart drawn for a narrow screen ([`set_narrow`]) says how many screen widths it spans:
+/// 1 when it fits, more for many ranks (they scroll).
+fn finish(mut svg: String, overlay: &str, name: &str, width: u32) -> String {
     let overlay = overlay.replacen(r#"tabindex="-1""#, r#"tabindex="0""#, 1);
     if let Some(i) = svg.rfind("</svg>") {
         svg.insert_str(i, &format!(r#"<g class="overlay">{overlay}</g>"#));
     }
+    // The page's style policy allows no inline styles: the minimum width is a data attribute
+    // public/style.css reads (how many screen widths the chart spans).
+    let min = match narrow() {
+        None => String::new(),
+        Some(w) => format!(r#" data-span="{}""#, width.div_ceil(w).clamp(1, 8)),
+    };
     if let Some(i) = svg.find("<svg") {
         svg.insert_str(
             i + 4,
-            &format!(r#" role="group" aria-label="{}""#, xml_escape(name)),
+            &format!(
+                r#" role="group" aria-label="{}" data-w="{width}"{min}"#,
+                xml_escape(name)
+            ),
         );
     }
     svg
@@ -634,190 +796,6 @@ pub fn short_len(len: u64) -> String {
     } else {
         thousands(u128::from(len))
     }
-}
-
-/// A line chart with focusable points; `x` positions are already in chart space.
-struct Series<'a> {
-    x_desc: &'a str,
-    y_desc: &'a str,
-    /// (x, y, label of x, info, is the current point, starts)
-    points: Vec<(f64, f64, String, String, bool, bool)>,
-    x_range: (f64, f64),
-    /// Where the x labels go, and what they say.
-    x_ticks: Vec<(f64, String)>,
-    /// The y values are log2 of the figure; labels show the figure.
-    y_log2: bool,
-    name: &'a str,
-}
-
-fn line_chart(s: Series<'_>) -> String {
-    let (ymin, ymax) = if s.y_log2 {
-        let lo = s.points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
-        let hi = s
-            .points
-            .iter()
-            .map(|p| p.1)
-            .fold(f64::NEG_INFINITY, f64::max);
-        (lo.floor().min(0.0) - 0.2, hi.ceil().max(lo + 1.0) + 0.2)
-    } else {
-        (
-            0.0,
-            s.points.iter().map(|p| p.1).fold(0.0, f64::max).max(1e-9) * 1.12,
-        )
-    };
-    let mut svg = String::new();
-    let mut overlay = String::new();
-    {
-        let mut plot = Plot::new(&mut svg, (CHART_W, 260), 10, 36, s.x_range, (ymin, ymax));
-        let y_label = |v: f64| {
-            if s.y_log2 {
-                let x = 2f64.powf(v);
-                if x < 1.0 {
-                    format!("{x:.2}")
-                } else {
-                    format!("{x:.0}")
-                }
-            } else if ymax < 10.0 {
-                format!("{v:.1}")
-            } else {
-                format!("{v:.0}")
-            }
-        };
-        // Log-2 charts tick at whole powers of two, others at round values.
-        let ys = if s.y_log2 {
-            whole_ticks(ymin, ymax).map(|k| k as f64).collect()
-        } else {
-            ticks(ymin, ymax, 5)
-        };
-        plot.y_axis(&ys, &y_label, s.y_desc);
-        plot.x_axis(&s.x_ticks, s.x_desc);
-        let line = RGBColor(78, 121, 167);
-        let path: Vec<(i32, i32)> = s.points.iter().map(|p| plot_at(&plot, p)).collect();
-        let _ = plot.svg.draw_path(path, &line.stroke_width(2));
-        for p in &s.points {
-            let color = if p.5 { line } else { TOTAL_MARK };
-            let (px, py) = plot_at(&plot, p);
-            if p.4 {
-                let _ = plot
-                    .svg
-                    .draw_circle((px, py), 7, &FG.stroke_width(3), false);
-            } else {
-                let _ = plot.svg.draw_circle((px, py), 3, &color, true);
-            }
-            let info = xml_escape(&p.3);
-            overlay.push_str(&format!(
-                r#"<circle class="hit" cx="{px}" cy="{py}" r="8" tabindex="-1" data-current="{}"><title>{info}</title></circle>"#,
-                p.4
-            ));
-        }
-        plot.finish();
-    }
-    finish(svg, &overlay, s.name)
-}
-
-fn plot_at(plot: &Plot<'_>, p: &(f64, f64, String, String, bool, bool)) -> (i32, i32) {
-    plot.at((p.0, p.1))
-}
-
-/// Maximum concurrency against max-model-len (log-2 x axis), the current length marked.
-pub fn len_sweep_chart(points: &[LenPoint], current: u64) -> String {
-    if points.is_empty() {
-        return String::new();
-    }
-    let lg = |l: u64| (l as f64).log2();
-    let x0 = lg(points[0].max_model_len);
-    let x1 = lg(points[points.len() - 1].max_model_len).max(x0 + 1.0);
-    // A label at every power of two the sweep spans, thinned to about eight.
-    let x_ticks = whole_ticks(x0, x1)
-        .map(|k| (k as f64, short_len(1u64 << k.clamp(0, 62))))
-        .collect();
-    line_chart(Series {
-        x_desc: "max-model-len (tokens, log scale)",
-        y_desc: "max concurrency (log scale)",
-        points: points
-            .iter()
-            .map(|p| {
-                (
-                    lg(p.max_model_len),
-                    p.max_concurrency.max(1.0 / 64.0).log2(),
-                    short_len(p.max_model_len),
-                    format!(
-                        "max-model-len {}: maximum concurrency {:.2}{} {}",
-                        thousands(u128::from(p.max_model_len)),
-                        p.max_concurrency,
-                        if p.starts { "" } else { " (does not start)" },
-                        provenance_note(&p.provenance)
-                    ),
-                    p.max_model_len == current,
-                    p.starts,
-                )
-            })
-            .collect(),
-        x_range: (x0 - 0.3, x1 + 0.3),
-        x_ticks,
-        y_log2: true,
-        name: "Maximum concurrency against max-model-len",
-    })
-}
-
-/// A sentence in place of a sweep that has nothing to draw.
-pub fn sweep_note(text: &str) -> String {
-    format!(r#"<p class="sweep-note">{}</p>"#, xml_escape(text))
-}
-
-/// A utilization as typed, with at least two decimals (0.50, 0.54, 0.925), so a sweep's
-/// labels line up without rounding the user's own fraction.
-pub fn fraction(u: f64) -> String {
-    let mut t = format!("{u}");
-    let decimals = t.split_once('.').map_or(0, |(_, d)| d.len());
-    if decimals == 0 {
-        t.push('.');
-    }
-    t.push_str(&"0".repeat(2usize.saturating_sub(decimals)));
-    t
-}
-
-/// The limiting rank's KV pool against gpu-memory-utilization, the current fraction marked.
-pub fn pool_sweep_chart(points: &[PoolPoint], current: f64, unit: UnitSystem) -> String {
-    if points.is_empty() {
-        return String::new();
-    }
-    let (div, uname) = unit_div(unit);
-    let y_desc = format!("KV pool per rank ({uname})");
-    line_chart(Series {
-        x_desc: "gpu-memory-utilization",
-        y_desc: &y_desc,
-        points: points
-            .iter()
-            .map(|p| {
-                (
-                    p.utilization,
-                    p.kv_pool as f64 / div,
-                    fraction(p.utilization),
-                    format!(
-                        "gpu-memory-utilization {}: {} {} ({} B){}{} {}",
-                        fraction(p.utilization),
-                        if p.sized { "KV pool" } else { "KV memory" },
-                        amount(i128::from(p.kv_pool), unit),
-                        thousands(u128::from(p.kv_pool)),
-                        if p.sized { "" } else { ", no pool" },
-                        p.fails_at
-                            .map_or(String::new(), |f| format!(": the start fails at {f}")),
-                        provenance_note(&p.provenance)
-                    ),
-                    (p.utilization - current).abs() < 1e-9,
-                    p.fails_at.is_none(),
-                )
-            })
-            .collect(),
-        x_range: (0.48, 1.0),
-        x_ticks: ticks(0.5, 1.0, 5)
-            .into_iter()
-            .map(|x| (x, format!("{x:.1}")))
-            .collect(),
-        y_log2: false,
-        name: "KV pool against gpu-memory-utilization",
-    })
 }
 
 #[cfg(test)]
@@ -884,6 +862,64 @@ mod tests {
         assert!(pool.windows(2).all(|w| w[1].kv_pool >= w[0].kv_pool));
         let svg = pool_sweep_chart(&pool, 0.92, UnitSystem::Decimal);
         assert!(svg.contains("GB"));
+    }
+
+    #[test]
+    fn a_failing_current_length_is_drawn_failing_and_ringed() {
+        // 70B at TP 2 and 128K fails the capacity check (issue 19, item 6): the sweep keeps
+        // the failing lengths and the current one, red, and says what share of a request fits.
+        let p = [
+            (Field::Model, "llama-3.1-70b-instruct"),
+            (Field::Tp, "2"),
+            (Field::MaxModelLen, "131072"),
+        ];
+        let mut st = UrlState::default();
+        for (f, v) in p {
+            st.set(f, v).unwrap();
+        }
+        let s = url::scenario(&st).unwrap();
+        let pts = crate::calc::sweep::len_sweep(&s);
+        assert_eq!(pts.last().map(|p| p.max_model_len), Some(131_072));
+        let svg = len_sweep_chart(&pts, 131_072);
+        let current = svg
+            .split("<circle")
+            .find(|c| c.contains(r#"data-current="true""#))
+            .unwrap();
+        assert!(current.contains(r#"data-starts="false""#), "{current}");
+        assert!(
+            current.contains("of one full-length request (fails at"),
+            "{current}"
+        );
+        assert!(svg.matches(r#"data-starts="false""#).count() >= 2);
+        assert!(svg.contains("one full-length request"));
+    }
+
+    #[test]
+    fn a_lone_bar_names_its_segments_and_hatches_the_free_space() {
+        let p = plan_of(&[(Field::Model, "llama-3.1-8b-instruct")]);
+        let svg = rank_chart(&p, UnitSystem::Binary);
+        for name in [
+            "weights 14.96 GiB",
+            "KV pool ",
+            "activation ",
+            "CUDA graphs ",
+            "free after start ",
+        ] {
+            assert!(svg.contains(name), "{name}");
+        }
+        assert!(svg.contains(r#"data-term="free""#));
+        // The legend names every shape a chart can draw, each by its shapes' data-term.
+        let keys: Vec<&str> = legend().iter().map(|l| l.2).collect();
+        for k in [
+            "weights",
+            "kv_pool",
+            "free",
+            "budget",
+            "total",
+            "outside_budget",
+        ] {
+            assert!(keys.contains(&k), "{k}");
+        }
     }
 
     #[test]

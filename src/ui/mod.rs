@@ -359,6 +359,13 @@ pub fn App() -> impl IntoView {
 /// The shell's three figures stay, above the layout, until the panels replace them one task
 /// later: no frame lacks them, and no frame has them twice.
 pub fn mount() {
+    // A phone draws its charts on a canvas as wide as their column (the page's paddings take
+    // 66 px of the window there), so their text stays legible unscrolled.
+    let width = web_sys::window()
+        .and_then(|w| w.inner_width().ok())
+        .and_then(|w| w.as_f64())
+        .unwrap_or(1280.0);
+    charts::set_narrow((width < 640.0).then(|| (width - 66.0).max(0.0) as u32));
     let figures = document().get_element_by_id("shell-figures");
     if let Some(shell) = document().get_element_by_id("shell") {
         shell.remove();

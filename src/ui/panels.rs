@@ -8,7 +8,9 @@
 
 mod compare;
 mod diagnose;
+mod exports;
 mod glossary;
+mod sweeps;
 mod tables;
 mod timeline;
 mod verdict;
@@ -133,8 +135,15 @@ fn reveal_current(el: &web_sys::Element) {
         .flatten()
         .and_then(|c| c.get_attribute("cx").or_else(|| c.get_attribute("data-cx")))
         .and_then(|x| crate::calc::decimal::parse_f64(&x));
+    let width = el
+        .query_selector("svg[data-w]")
+        .ok()
+        .flatten()
+        .and_then(|s| s.get_attribute("data-w"))
+        .and_then(|w| crate::calc::decimal::parse_f64(&w))
+        .unwrap_or(f64::from(charts::CHART_W));
     if let Some(cx) = cx {
-        let x = cx / f64::from(charts::CHART_W) * f64::from(scroll);
+        let x = cx / width * f64::from(scroll);
         el.set_scroll_left((x - f64::from(client) / 2.0).max(0.0) as i32);
     }
 }
@@ -409,26 +418,16 @@ fn results_html() -> String {
         ));
     }
     h.push_str(r#"</dl><p class="figure-note" id="no-pool" data-testid="no-pool"></p><div id="gate"></div></section><section class="panel" aria-labelledby="chart-h"><h2 id="chart-h">Per-rank budget</h2><p class="narrow-only">Wider than this screen: scroll the chart sideways (it opens at the rank that decides).</p><figure class="chart" data-testid="rank-chart" aria-label="Per-rank budget chart"><div class="svg" id="rank-svg"></div><figcaption><ul class="legend">"#);
-    for (color, name) in charts::legend() {
-        // The measured overhead is listed only where a bar draws it (CSS, public/style.css).
-        let class = if name.starts_with("overhead") {
-            r#" class="overhead""#
-        } else {
-            ""
-        };
-        h.push_str(&format!(
-            r#"<li{class}><svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill="{color}"></rect></svg>{name}</li>"#
-        ));
-    }
+    h.push_str(&exports::legend_html());
     h.push_str(concat!(
-        r#"</ul><p class="chart-info" aria-live="polite" data-testid="chart-info">Hover or focus a segment (Tab, then the arrow keys) for its exact bytes, formula and provenance.</p></figcaption><div class="sr-only" id="rank-table"></div></figure></section>"#,
-        r#"<section class="panel sweeps" aria-labelledby="sweep-h"><h2 id="sweep-h">Sweeps</h2><p class="narrow-only">Wider than this screen: scroll each chart sideways.</p><figure class="chart" data-testid="len-sweep" aria-label="Maximum concurrency against max-model-len"><figcaption>Maximum concurrency against max-model-len (current length ringed; red points: the start fails there)</figcaption><div class="svg" id="len-svg"></div><div class="sr-only" id="len-rows"></div></figure><figure class="chart" data-testid="pool-sweep" aria-label="KV pool per rank against gpu-memory-utilization"><figcaption>KV pool per rank against gpu-memory-utilization (current fraction ringed; red points: the start fails there)</figcaption><div class="svg" id="pool-svg"></div><div class="sr-only" id="pool-rows"></div></figure><p class="chart-info" aria-live="polite">Hover or focus a point (Tab, then the arrow keys) for its figures.</p></section>"#,
+        r#"</ul><p class="chart-info" aria-live="polite" data-testid="chart-info">Hover or focus a segment (Tab, then the arrow keys) for its exact bytes, formula and provenance.</p>{RANK_EXPORT}</figcaption><div class="sr-only" id="rank-table"></div></figure></section>"#,
+        r#"<section class="panel sweeps" aria-labelledby="sweep-h"><h2 id="sweep-h">Sweeps</h2><p class="narrow-only">Wider than this screen: scroll each chart sideways.</p><figure class="chart" data-testid="len-sweep" aria-label="Maximum concurrency against max-model-len"><figcaption>Maximum concurrency against max-model-len (current length ringed; red points: the start fails there)</figcaption><div class="svg" id="len-svg"></div>{LEN_EXPORT}<div class="sr-only" id="len-rows"></div></figure><figure class="chart" data-testid="pool-sweep" aria-label="KV pool per rank against gpu-memory-utilization"><figcaption>KV pool per rank against gpu-memory-utilization (current fraction ringed; red points: the start fails there)</figcaption><div class="svg" id="pool-svg"></div>{POOL_EXPORT}<div class="sr-only" id="pool-rows"></div></figure><p class="chart-info" aria-live="polite">Hover or focus a point (Tab, then the arrow keys) for its figures.</p></section>"#,
         r#"<section class="panel" aria-labelledby="checks-h"><h2 id="checks-h">Start-up, phase by phase</h2><div id="timeline"></div><h3>The checks</h3><div id="checks"></div></section>"#,
         r#"<section class="panel" aria-labelledby="fixes-h"><h2 id="fixes-h">What fixes it</h2><div id="fixes"></div></section>"#,
         "{DIAGNOSE}",
         r#"<section class="panel" aria-labelledby="probes-h"><h2 id="probes-h">What interviewers probe next</h2><div id="probes"></div></section>"#,
         r#"<section class="panel" aria-labelledby="contrast-h"><h2 id="contrast-h">Three engines, three fractions</h2><div id="contrast"></div></section>"#,
-        r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables" tabindex="0" role="region" aria-label="Ledger tables (scroll sideways on a narrow screen)"></div></section>"#,
+        r#"<section class="panel" aria-labelledby="ledger-h" data-testid="ledger"><h2 id="ledger-h">Ledger</h2><p><button type="button" data-testid="copy-markdown">Copy as Markdown</button> <button type="button" data-testid="download-json" title="The plan in headroom plan --json's schema (docs/cli.md)">Download the plan as JSON</button> <span role="status" id="ledger-status"></span></p><div class="scroll" id="ledger-tables" tabindex="0" role="region" aria-label="Ledger tables (scroll sideways on a narrow screen)"></div></section>"#,
         r#"<section class="panel" aria-labelledby="log-h"><h2 id="log-h">What vLLM would print</h2><p class="log-basis" data-testid="vllm-log-provenance">Figures: <span class="badge" id="log-badge"></span> <small id="log-basis"></small></p><pre class="log" data-testid="vllm-log" tabindex="0" id="vllm-log"></pre></section>"#,
     ));
     h.push_str(&format!(
@@ -437,6 +436,18 @@ fn results_html() -> String {
     ));
     h.push_str(&glossary::glossary_html());
     h.replace("{DIAGNOSE}", &diagnose::diagnose_form_html())
+        .replace(
+            "{RANK_EXPORT}",
+            &exports::chart_buttons("headroom-rank-chart", "per-rank chart"),
+        )
+        .replace(
+            "{LEN_EXPORT}",
+            &exports::chart_buttons("headroom-concurrency-sweep", "concurrency sweep"),
+        )
+        .replace(
+            "{POOL_EXPORT}",
+            &exports::chart_buttons("headroom-pool-sweep", "pool sweep"),
+        )
 }
 
 /// What the diagnose panel reads: a symptom picked, or a pasted text with its reading.
@@ -591,98 +602,7 @@ pub fn results(app: AppState) -> impl IntoView {
         "rank-table",
         html_memo(move || with_later(app, |p, u| Some(rank_table_html(p, u))).unwrap_or_default()),
     );
-    bind_html(
-        "len-svg",
-        html_memo(move || {
-            let current =
-                with_later(app, |p, _| p.replica.as_ref().map(|r| r.max_model_len)).unwrap_or(0);
-            let chart = app
-                .len_sweep
-                .with(|pts| charts::len_sweep_chart(pts, current));
-            if !chart.is_empty() {
-                return chart;
-            }
-            // No point has a pool: say why instead of drawing an empty frame.
-            with_later(app, |p, _| {
-                p.first_failure().map(|c| {
-                    charts::sweep_note(&format!(
-                        "No max-model-len gets a KV cache: the start fails at {} before the pool is sized, so there is no concurrency to draw.",
-                        c.phase.label()
-                    ))
-                })
-            })
-            .unwrap_or_default()
-        }),
-    );
-    bind_html(
-        "pool-svg",
-        html_memo(move || {
-            let unit = app.later_unit.get();
-            // The ring moves with the slow lane too: typing waits only for the per-rank chart.
-            app.later.track();
-            let current = app.scenario.with_untracked(|s| {
-                s.as_ref()
-                    .map(crate::calc::Scenario::gpu_memory_utilization)
-                    .unwrap_or(0.0)
-            });
-            app.pool_sweep.with(|pts| {
-                // Nowhere any memory left for KV: a flat line at 0 would say nothing.
-                match pts.last() {
-                    Some(last) if pts.iter().all(|p| p.kv_pool == 0) => charts::sweep_note(&format!(
-                        "At every gpu-memory-utilization from {} to {} the start fails{}, with no memory left for the KV cache.",
-                        charts::fraction(pts[0].utilization),
-                        charts::fraction(last.utilization),
-                        last.fails_at.map(|f| format!(" at {f}")).unwrap_or_default()
-                    )),
-                    _ => charts::pool_sweep_chart(pts, current, unit),
-                }
-            })
-        }),
-    );
-    bind_html(
-        "len-rows",
-        html_memo(move || {
-            app.len_sweep.with(|pts| {
-                table_html(
-                    "Concurrency by max-model-len",
-                    ["max-model-len", "max concurrency", "provenance"],
-                    pts.iter().map(|p| {
-                        [
-                            thousands(u128::from(p.max_model_len)),
-                            format!("{:.2}", p.max_concurrency),
-                            p.provenance.label().to_string(),
-                        ]
-                    }),
-                )
-            })
-        }),
-    );
-    bind_html(
-        "pool-rows",
-        html_memo(move || {
-            let unit = app.later_unit.get();
-            app.pool_sweep.with(|pts| {
-                table_html(
-                    "KV pool by utilization",
-                    [
-                        "utilization",
-                        "KV pool (or KV memory)",
-                        "start",
-                        "provenance",
-                    ],
-                    pts.iter().map(|p| {
-                        [
-                            format!("{:.2}", p.utilization),
-                            charts::amount(i128::from(p.kv_pool), unit),
-                            p.fails_at
-                                .map_or("starts".to_string(), |f| format!("fails at {f}")),
-                            p.provenance.label().to_string(),
-                        ]
-                    }),
-                )
-            })
-        }),
-    );
+    sweeps::bind_sweeps(app);
     // The phase timeline of one rank: the deciding one, or the one picked.
     let timeline_rank: RwSignal<Option<u32>> = RwSignal::new(None);
     bind_html(
@@ -751,6 +671,9 @@ pub fn results(app: AppState) -> impl IntoView {
             .unwrap_or_default()
     };
     let on_click = move |ev: web_sys::MouseEvent| {
+        if exports::on_click(&ev, app, status) {
+            return;
+        }
         // A walkthrough's step link, or its buttons: the step's inputs, in place.
         let walk_to = |k: usize| {
             let state = walked.with_untracked(|w| {

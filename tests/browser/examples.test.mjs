@@ -67,7 +67,10 @@ test('S1: three cards, PP=3: budgets by utilization and the default split', asyn
   // No fraction leaves memory for the KV cache: the sweeps say so instead of drawing a flat line.
   await page.locator('#pool-svg .sweep-note').waitFor();
   assert.match(await page.locator('#pool-svg .sweep-note').innerText(), /^At every gpu-memory-utilization from 0\.50 to 0\.98 the start fails at KV cache sizing, with no memory left/);
-  assert.match(await page.locator('#len-svg .sweep-note').innerText(), /^No max-model-len gets a KV cache: the start fails at KV cache sizing/);
+  // Only the example's own length (its measured pool) gets one: the sweep draws it, red and
+  // ringed (0.97 of a request fits), and names the lengths it cannot draw.
+  assert.equal(await page.locator('#len-svg svg [data-current="true"][data-starts="false"]').count(), 1);
+  assert.match(await page.locator('#len-svg .sweep-aside').innerText(), /^Not drawn: max-model-len 1,024 to 524,288 \(10 lengths\) fail at KV cache sizing, before a pool is sized\.$/);
   for (const [util, budget] of [['0.85', 54.0], ['0.90', 57.1], ['0.95', 60.3]]) {
     const before = await text(page, 'budget');
     await setInput(page, 'gpu-memory-utilization', util);

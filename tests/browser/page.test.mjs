@@ -641,7 +641,7 @@ test('a GPU total given by hand: the source line says so and follows the GPU', a
   await context.close();
 });
 
-test('on a phone a sweep scrolls its ringed current point into view', async () => {
+test('on a phone the sweeps fit the screen, their ringed point in view', async () => {
   const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct&tp=4', {
     context: { viewport: { width: 360, height: 800 } },
   });
@@ -651,39 +651,59 @@ test('on a phone a sweep scrolls its ringed current point into view', async () =
       const box = document.getElementById(id);
       const ring = box.querySelector('[data-current="true"]').getBoundingClientRect();
       const view = box.getBoundingClientRect();
-      return { scrolls: box.scrollWidth > box.clientWidth, inside: ring.left >= view.left - 1 && ring.right <= view.right + 1 };
+      const axis = box.querySelector('svg text').getBoundingClientRect();
+      return {
+        scrolls: box.scrollWidth > box.clientWidth,
+        inside: ring.left >= view.left - 1 && ring.right <= view.right + 1,
+        axis: axis.left >= view.left - 1,
+      };
     }, id);
-    assert.ok(seen.scrolls, `${id} scrolls sideways on a phone`);
+    assert.equal(seen.scrolls, false, `${id} scrolls sideways on a phone`);
     assert.ok(seen.inside, `${id}: the ringed point is in view`);
+    assert.ok(seen.axis, `${id}: the y axis is in view`);
   }
+  // Drawn for the phone, the sweeps need no "scroll sideways" line.
+  assert.equal(await page.locator('.sweeps > .narrow-only').isVisible(), false);
   assertClean(problems);
   await context.close();
 });
 
-test('on a phone the rank chart scrolls the deciding rank into view', async () => {
-  // S1 fails on its last stage (rank 2), off the right edge of a 360 px screen.
-  const { context, page, problems } = await open(browser, '/?v=1&example=s1-three-cards', {
+test('on a phone many ranks scroll, opening at the deciding rank; a few fit', async () => {
+  // Eight stages are wider than a 360 px screen: the chart scrolls to the rank that decides.
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-70b-instruct&pp=8&max-model-len=8192', {
     context: { viewport: { width: 360, height: 800 } },
   });
   await page.waitForSelector('#rank-svg [data-current="true"]', { state: 'attached' });
-  assert.equal(await page.getAttribute('#rank-svg [data-current="true"]', 'data-testid'), 'rank-bar-2');
   await page.waitForFunction(() => {
     const box = document.getElementById('rank-svg');
     const bar = box.querySelector('[data-current="true"]').getBoundingClientRect();
     const view = box.getBoundingClientRect();
-    return box.scrollLeft > 0 && bar.left >= view.left - 1 && bar.right <= view.right + 1;
+    return box.scrollWidth > box.clientWidth && bar.left >= view.left - 1 && bar.right <= view.right + 1;
   });
+  assert.equal(await page.locator('[aria-labelledby="chart-h"] > .narrow-only').isVisible(), true);
+  // S1's three stages fit: no scrolling, every bar and the axis on screen.
+  await goto(page, '/?v=1&example=s1-three-cards');
+  await page.waitForSelector('#rank-svg [data-testid="rank-bar-2"]', { state: 'attached' });
+  const fit = await page.evaluate(() => {
+    const box = document.getElementById('rank-svg');
+    const view = box.getBoundingClientRect();
+    const bar = box.querySelector('[data-testid="rank-bar-2"]').getBoundingClientRect();
+    return { scrolls: box.scrollWidth > box.clientWidth, inside: bar.right <= view.right + 1 };
+  });
+  assert.deepEqual(fit, { scrolls: false, inside: true });
   assertClean(problems);
   await context.close();
 });
 
-test('the legend lists the measured overhead only where a bar draws it', async () => {
+test('the legend lists only what a bar draws', async () => {
   const { context, page, problems } = await open(browser, '/?v=1');
-  const shown = () => page.locator('[data-testid="rank-chart"] .legend li.overhead').isVisible();
-  assert.equal(await shown(), false);
+  const shown = (term) => page.locator(`[data-testid="rank-chart"] .legend li[data-term="${term}"]`).isVisible();
+  await page.waitForSelector('[data-testid="rank-chart"] .hit[data-term="kv_pool"]', { state: 'attached' });
+  for (const term of ['weights', 'kv_pool', 'free', 'budget', 'total']) assert.equal(await shown(term), true, term);
+  for (const term of ['measured_overhead', 'drafter']) assert.equal(await shown(term), false, term);
   await goto(page, '/?v=1&example=s2-unified-gate');
   await page.waitForSelector('[data-testid="rank-chart"] .hit[data-term="measured_overhead"]', { state: 'attached' });
-  assert.equal(await shown(), true);
+  assert.equal(await shown('measured_overhead'), true);
   assertClean(problems);
   await context.close();
 });

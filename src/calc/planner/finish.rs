@@ -149,6 +149,7 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         weights_check: None,
         architecture_note: None,
         scenario: String::new(),
+        capacity_fraction: None,
     }
 }
 

@@ -272,7 +272,17 @@ fn kv_failed(
         }
     }
     log_lines.push(format!("ValueError: {}", e.vllm_message(v)));
-    Ok(finish(p, None, None))
+    let fraction = match e {
+        KvError::Capacity {
+            needed,
+            check_memory,
+            ..
+        } if needed > 0 => Some(check_memory.max(0) as f64 / needed as f64),
+        _ => None,
+    };
+    let mut plan = finish(p, None, None);
+    plan.capacity_fraction = fraction;
+    Ok(plan)
 }
 
 /// The pool fits: the checks passed, the engine core's lines, and every rank's KV figures.

@@ -234,6 +234,7 @@ pub fn timeline_chart(plan: &Plan, rank: u32, unit: UnitSystem) -> String {
         svg,
         &overlay,
         &format!("Rank {rank}'s memory at each start-up phase"),
+        TIMELINE_W,
     )
 }
 
