@@ -205,3 +205,35 @@ fn release_rules_decide_which_methods_exist() {
     assert_eq!(new.ranks[0].line_bytes(Term::LoadPeak), 0);
     assert!(notes(&new).contains("deprecated spelling of fp8_per_tensor"));
 }
+
+#[test]
+fn a_checkpoint_size_scales_a_pasted_config_and_a_pasted_index_gives_it() {
+    let cfg = quantized_llama(r#"null"#);
+    let bare = plan_of(&format!("config={cfg}")).unwrap();
+    let sized = plan_of(&format!("config={cfg}&checkpoint-bytes=17e9")).unwrap();
+    assert!(weights(&sized) > weights(&bare));
+    let basis = sized.ranks[0]
+        .line(Term::Weights)
+        .unwrap()
+        .provenance
+        .basis()
+        .to_string();
+    assert!(
+        basis.contains("to the checkpoint's 17,000,000,000 bytes"),
+        "{basis}"
+    );
+    // The index file as pasted: its total_size, however large the weight map around it.
+    let mut index = String::from(r#"{"metadata": {"total_size": 17000000000}, "weight_map": {"#);
+    for i in 0..20_000 {
+        index.push_str(&format!(
+            r#""model.layers.{i}.w": "model-00001.safetensors","#
+        ));
+    }
+    index.push_str(r#""x": "y"}}"#);
+    assert_eq!(
+        headroom::input::values::parse_checkpoint_bytes(&index),
+        Ok(17_000_000_000)
+    );
+    let e = headroom::input::values::parse_checkpoint_bytes(r#"{"metadata": {}}"#).unwrap_err();
+    assert!(e.contains("model.safetensors.index.json"), "{e}");
+}

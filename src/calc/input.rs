@@ -15,6 +15,9 @@ pub enum Input {
     Model,
     /// A custom model: the text of a pasted HF config.json (overrides `model`).
     Config,
+    /// The checkpoint's bytes (`metadata.total_size` of its `model.safetensors.index.json`):
+    /// the weight estimate is scaled to it.
+    CheckpointBytes,
     /// `--quantization`: the weights' format (a checkpoint's method, or an online shorthand
     /// vLLM quantizes with as it loads).
     Quantization,
@@ -98,10 +101,11 @@ pub enum Input {
 
 impl Input {
     /// Every field, in the order the query string lists them.
-    pub const ALL: [Input; 45] = [
+    pub const ALL: [Input; 46] = [
         Input::Example,
         Input::Model,
         Input::Config,
+        Input::CheckpointBytes,
         Input::Quantization,
         Input::Dtype,
         Input::Gpu,
@@ -152,6 +156,7 @@ impl Input {
             Input::Example => "example",
             Input::Model => "model",
             Input::Config => "config",
+            Input::CheckpointBytes => "checkpoint-bytes",
             Input::Quantization => "quantization",
             Input::Dtype => "dtype",
             Input::Gpu => "gpu",
@@ -204,6 +209,7 @@ impl Input {
             Input::Example => "example",
             Input::Model => "model",
             Input::Config => "config",
+            Input::CheckpointBytes => "checkpoint-bytes",
             Input::Quantization => "quantization",
             Input::Dtype => "dtype",
             Input::Gpu => "gpu",

@@ -133,6 +133,13 @@ fn given(a: &Args, log: Option<&Log>) -> Result<Given, CliError> {
             state.set(Input::Config, &file.text).map_err(|e| {
                 CliError::new("MODEL", format!("{}: {e}", file.path.display()))
             })?;
+            // The checkpoint's size from its index beside the config, unless given.
+            if let Some(b) = file
+                .checkpoint_bytes
+                .filter(|_| v("checkpoint-bytes").is_none())
+            {
+                set(&mut state, Input::CheckpointBytes, &b.to_string())?;
+            }
             config = Some(file);
         }
         None if v("example").is_none() => {

@@ -24,6 +24,20 @@ pub(super) struct ConfigFile {
     pub text: String,
     pub path: std::path::PathBuf,
     pub model: calc::model::Model,
+    /// `metadata.total_size` of the `model.safetensors.index.json` beside the config, if any.
+    pub checkpoint_bytes: Option<u64>,
+}
+
+/// The checkpoint's bytes from the `model.safetensors.index.json` beside a config.json: a
+/// regular file of at most 64 MiB, its `total_size` read by the link's own scan.
+fn index_beside(config: &std::path::Path) -> Option<u64> {
+    let path = config.with_file_name("model.safetensors.index.json");
+    let meta = std::fs::metadata(&path).ok()?;
+    if !meta.is_file() || meta.len() > 64 << 20 {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    crate::input::values::parse_checkpoint_bytes(&text).ok()
 }
 
 /// Reads a config.json at `text` (or in the directory `text`), with errors under MODEL.
@@ -86,7 +100,13 @@ pub(super) fn read_config_file(text: &str) -> Result<ConfigFile, CliError> {
         ))
     })?;
     model.name = format!("{} ({})", model.name, path.display());
-    Ok(ConfigFile { text, path, model })
+    let checkpoint_bytes = index_beside(&path);
+    Ok(ConfigFile {
+        text,
+        path,
+        model,
+        checkpoint_bytes,
+    })
 }
 
 /// `--speculative-config`: vLLM's JSON. Only the memory-relevant keys are read (`model` for

@@ -561,7 +561,7 @@ mod tests {
                     _ => n.to_string(),
                 }
             }
-            Rule::Bytes => r.pick(&bytes).to_string(),
+            Rule::Bytes | Rule::Checkpoint => r.pick(&bytes).to_string(),
             Rule::BytesList => {
                 if r.below(2) == 0 {
                     r.pick(&bytes).to_string()

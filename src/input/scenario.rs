@@ -140,6 +140,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             }
             Field::Config => {
                 s.model = parse_config(text).map_err(err)?;
+                name_pasted(&mut s.model);
             }
             Field::Gpu => {
                 let row = catalog::gpu(text).ok_or_else(|| err(unknown_gpu(text)))?;
@@ -201,8 +202,12 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                     });
                 }
             },
-            // Applied after the loop, once the method (or the GPU) is known.
-            Field::SpecTokens | Field::Drafter | Field::DraftModel | Field::GpuMemory => {}
+            // Applied after the loop, once the method (or the GPU, or the model) is known.
+            Field::SpecTokens
+            | Field::Drafter
+            | Field::DraftModel
+            | Field::GpuMemory
+            | Field::CheckpointBytes => {}
             Field::NoHybrid => {
                 s.engine.disable_hybrid_kv_cache_manager = parse_bool(text).map_err(err)?
             }
@@ -242,6 +247,11 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
             }
             Field::AvgLen => s.average_request_len = Some(count(field, text)?),
         }
+    }
+    if let Some(text) = state.get(Field::CheckpointBytes) {
+        let b = super::values::parse_checkpoint_bytes(text)
+            .map_err(|e| fail(Field::CheckpointBytes, e))?;
+        s.model.checkpoint_bytes = Some(b);
     }
     // The drafter's terms need a drafter (the CLI refuses them the same way).
     let no_drafter = |field: Field| {
@@ -334,6 +344,38 @@ fn measured_list(field: Field, text: &str) -> Result<Vec<Option<Measured>>, Inpu
         .into_iter()
         .map(|b| b.map(|b| Measured::new(b, format!("given: --{} {text}", field.flag()))))
         .collect())
+}
+
+/// A pasted config.json without `_name_or_path` is named by its `model_type` or architecture
+/// ("llama"): the page says what it is instead, by the catalog row of the same shape, else by
+/// its architecture and size ("llama, shaped like Llama 3.1 8B Instruct"; "LlamaForCausalLM,
+/// 40 layers, hidden 5120").
+fn name_pasted(m: &mut crate::calc::model::Model) {
+    if m.name.contains('/') || m.name.contains(' ') {
+        return;
+    }
+    let same = |r: &&catalog::ModelRow| {
+        let c = &r.model;
+        c.architecture == m.architecture
+            && c.n_layers == m.n_layers
+            && c.hidden_size == m.hidden_size
+            && c.n_heads == m.n_heads
+            && c.n_kv_heads == m.n_kv_heads
+            && c.intermediate_size == m.intermediate_size
+            && c.vocab_size == m.vocab_size
+    };
+    let name = match catalog::models().iter().find(same) {
+        Some(r) => format!("{}, shaped like {}", m.name, r.name),
+        None if m.name == m.architecture || m.architecture.is_empty() => format!(
+            "{}, {} layers, hidden {}",
+            m.name, m.n_layers, m.hidden_size
+        ),
+        None => format!(
+            "{} ({}, {} layers, hidden {})",
+            m.name, m.architecture, m.n_layers, m.hidden_size
+        ),
+    };
+    m.name = name;
 }
 
 #[cfg(test)]

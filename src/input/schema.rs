@@ -23,8 +23,9 @@ use crate::calc::weight_format;
 use crate::catalog;
 
 use super::values::{
-    parse_bool, parse_byte_count, parse_bytes_list, parse_config, parse_count, parse_fraction,
-    parse_max_len, parse_method, parse_partition, parse_unit, MAX_COUNT,
+    parse_bool, parse_byte_count, parse_bytes_list, parse_checkpoint_bytes, parse_config,
+    parse_count, parse_fraction, parse_max_len, parse_method, parse_partition, parse_unit,
+    MAX_COUNT,
 };
 
 /// The inputs, by the name the URL codec has always used for them.
@@ -168,7 +169,7 @@ const fn count(min: u64, max: u64) -> Rule {
 }
 
 /// Every input, once, in the order the form and `--help` list them.
-pub const ROWS: [Row; 45] = [
+pub const ROWS: [Row; 46] = [
     row(Input::Model, Rule::ModelId, Value("MODEL"), S::Model, Some("Model (search the catalog)"),
         "A catalog model id or its Hugging Face repo; on the command line also a path to a config.json (or its directory), and the same as the MODEL argument.",
         "llama-3.1-8b-instruct on the page; the CLI needs MODEL or --example"),
@@ -178,6 +179,9 @@ pub const ROWS: [Row; 45] = [
     row(Input::Config, Rule::Config, ModelFile, S::Model, Some("Custom model: paste its config.json"),
         "A custom model: the text of a Hugging Face config.json (overrides model).",
         ""),
+    row(Input::CheckpointBytes, Rule::Checkpoint, Value("BYTES"), S::Model, Some("Checkpoint size: bytes, or paste its model.safetensors.index.json"),
+        "The checkpoint's bytes, metadata.total_size of its model.safetensors.index.json (the page reads it from the pasted file; the CLI from the file beside MODEL's config.json): the weight estimate is scaled to it.",
+        "the catalog row's, where it has one; else none"),
     short(row(Input::Quantization, Rule::Quantization, Value("METHOD"), S::Model, Some("Quantization (--quantization)"),
         "The weights' format: a checkpoint's method (awq, gptq, fp8, compressed-tensors, modelopt, modelopt_fp4, mxfp4 ...; on an unquantized config, that method's checkpoint of the model is planned, its usual format assumed and said) or an online shorthand vLLM quantizes with as it loads (fp8_per_tensor, fp8_per_block, fp8_per_channel, mxfp8, mxfp4, int8_per_channel_weight_only, nvfp4_per_token).",
         "the checkpoint's quantization_config (vLLM's)"), "-q"),
@@ -333,6 +337,8 @@ pub enum Rule {
     /// `--max-model-len`: a count or `auto` / `-1`.
     MaxLen,
     KvDtype,
+    /// A byte count, or a pasted `model.safetensors.index.json` (its `metadata.total_size`).
+    Checkpoint,
     /// `--quantization`: one of vLLM's methods.
     Quantization,
     /// `--dtype`: `auto`, `half`, `float16`, `bfloat16`, `float`, `float32`.
@@ -373,6 +379,7 @@ impl Rule {
             Rule::Fraction => "a fraction in (0, 1]".into(),
             Rule::Bool => "`true` / `false`".into(),
             Rule::MaxLen => format!("{}, or `auto` / `-1`", range(1, MAX_COUNT)),
+            Rule::Checkpoint => "bytes, or a model.safetensors.index.json".into(),
             Rule::KvDtype
             | Rule::Quantization
             | Rule::Dtype
@@ -397,7 +404,7 @@ impl Field {
     /// Whether a value of `len` bytes (trimmed) is within this field's limit: [`MAX_CONFIG_LEN`]
     /// for `config`, [`MAX_VALUE_LEN`] for the rest. Checked before anything parses it.
     pub fn within_limit(self, len: usize) -> Result<(), String> {
-        let limit = if self == Field::Config {
+        let limit = if matches!(self, Field::Config | Field::CheckpointBytes) {
             MAX_CONFIG_LEN
         } else {
             MAX_VALUE_LEN
@@ -436,6 +443,7 @@ impl Field {
             Rule::MaxLen => parse_max_len(t).map(drop),
             Rule::KvDtype => KvCacheDtype::parse(t).map(drop),
             Rule::Quantization => weight_format::parse_method(t).map(drop),
+            Rule::Checkpoint => parse_checkpoint_bytes(t).map(drop),
             Rule::Dtype => weight_format::Dtype::parse(t).map(drop),
             Rule::AttnBackend => parse_attention_backend(t).map(drop),
             Rule::Version => VllmVersion::parse(t).map(drop),

@@ -225,6 +225,30 @@ pub const DEFAULT_MODEL: &str = "llama-3.1-8b-instruct";
 /// The catalog GPU a page without state starts from.
 pub const DEFAULT_GPU: &str = "h100-sxm-80gb";
 
+/// The checkpoint's bytes: a byte count, or a pasted `model.safetensors.index.json`, whose
+/// `"total_size"` (under `metadata`) is read by a linear scan, so a multi-megabyte index costs
+/// one pass and no tree.
+pub fn parse_checkpoint_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    if !t.starts_with('{') {
+        return parse_byte_count(t);
+    }
+    let missing = || {
+        "the pasted JSON has no \"total_size\": paste the checkpoint's model.safetensors.index.json, whose metadata.total_size is its bytes".to_string()
+    };
+    let at = t.find("\"total_size\"").ok_or_else(missing)?;
+    let rest = t[at + "\"total_size\"".len()..].trim_start();
+    let rest = rest.strip_prefix(':').ok_or_else(missing)?.trim_start();
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() {
+        return Err(format!(
+            "\"total_size\" is not a whole number of bytes: {}",
+            crate::calc::quoted(&rest.chars().take(24).collect::<String>())
+        ));
+    }
+    parse_byte_count(&digits)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

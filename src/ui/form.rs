@@ -63,6 +63,86 @@ const KV_DTYPES: [&str; 8] = [
     "fp8_inc",
 ];
 
+/// A source as a reader can follow it: the text escaped, each `github:OWNER/REPO@COMMIT:PATH`
+/// a link to that file at that commit (shown as `OWNER/REPO: PATH`), each web address a link.
+pub fn linked(text: &str) -> String {
+    // A file the code search showed without its repository has nothing to link to: said so.
+    let text = &text.replace("code-search index id ", "code-search file #");
+    let text = &text
+        .split("code-search file #")
+        .enumerate()
+        .map(|(i, part)| {
+            if i == 0 {
+                return part.to_string();
+            }
+            let digits = part.chars().take_while(char::is_ascii_digit).count();
+            format!(
+                "code-search file #{} (its repository was not recorded){}",
+                &part[..digits],
+                &part[digits..]
+            )
+        })
+        .collect::<String>();
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut first = true;
+    for word in text.split(' ') {
+        if !first {
+            out.push(' ');
+        }
+        first = false;
+        // Sentence punctuation after a citation is not part of it.
+        let core = word.trim_end_matches([',', ';', ')', '.', ':', '\'', '"']);
+        let tail = &word[core.len()..];
+        let (href, shown) = if let Some(rest) = core.strip_prefix("github:") {
+            match rest.split_once('@').and_then(|(repo, r)| {
+                let (commit, path) = r.split_once(':')?;
+                Some((repo, commit, path))
+            }) {
+                Some((repo, commit, path)) if repo.contains('/') && !path.is_empty() => (
+                    format!("https://github.com/{repo}/blob/{commit}/{path}"),
+                    format!("{repo}: {path}"),
+                ),
+                _ => (String::new(), String::new()),
+            }
+        } else if core.starts_with("https://") || core.starts_with("http://") {
+            (core.to_string(), core.to_string())
+        } else {
+            (String::new(), String::new())
+        };
+        if href.is_empty() {
+            push_esc(&mut out, word);
+        } else {
+            out.push_str(r#"<a href=""#);
+            push_esc(&mut out, &href);
+            out.push_str(r#"" rel="noopener noreferrer" target="_blank">"#);
+            push_esc(&mut out, &shown);
+            out.push_str("</a>");
+            push_esc(&mut out, tail);
+        }
+    }
+    out
+}
+
+/// The inputs a new user needs: shown at once; the rest of each section sits behind its "more"
+/// disclosure (the measured terms and the unified gate entirely).
+const COMMON: [Field; 15] = [
+    Field::Model,
+    Field::Config,
+    Field::Gpu,
+    Field::Gpus,
+    Field::Quantization,
+    Field::Vllm,
+    Field::Tp,
+    Field::Pp,
+    Field::PpPartition,
+    Field::Dp,
+    Field::Util,
+    Field::KvBytes,
+    Field::MaxModelLen,
+    Field::MaxNumSeqs,
+    Field::KvDtype,
+];
+
 /// How the form draws an input that takes this rule's values.
 fn kind_of(rule: Rule) -> Kind {
     match rule {
@@ -75,7 +155,7 @@ fn kind_of(rule: Rule) -> Kind {
         Rule::ModelId => Kind::Model,
         Rule::GpuId => Kind::Gpu,
         Rule::Version => Kind::Version,
-        Rule::Config => Kind::Config,
+        Rule::Config | Rule::Checkpoint => Kind::Config,
         Rule::Count { .. }
         | Rule::Bytes
         | Rule::BytesList
@@ -324,6 +404,9 @@ fn default_value(field: Field, s: &Scenario, p: Option<&Plan>, unit: UnitSystem)
             .and_then(|p| p.demand.as_ref())
             .map_or(String::new(), |d| d.average_len.to_string()),
         Field::KvDtype => s.engine.kv_cache_dtype.as_str().into(),
+        Field::CheckpointBytes => s.model.checkpoint_bytes.map_or("none".into(), |b| {
+            crate::calc::units::thousands(u128::from(b))
+        }),
         Field::Quantization if s.model.quant_method.is_empty() => "none: unquantized".into(),
         Field::Quantization => format!("the checkpoint's: {}", s.model.quant_method),
         Field::Dtype => format!("auto: {}", s.model.dtype.as_str()),
@@ -463,11 +546,29 @@ fn form_html() -> String {
         h.push_str("<fieldset><legend>");
         push_esc(&mut h, section.form_title());
         h.push_str("</legend>");
-        for inp in &inputs {
+        let (common, more): (Vec<&Input>, Vec<&Input>) =
+            inputs.iter().partition(|i| COMMON.contains(&i.field));
+        for inp in &common {
             field_html(&mut h, inp);
+            if inp.field == Field::PpPartition {
+                h.push_str(r#"<div class="stages" id="pp-stages"></div>"#);
+            }
         }
-        if section == Section::Parallel {
-            h.push_str(r#"<div class="stages" id="pp-stages"></div>"#);
+        // The rest one click away; a link or an error that sets one opens it (see `form`).
+        if !more.is_empty() {
+            let key = section.form_title().to_ascii_lowercase().replace(' ', "-");
+            let what = if common.is_empty() {
+                format!("Show the {} inputs", more.len())
+            } else {
+                format!("{} more", more.len())
+            };
+            h.push_str(&format!(
+                r#"<details class="more" data-testid="more-{key}"><summary>{what}<span class="set-count"></span></summary>"#
+            ));
+            for inp in &more {
+                field_html(&mut h, inp);
+            }
+            h.push_str("</details>");
         }
         h.push_str("</fieldset>");
     }
@@ -587,6 +688,16 @@ fn on_form_event(app: AppState, parts: Memo<Vec<String>>, ev: &web_sys::Event) {
         } else {
             value(&el)
         };
+        // A pasted model.safetensors.index.json becomes its total_size, so the link carries
+        // a number, not the file (a text that is not one stays, and its field says why).
+        let text = match field {
+            Field::CheckpointBytes if text.trim_start().starts_with('{') => {
+                crate::input::values::parse_checkpoint_bytes(&text)
+                    .map(|b| b.to_string())
+                    .unwrap_or(text)
+            }
+            _ => text,
+        };
         let signal = app.text(field);
         if signal.get_untracked() != text {
             signal.set(text);
@@ -630,8 +741,8 @@ fn row_source(field: Field, s: &Scenario, config_pasted: bool) -> Option<String>
                     format!(" Notes: {}", r.notes)
                 };
                 format!(
-                    "Catalog row {} (retrieved {}): {}.{unconfirmed}{notes}",
-                    r.id, r.retrieved, r.source
+                    "{} ({}). Catalog row {} (retrieved {}): {}.{unconfirmed}{notes}",
+                    r.name, r.hf_repo, r.id, r.retrieved, r.source
                 )
             })
             .or_else(|| {
@@ -833,10 +944,56 @@ pub fn form(app: AppState) -> impl IntoView {
             }
         });
     });
+    // A disclosure opens when one of its inputs is set (a link, a reload, an import) or in
+    // error, and its summary counts those set; the user closes it again if they like.
+    let set_and_wrong = Memo::new(move |_| {
+        let wrong = errors.get();
+        Field::ALL
+            .iter()
+            .zip(wrong)
+            .filter(|(f, e)| {
+                !COMMON.contains(f) && (!app.text(**f).with(String::is_empty) || e.is_some())
+            })
+            .map(|(f, e)| (*f, e.is_some()))
+            .collect::<Vec<_>>()
+    });
+    effect(move || {
+        set_and_wrong.with(|flagged| {
+            let Some(list) = document().query_selector_all("details.more").ok() else {
+                return;
+            };
+            for i in 0..list.length() {
+                let Some(d) = list
+                    .item(i)
+                    .and_then(|n| n.dyn_into::<web_sys::Element>().ok())
+                else {
+                    continue;
+                };
+                let inside = |f: &Field| {
+                    d.query_selector(&format!("[data-field=\"{}\"]", f.flag()))
+                        .ok()
+                        .flatten()
+                        .is_some()
+                };
+                let here: Vec<&(Field, bool)> = flagged.iter().filter(|(f, _)| inside(f)).collect();
+                if !here.is_empty() {
+                    let _ = d.set_attribute("open", "");
+                }
+                let set = here.len();
+                if let Ok(Some(c)) = d.query_selector(".set-count") {
+                    c.set_text_content(Some(&if set == 0 {
+                        String::new()
+                    } else {
+                        format!(" ({set} set)")
+                    }));
+                }
+            }
+        });
+    });
     // The catalog sources under the pickers follow the scenario (a change of GPU can leave the
     // plan alike); a memo of each text, so typing elsewhere writes nothing.
     for (f, id) in [(Field::Model, "model-source"), (Field::Gpu, "gpu-source")] {
-        super::panels::bind_text(
+        super::panels::bind_html(
             id,
             super::panels::html_memo(move || {
                 let pasted = !app.text(Field::Config).with(String::is_empty);
@@ -844,6 +1001,7 @@ pub fn form(app: AppState) -> impl IntoView {
                     s.as_ref()
                         .ok()
                         .and_then(|s| row_source(f, s, pasted))
+                        .map(|t| linked(&t))
                         .unwrap_or_default()
                 })
             }),
@@ -875,6 +1033,21 @@ mod tests {
 
     /// The form shows every labelled schema row once, in six sections, and draws each input
     /// the way its rule reads (a switch as a checkbox, a closed set as a list).
+    #[test]
+    fn sources_link_to_the_file_at_its_commit() {
+        let h = linked("read from github:ai-dynamo/aiconfigurator@095f58a5:aic-core/x_config.json (vendored); see https://huggingface.co/a/b. <b>");
+        assert!(h.contains(r#"<a href="https://github.com/ai-dynamo/aiconfigurator/blob/095f58a5/aic-core/x_config.json" rel="noopener noreferrer" target="_blank">ai-dynamo/aiconfigurator: aic-core/x_config.json</a> (vendored)"#), "{h}");
+        assert!(
+            h.contains(r#"<a href="https://huggingface.co/a/b" "#) && h.contains("</a>. &lt;b&gt;"),
+            "{h}"
+        );
+        assert_eq!(linked("github:nothing"), "github:nothing");
+        assert_eq!(
+            linked("public GitHub file, code-search index id 42: text"),
+            "public GitHub file, code-search file #42 (its repository was not recorded): text"
+        );
+    }
+
     #[test]
     fn the_form_is_the_schema() {
         let s = sections();

@@ -51,7 +51,7 @@ fn example_state(id: &str) -> UrlState {
 fn header_html() -> String {
     let esc = charts::xml_escape;
     let mut h = String::from(
-        r#"<div class="brand"><h1>Headroom</h1><p class="tagline">vLLM's GPU memory plan for every rank, exact and explained. Runs in your browser; nothing leaves it.</p></div><nav class="examples" data-testid="examples" aria-label="Examples"><span class="label">Examples:</span>"#,
+        r##"<a class="skip-link" href="#results" data-testid="skip-to-results">Skip to the results</a><div class="brand"><h1>Headroom</h1><p class="tagline">vLLM's GPU memory plan for every rank, exact and explained. Runs in your browser; nothing leaves it.</p></div><nav class="examples" data-testid="examples" aria-label="Examples"><span class="label">Examples:</span>"##,
     );
     for e in url::examples() {
         let href = format!("?{}", url::encode(&example_state(e.id)));

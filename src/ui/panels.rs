@@ -36,7 +36,7 @@ use verdict::verdict_lines;
 type FigureValue = (String, Option<String>, Provenance);
 
 /// Writes a memo of markup into the element with this id whenever it changes.
-fn bind_html(id: &'static str, html: Memo<String>) {
+pub(super) fn bind_html(id: &'static str, html: Memo<String>) {
     effect(move || {
         let h = html.get();
         if let Some(el) = document().get_element_by_id(id) {
@@ -904,6 +904,8 @@ pub fn results(app: AppState) -> impl IntoView {
     view! {
         <div
             class="results"
+            id="results"
+            tabindex="-1"
             class:stale=stale
             inner_html=results_html()
             on:change=on_change

@@ -2,7 +2,7 @@
 // (seed-cases.md). Figures are read from their data-testids.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, assertClean, text, number, changed, setInput, near } from './harness.mjs';
+import { launch, open, assertClean, text, number, changed, setInput, near, reveal } from './harness.mjs';
 
 let browser;
 before(async () => {
@@ -42,10 +42,12 @@ test('S2: the unified-memory start gate with the KV pool pinned at 10e9', async 
   assert.equal(await number(page, 'kv-cache-tokens'), 181777);
   // Without the drafter the gate needs 110.0 GiB; with its 5.06 GiB, 115.1 GiB.
   await setInput(page, 'kv-cache-memory-bytes', '10e9');
+  await reveal(page, 'speculative-config');
   await page.selectOption('[data-testid="speculative-config"]', 'none');
   await page.waitForFunction(() => location.search.includes('spec=none'));
   near(await number(page, 'gate-needs'), 110.0, 0.05, 'needs without the drafter (GiB)');
   const needs = await text(page, 'gate-needs');
+  await reveal(page, 'speculative-config');
   await page.selectOption('[data-testid="speculative-config"]', 'deepseek_mtp');
   await setInput(page, 'drafter-weights', '5.06GiB');
   await changed(page, 'gate-needs', needs);

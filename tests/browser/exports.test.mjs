@@ -3,7 +3,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { launch, open, assertClean, text, changed } from './harness.mjs';
+import { launch, open, assertClean, text, changed, setInput } from './harness.mjs';
 
 let browser;
 before(async () => {
@@ -71,6 +71,17 @@ test('--quantization and --dtype in the form: online FP8, an assumed AWQ checkpo
   await page.waitForSelector('#dtype-err:not(:empty)');
   assert.match(await page.locator('#dtype-err').innerText(), /does not support float16/);
   assert.match(await text(page, 'verdict-headline'), /^Cannot plan this: vLLM refuses --dtype float16 for this model/);
+  assertClean(problems);
+  await context.close();
+});
+
+test('a pasted model.safetensors.index.json becomes the checkpoint size in the link and scales the weights', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=llama-3.1-8b-instruct');
+  const index = JSON.stringify({ metadata: { total_size: 17000000000 }, weight_map: Object.fromEntries([...Array(3000).keys()].map((i) => [`model.layers.${i}.w`, 'model-00001-of-00004.safetensors'])) });
+  await setInput(page, 'checkpoint-bytes', index);
+  await page.waitForFunction(() => location.search.includes('checkpoint-bytes=17000000000'));
+  await page.waitForFunction(() => /to the checkpoint's 17,000,000,000 bytes/.test(document.querySelector('[data-testid=ledger]').innerText));
+  assert.equal(await page.inputValue('[data-testid="checkpoint-bytes"]'), '17000000000');
   assertClean(problems);
   await context.close();
 });

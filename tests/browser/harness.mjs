@@ -99,8 +99,15 @@ export async function changed(page, id, before) {
   );
 }
 
-/** Sets an input by its flag name, as a user typing would. */
+/** Opens the disclosure an input sits behind ("N more"), as a user clicking it would. */
+export async function reveal(page, flag) {
+  const summary = page.locator(`details:not([open]):has([data-testid="${flag}"]) > summary`);
+  if (await summary.count()) await summary.click();
+}
+
+/** Sets an input by its flag name, as a user typing would (opening its disclosure first). */
 export async function setInput(page, flag, value) {
+  await reveal(page, flag);
   await page.fill(`[data-testid="${flag}"]`, value);
 }
 

@@ -2,7 +2,7 @@
 // survives a reload, hostile URLs, and a page that never leaves its origin.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, open, goto, assertClean, text, number, changed, setInput, BASE_URL } from './harness.mjs';
+import { launch, open, goto, assertClean, text, number, changed, setInput, BASE_URL, reveal } from './harness.mjs';
 
 let browser;
 before(async () => {
@@ -140,6 +140,7 @@ test('inputs live in the URL: reload restores the same state', async () => {
   await setInput(page, 'gpu-memory-utilization', '0.85');
   await setInput(page, 'max-model-len', '32k');
   await page.selectOption('[data-testid="kv-cache-dtype"]', 'fp8');
+  await reveal(page, 'enforce-eager');
   await page.check('[data-testid="enforce-eager"]');
   await page.check('[data-testid="unit-gb"]');
   await page.waitForFunction(() => location.search.includes('unit=gb') && location.search.includes('eager=true'));
@@ -164,6 +165,7 @@ test('inputs live in the URL: reload restores the same state', async () => {
   assert.equal(await page.inputValue('[data-testid="tensor-parallel-size"]'), '2');
   assert.equal(await text(page, 'kv-cache-tokens'), figures['kv-cache-tokens']);
   // Unchecking a flag takes its key out of the URL (false is vLLM's default), not eager=false.
+  await reveal(page, 'enforce-eager');
   await page.uncheck('[data-testid="enforce-eager"]');
   await page.waitForFunction(() => !location.search.includes('eager'));
   assert.equal(await page.isChecked('[data-testid="enforce-eager"]'), false);
@@ -225,6 +227,7 @@ test('the info line follows a redrawn chart: new figures for the same shape, nev
   // A new segment before it (a drafter) shifts the shapes: the line and the keyboard focus
   // stay on the same term, not the same place.
   const slack = '[data-testid="rank-bar-0"] rect.hit[data-term="kv_rounding_slack"]';
+  await reveal(page, 'speculative-config');
   await page.focus(slack);
   const unused = await text(page, 'chart-info');
   assert.match(unused, /unused by the pool/);
@@ -422,11 +425,17 @@ test('the form: checkboxes, lists, badges, sources and messages follow the state
   // Measured-term inputs carry the provenance of the figure they would replace.
   await page.waitForFunction(() => document.querySelector('#weights-badge')?.textContent === 'estimate');
   assert.match(await q('#weights-badge', (e) => e.title), /parameter counts/);
-  assert.match(await text(page, 'model-source'), /^Catalog row llama-3\.1-8b-instruct \(retrieved \d{4}-\d\d-\d\d\): \S/);
+  // The model's name and repository first, then its row and source, linked where it can be.
+  assert.match(await text(page, 'model-source'), /^Llama 3\.1 8B Instruct \(meta-llama\/Llama-3\.1-8B-Instruct\)\. Catalog row llama-3\.1-8b-instruct \(retrieved \d{4}-\d\d-\d\d\): \S/);
+  assert.equal(
+    await page.getAttribute('[data-testid=model-source] a', 'href'),
+    'https://github.com/NVIDIA/TensorRT-LLM/blob/151c21c6a0034712a71fb0352cf7c75ea07b7b5b/tests/unittest/_torch/modeling/test_modeling_llama.py',
+  );
   assert.match(await text(page, 'gpu-source'), /^Total [\d,]+ B: /);
   assert.equal(await q('#gpu-default', (e) => e.textContent), 'default (NVIDIA H100 SXM 80GB)');
   // A checkbox and a list write the URL, and the controls show what the state says.
   assert.equal(await q('[data-testid=enforce-eager]', (e) => e.checked), false);
+  await reveal(page, 'enforce-eager');
   await page.click('[data-testid=enforce-eager]');
   await page.waitForFunction(() => location.search.includes('eager=true'));
   assert.equal(await q('[data-testid=enforce-eager]', (e) => e.checked), true);
@@ -442,7 +451,7 @@ test('the form: checkboxes, lists, badges, sources and messages follow the state
   assert.equal(await q('#max-model-len', (e) => e.getAttribute('aria-invalid')), 'false');
   // Picking another model moves its catalog source; a reload keeps every control.
   await setInput(page, 'model', 'qwen3-8b');
-  await page.waitForFunction(() => /^Catalog row qwen3-8b /.test(document.querySelector('[data-testid=model-source]').textContent));
+  await page.waitForFunction(() => /Catalog row qwen3-8b /.test(document.querySelector('[data-testid=model-source]').textContent));
   await page.waitForFunction(() => location.search.includes('model=qwen3-8b'));
   await page.waitForTimeout(200);
   await goto(page, page.url());
@@ -712,6 +721,7 @@ test('a draft model named in the form joins the last stage: its weights and its 
   const { context, page, problems } = await open(browser, '/?v=1&model=qwen2.5-72b-instruct&tp=4&max-model-len=32768');
   const shown = await text(page, 'kv-cache-tokens');
   const tokens = await number(page, 'kv-cache-tokens');
+  await reveal(page, 'speculative-config');
   await page.selectOption('[data-testid="speculative-config"]', 'draft_model');
   await setInput(page, 'draft-model', 'qwen2.5-7b-instruct');
   await page.waitForFunction(() => location.search.includes('draft-model=qwen2.5-7b-instruct'));
@@ -722,6 +732,7 @@ test('a draft model named in the form joins the last stage: its weights and its 
   assert.match(await text(page, 'ledger'), /Qwen2\.5 7B/);
   assert.match(await text(page, 'vllm-log'), /Worker_TP0 pid=P/);
   // A draft model without the draft_model method is flagged at its field.
+  await reveal(page, 'speculative-config');
   await page.selectOption('[data-testid="speculative-config"]', 'mtp');
   await page.waitForSelector('#draft-model-err:not(:empty)');
   assert.match(await page.locator('#draft-model-err').innerText(), /choose draft_model/);
@@ -749,6 +760,7 @@ test('DeepSeek-V4: the attention backend, DSpark and async scheduling change the
   const tokens = await text(page, 'kv-cache-tokens');
   const packed = await number(page, 'kv-cache-tokens');
   // FlashInfer's DSV4 backend keeps plain bf16 rows on SM 10.x: fewer tokens, no fp8_ds_mla.
+  await reveal(page, 'attention-backend');
   await page.selectOption('[data-testid="attention-backend"]', 'FLASHINFER_MLA_SPARSE_DSV4');
   await page.waitForFunction(() => location.search.includes('attention-backend=FLASHINFER_MLA_SPARSE_DSV4'));
   await changed(page, 'kv-cache-tokens', tokens);
@@ -756,13 +768,16 @@ test('DeepSeek-V4: the attention backend, DSpark and async scheduling change the
   assert.doesNotMatch(await text(page, 'vllm-log'), /fp8_ds_mla KV cache format/);
   // Without async scheduling one batch is in flight: the bounded caches need fewer blocks.
   const before = await text(page, 'kv-cache-tokens');
+  await reveal(page, 'no-async-scheduling');
   await page.check('[data-testid="no-async-scheduling"]');
   await page.waitForFunction(() => location.search.includes('no-async=true'));
   await changed(page, 'kv-cache-tokens', before);
   // DSpark needs the config's DSpark heads, which the catalog's V4-Flash config lacks: refused
   // at its field, in vLLM's terms.
+  await reveal(page, 'speculative-config');
   await page.selectOption('[data-testid="speculative-config"]', 'dspark');
   await page.locator('#speculative-config-err').filter({ hasText: /dspark_target_layer_ids/ }).waitFor();
+  await reveal(page, 'speculative-config');
   await page.selectOption('[data-testid="speculative-config"]', 'none');
   // On another model the backend is refused at its field; the page keeps working.
   await setInput(page, 'model', 'llama-3.1-8b-instruct');
@@ -811,6 +826,7 @@ test('the verdict leads to the input in error, and on a phone to the inputs', as
   await goto.click();
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'speculative-config');
   // A valid state on a wide screen has no button; on a phone it leads to the form below.
+  await reveal(page, 'speculative-config');
   await page.selectOption('[data-testid="speculative-config"]', '');
   await page.waitForFunction(() => !location.search.includes('spec='));
   assert.equal(await goto.isVisible(), false);
@@ -920,6 +936,49 @@ test('the verdict names its scenario and why, and stays in view while the inputs
   // And the input it covers is not hidden under it when the page scrolls to it.
   await setInput(page, 'max-model-len', '8192');
   await page.waitForFunction(() => /max-model-len 8,192\./.test(document.querySelector('[data-testid=verdict]').innerText));
+  assertClean(problems);
+  await context.close();
+});
+
+test('the common inputs first, the rest one click away; a link opens what it sets; a skip link to the results', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1');
+  await page.waitForSelector('[data-testid="max-model-len"]');
+  const visible = await page.locator('form.inputs [data-field]:visible').count();
+  assert.ok(visible <= 16, `${visible} inputs shown at first`);
+  assert.equal(await page.locator('[data-testid="enforce-eager"]').isVisible(), false);
+  assert.equal(await page.locator('[data-testid="more-engine-flags"] > summary').innerText(), '7 more');
+  // A link that sets a flag behind a disclosure opens it, and the summary counts it.
+  await goto(page, '/?v=1&eager=true&block-size=32');
+  await page.waitForFunction(() => document.querySelector('[data-testid="more-engine-flags"]').open);
+  assert.equal(await page.locator('[data-testid="enforce-eager"]').isChecked(), true);
+  assert.equal(await page.locator('[data-testid="more-engine-flags"] > summary').innerText(), '7 more (2 set)');
+  // The verdict's button goes to a field in error even behind a closed disclosure.
+  await goto(page, '/?v=1&block-size=7');
+  await page.waitForSelector('#block-size-err:not(:empty)', { state: 'attached' });
+  await page.click('[data-testid="verdict-goto"]');
+  await page.waitForFunction(() => document.activeElement?.id === 'block-size');
+  assert.equal(await page.locator('[data-testid="block-size"]').isVisible(), true);
+  // The first Tab stop is the skip link; following it puts the keyboard at the results.
+  await goto(page, '/?v=1');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.testid), 'skip-to-results');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.activeElement?.id === 'results' || location.hash === '#results');
+  assertClean(problems);
+  await context.close();
+});
+
+test('a pasted config.json without a name is named by the catalog row of its shape', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1');
+  const row = await (await fetch(new URL('/', BASE_URL))).ok;
+  assert.ok(row);
+  const config = JSON.stringify({
+    architectures: ['LlamaForCausalLM'], model_type: 'llama', hidden_size: 4096, intermediate_size: 14336,
+    num_attention_heads: 32, num_hidden_layers: 32, num_key_value_heads: 8, vocab_size: 128256,
+    max_position_embeddings: 131072, torch_dtype: 'bfloat16',
+  });
+  await setInput(page, 'config', config);
+  await page.waitForFunction(() => /Planned: llama, shaped like Llama 3\.1 8B Instruct \(bfloat16\)/.test(document.querySelector('[data-testid=verdict]').innerText));
   assertClean(problems);
   await context.close();
 });

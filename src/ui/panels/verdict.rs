@@ -30,6 +30,10 @@ pub fn goto_field(app: AppState) -> Option<String> {
 pub fn go_to(flag: &str) {
     // The field's box, label included, comes to the top; then the input takes the keyboard.
     if let Some(field) = document().get_element_by_id(&format!("{flag}-field")) {
+        // An input behind a closed disclosure ("more") is shown first.
+        if let Ok(Some(d)) = field.closest("details") {
+            let _ = d.set_attribute("open", "");
+        }
         field.scroll_into_view();
     }
     // A split typed in the stage boxes: the first box that is empty or not a count, else the
