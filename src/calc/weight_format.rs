@@ -19,6 +19,10 @@ use super::scenario::{Gpu, Scenario};
 use super::version::VllmVersion;
 use super::CalcError;
 
+/// Whether notes are written: the first verdict's program shows none, so it does not carry
+/// their text (a constant false drops each sentence from that build).
+const NOTES: bool = !cfg!(all(feature = "verdict", not(feature = "web")));
+
 /// `--dtype`: the weights' and activations' dtype (`auto`: the config's, as vLLM resolves it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Dtype {
@@ -401,7 +405,9 @@ pub(super) fn apply(
         }
         model.dtype = dtype;
     }
-    notes.extend(dtype_note);
+    if NOTES {
+        notes.extend(dtype_note);
+    }
     let checkpoint = m.quant_method.as_str();
     let flag = s.engine.quantization;
     let v = s.version;
@@ -428,11 +434,11 @@ pub(super) fn apply(
         (Some(f), c) => match accepted(c, f, m) {
             Accept::Same => (f, Input::Quantization),
             Accept::Kernel => {
-                notes.push(format!("--quantization {f} loads the checkpoint's {c} weights with another of vLLM's kernels for them; the weights' bytes do not change."));
+                if NOTES { notes.push(format!("--quantization {f} loads the checkpoint's {c} weights with another of vLLM's kernels for them; the weights' bytes do not change.")); }
                 (f, Input::Quantization)
             }
             Accept::Claimed => {
-                notes.push(format!("--quantization {f} gives way to the checkpoint's {c}: vLLM's config class for it claims the checkpoint whatever the flag says, and the weights' bytes do not change."));
+                if NOTES { notes.push(format!("--quantization {f} gives way to the checkpoint's {c}: vLLM's config class for it claims the checkpoint whatever the flag says, and the weights' bytes do not change.")); }
                 (c, Input::Config)
             }
             Accept::Mismatch => {
@@ -489,7 +495,8 @@ pub(super) fn apply(
     let model = &mut t.get_or_insert_with(|| s.clone()).model;
     match effect(f, v) {
         Effect::Online(q, what) => {
-            if q.experts_only() && m.moe.is_none() {
+            if !NOTES {
+            } else if q.experts_only() && m.moe.is_none() {
                 notes.push(format!("--quantization {f} quantizes only routed experts, and this model has none: vLLM loads every weight at {}.", dtype.as_str()));
             } else {
                 notes.push(format!(
@@ -511,9 +518,9 @@ pub(super) fn apply(
             } else {
                 format!("no {f} quantization config")
             };
-            notes.push(format!(
+            if NOTES { notes.push(format!(
                 "--quantization {f}: vLLM loads {f} weights only from a {f} checkpoint (its config.json's quantization_config), and this config has none. The plan is that checkpoint of this model, in the usual format: {what} (assumed). Paste the quantized checkpoint's config.json for its own format and skip list. Given this unquantized checkpoint, vLLM stops while building its config, before loading: {missing}."
-            ));
+            )); }
             model.quant = q;
             model.quant_source = QuantSource::Assumed;
             model.quant_method = f.to_string();

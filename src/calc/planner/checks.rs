@@ -100,10 +100,12 @@ pub(super) fn allocation_check(
             ),
         )
     } else if free + act + get(Term::CudaGraphs) < 0 {
-        log_lines.push(format!(
-            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.",
-            gib_text(i128::from(worst.kv_pool.0))
-        ));
+        if super::NOTES {
+            log_lines.push(format!(
+                "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {}.",
+                gib_text(i128::from(worst.kv_pool.0))
+            ));
+        }
         (
             false,
             format!(
@@ -114,7 +116,9 @@ pub(super) fn allocation_check(
             ),
         )
     } else if free + get(Term::CudaGraphs) < 0 {
-        log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        if super::NOTES {
+            log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        }
         (
             false,
             format!(
@@ -125,7 +129,9 @@ pub(super) fn allocation_check(
             ),
         )
     } else {
-        log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        if super::NOTES {
+            log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        }
         (
             false,
             format!(

@@ -77,10 +77,11 @@ fn check_mtp(s: &Scenario, notes: &mut Vec<String>) -> Result<(), CalcError> {
         .speculative
         .as_ref()
         .is_some_and(|sp| sp.count_assumed)
+        && super::NOTES
     {
         notes.push("num_speculative_tokens was not given, so Headroom plans 1 speculative token. vLLM has no default of its own: it takes a drafter config's n_predict where there is one, and otherwise stops with \"num_speculative_tokens must be provided with speculative model unless the draft model config contains an n_predict parameter.\" Give the count (spec-tokens on the page, num_speculative_tokens in the speculative config).".into());
     }
-    if mtp.is_some() && m.mtp_layers == 0 {
+    if mtp.is_some() && m.mtp_layers == 0 && super::NOTES {
         notes.push("The model's config declares no MTP layers (vLLM's n_predict: num_nextn_predict_layers, or mtp_num_hidden_layers for Qwen3.5): vLLM's MTP speculation reads them from the checkpoint, so this drafter of one layer is a guess, and the start may fail when vLLM finds none.".into());
     }
     Ok(())
@@ -123,10 +124,10 @@ fn drafter_layers(
                 } else {
                     String::new()
                 };
-                notes.push(format!(
+                if super::NOTES { notes.push(format!(
                     "DSpark on DeepSeek-V4: vLLM builds {n} draft decoder layers (n_mtp_layers, 3 when the config does not say) on the last stage, in the target's weight format, from the checkpoint's mtp.* weights; each keeps a sliding-window cache only. Without num_speculative_tokens vLLM takes the draft config's block_size (dspark_block_size); Headroom takes the value given, 1 by default.{declared}",
                     n = c.dspark_layers,
-                ));
+                )); }
                 c.dspark_layers
             }
             None => {
@@ -141,9 +142,9 @@ fn drafter_layers(
         },
         Some(SpecMethod::Mtp(_)) => m.mtp_layers.max(1),
         Some(method @ (SpecMethod::Eagle | SpecMethod::Eagle3)) => {
-            notes.push(format!(
+            if super::NOTES { notes.push(format!(
                 "{method}: vLLM loads the head's own checkpoint, named by the speculative config's model (without one it stops: \"num_speculative_tokens was provided but without speculative model\"); Headroom plans a head of one decoder layer of the target's shape on the last stage, unless drafter-weights gives its size.",
-            ));
+            )); }
             1
         }
         // A draft model's layers are its own (`draft_model` below); ngram has none.
@@ -166,10 +167,12 @@ fn draft_model<'a>(
         .filter(|sp| sp.method == SpecMethod::DraftModel)
         .and_then(|sp| sp.draft_model.as_deref());
     if let Some(d) = draft {
-        notes.push(format!(
+        if super::NOTES {
+            notes.push(format!(
             "The draft model {} is loaded whole on every last-stage rank (vLLM builds it with the target's TP and no PP): its {} layer(s) add their KV to that stage's pool; its own activation peak and CUDA graphs are not estimated.",
             d.name, d.n_layers
         ));
+        }
         // DraftModelProposer refuses it before loading (use_heterogeneous_vocab, which would
         // allow it, is not a setting Headroom reads).
         if d.vocab_size != m.vocab_size {
@@ -195,7 +198,9 @@ fn draft_model<'a>(
                 "draft_model needs its drafter: name it in draft-model (the speculative config's \"model\"), or give its measured weights in drafter-weights. Without a model vLLM stops with \"num_speculative_tokens was provided but without speculative model.\"",
             ));
         }
-        notes.push("A draft_model drafter is a model of its own, whose shape Headroom does not know until it is named (draft-model on the page, the speculative config's model on the CLI): its weights are the figure given, and its KV cache layers on the last stage are not in the plan, so the pool shown there is larger than vLLM's.".into());
+        if super::NOTES {
+            notes.push("A draft_model drafter is a model of its own, whose shape Headroom does not know until it is named (draft-model on the page, the speculative config's model on the CLI): its weights are the figure given, and its KV cache layers on the last stage are not in the plan, so the pool shown there is larger than vLLM's.".into());
+        }
     }
     Ok(draft)
 }

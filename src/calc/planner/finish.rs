@@ -42,7 +42,9 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
                 break;
             }
             if let Some(line) = graph_estimate_log(s, r, &mut capture) {
-                log_lines.push(line);
+                if super::NOTES {
+                    log_lines.push(line);
+                }
                 // vLLM's format_gib of the estimate: str(round(x, 2)).
                 let est = GibText(capture.as_ref().map_or(0, |(g, _)| *g));
                 let mut line = worker_prefix(s, r);
@@ -51,17 +53,21 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
                     line,
                     " CUDA graph pool memory: A GiB (actual), {est} GiB (estimated), difference: D GiB (P%)."
                 );
-                log_lines.push(line);
+                if super::NOTES {
+                    log_lines.push(line);
+                }
                 compared = true;
             }
         }
-        if compared {
+        if compared && super::NOTES {
             notes.push("After the pool is allocated vLLM captures the CUDA graphs again and compares the pool with its profiling estimate (\"CUDA graph pool memory: A GiB (actual), ...\"): A, D and P stand for the measured pool, the difference and its percentage, which need a GPU; the second \"Graph capturing finished\" repeats Headroom's estimate.".into());
         }
         let mut last = None;
         for r in ranks.iter().filter(|r| r.tp_rank == 0) {
             if let Some(line) = suggestion_log(s, r, util, &mut last) {
-                log_lines.push(line);
+                if super::NOTES {
+                    log_lines.push(line);
+                }
                 suggested = true;
             }
         }
@@ -70,7 +76,7 @@ pub(super) fn finish(p: Planning, replica: Option<ReplicaPlan>, demand: Option<D
         if let Some(r) = ranks.first().filter(|_| suggested) {
             let v = super::vllm_log::vllm_suggestion(r, s.engine.enforce_eager);
             let activation = v.peak - v.graphs;
-            if v.graphs > 0 {
+            if v.graphs > 0 && super::NOTES {
                 notes.push(format!(
                     "vLLM's --kv-cache-memory suggestion prints {} GiB \"for peak activation\" where the ledger's activation line is {} GiB: vLLM adds its CUDA-graph estimate ({} GiB) to the profile peak (gpu_worker.py: peak_activation_memory = transient_peak_headroom + cudagraph_memory_estimate_applied), then subtracts the graphs once more as \"CUDAGraph memory\", so its two suggested pins sit {} GiB below what the budget leaves.",
                     GibText(v.peak),

@@ -99,7 +99,8 @@ pub(super) fn init_phase(
     });
     // Hybrid models: the config hook turns the Mamba cache to "align" mode, as prefix caching
     // is on by default (MambaModelConfig.verify_and_update_config, in the API server).
-    if m.linear.is_some() && v == VllmVersion::CURRENT && !m.architecture.is_empty() {
+    if m.linear.is_some() && v == VllmVersion::CURRENT && !m.architecture.is_empty() && super::NOTES
+    {
         log_lines.push(format!(
             "(APIServer pid=P) Mamba cache mode is set to 'align' for {} by default when prefix caching is enabled",
             m.architecture
@@ -108,11 +109,15 @@ pub(super) fn init_phase(
     // 0.26 to 0.32 turn async scheduling off for these drafters (VllmConfig.__post_init__).
     if !s.engine.no_async_scheduling && !runtime::async_scheduling(s) {
         if let Some(sp) = &s.engine.speculative {
-            log_lines.push(format!("(APIServer pid=P) Async scheduling not supported with {}-based speculative decoding and will be disabled.", sp.method));
+            if super::NOTES {
+                log_lines.push(format!("(APIServer pid=P) Async scheduling not supported with {}-based speculative decoding and will be disabled.", sp.method));
+            }
         }
     }
     if let Some((_, _, msg)) = &init_fail {
-        log_lines.push(format!("ValueError: {msg}"));
+        if super::NOTES {
+            log_lines.push(format!("ValueError: {msg}"));
+        }
         return true;
     }
     false

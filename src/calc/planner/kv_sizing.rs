@@ -262,7 +262,7 @@ fn kv_failed(
         };
         for (i, r) in ranks.iter().enumerate().take(logged) {
             let b = layouts.get(i / per_stage).map_or(0, |w| w.bytes_per_block);
-            if b > 0 {
+            if b > 0 && super::NOTES {
                 log_lines.push(format!(
                     "{} Overriding num_gpu_blocks={} with num_gpu_blocks_override={n}",
                     engine_prefix(s),
@@ -271,7 +271,9 @@ fn kv_failed(
             }
         }
     }
-    log_lines.push(format!("ValueError: {}", e.vllm_message(v)));
+    if super::NOTES {
+        log_lines.push(format!("ValueError: {}", e.vllm_message(v)));
+    }
     let fraction = match e {
         KvError::Capacity {
             needed,
@@ -340,12 +342,16 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
     if let Some((from, to)) = kvp.auto_fit {
         let lim = &kvp.workers[kvp.auto_fit_worker];
         if to >= from {
-            log_lines.push(format!("{} Auto-fit max_model_len: full model context length {from} fits in available KV cache memory ({} GiB GPU)", engine_prefix(s), GibText(lim.check_memory)));
+            if super::NOTES {
+                log_lines.push(format!("{} Auto-fit max_model_len: full model context length {from} fits in available KV cache memory ({} GiB GPU)", engine_prefix(s), GibText(lim.check_memory)));
+            }
         } else {
-            log_lines.push(format!("{} Auto-fit max_model_len: reduced from {from} to {to} to fit in available KV cache memory ({} GiB GPU)", engine_prefix(s), GibText(lim.check_memory)));
+            if super::NOTES {
+                log_lines.push(format!("{} Auto-fit max_model_len: reduced from {from} to {to} to fit in available KV cache memory ({} GiB GPU)", engine_prefix(s), GibText(lim.check_memory)));
+            }
         }
     }
-    if kvp.padding_layers > 0 {
+    if kvp.padding_layers > 0 && super::NOTES {
         notes.push(format!("vLLM pads short KV groups with {} logical layer(s) (it warns: \"Add {} padding layers, may waste at most ...\").", kvp.padding_layers, kvp.padding_layers));
     }
     let conc = py_fixed(kvp.max_concurrency, 2);
@@ -355,52 +361,66 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
         for (w, line) in kvp.workers.iter().zip(overrides) {
             log_lines.extend(line);
             let own = s.engine.num_gpu_blocks_override.unwrap_or(w.num_blocks_own);
-            log_lines.push(format!(
-                "{} GPU KV cache size: {} tokens",
-                engine_prefix(s),
-                Grouped(i128::from(own * block_size))
-            ));
+            if super::NOTES {
+                log_lines.push(format!(
+                    "{} GPU KV cache size: {} tokens",
+                    engine_prefix(s),
+                    Grouped(i128::from(own * block_size))
+                ));
+            }
             let own_conc = own as f64 / kvp.blocks_per_request.max(1) as f64;
-            log_lines.push(format!(
-                "{} Maximum concurrency for {} tokens per request: {}x",
-                engine_prefix(s),
-                Grouped(i128::from(kvp.max_model_len)),
-                py_fixed(own_conc, 2)
-            ));
+            if super::NOTES {
+                log_lines.push(format!(
+                    "{} Maximum concurrency for {} tokens per request: {}x",
+                    engine_prefix(s),
+                    Grouped(i128::from(kvp.max_model_len)),
+                    py_fixed(own_conc, 2)
+                ));
+            }
         }
     } else if !v.at_least(0, 12) {
         // 0.11.2's _report_kv_cache_config: the tokens info_once, the concurrency plain info
         // for every worker's config (all alike after the minimum).
-        log_lines.push(format!(
-            "{} GPU KV cache size: {} tokens",
-            engine_prefix(s),
-            Grouped(i128::from(kvp.kv_cache_tokens))
-        ));
+        if super::NOTES {
+            log_lines.push(format!(
+                "{} GPU KV cache size: {} tokens",
+                engine_prefix(s),
+                Grouped(i128::from(kvp.kv_cache_tokens))
+            ));
+        }
         for _ in &kvp.workers {
+            if super::NOTES {
+                log_lines.push(format!(
+                    "{} Maximum concurrency for {} tokens per request: {conc}x",
+                    engine_prefix(s),
+                    Grouped(i128::from(kvp.max_model_len))
+                ));
+            }
+        }
+    } else if v.at_least(0, 28) {
+        if super::NOTES {
+            log_lines.push(format!(
+            "{} GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {conc}x",
+            engine_prefix(s),
+            Grouped(i128::from(kvp.kv_cache_tokens)),
+            Grouped(i128::from(kvp.max_model_len))
+        ));
+        }
+    } else {
+        if super::NOTES {
+            log_lines.push(format!(
+                "{} GPU KV cache size: {} tokens",
+                engine_prefix(s),
+                Grouped(i128::from(kvp.kv_cache_tokens))
+            ));
+        }
+        if super::NOTES {
             log_lines.push(format!(
                 "{} Maximum concurrency for {} tokens per request: {conc}x",
                 engine_prefix(s),
                 Grouped(i128::from(kvp.max_model_len))
             ));
         }
-    } else if v.at_least(0, 28) {
-        log_lines.push(format!(
-            "{} GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {conc}x",
-            engine_prefix(s),
-            Grouped(i128::from(kvp.kv_cache_tokens)),
-            Grouped(i128::from(kvp.max_model_len))
-        ));
-    } else {
-        log_lines.push(format!(
-            "{} GPU KV cache size: {} tokens",
-            engine_prefix(s),
-            Grouped(i128::from(kvp.kv_cache_tokens))
-        ));
-        log_lines.push(format!(
-            "{} Maximum concurrency for {} tokens per request: {conc}x",
-            engine_prefix(s),
-            Grouped(i128::from(kvp.max_model_len))
-        ));
     }
     let graphs_outside = !s.version.graphs_inside_budget();
     let replica = fill_ranks(s, ranks, &kvp, block_size, graphs_outside);

@@ -293,7 +293,7 @@ pub(super) fn load_need(
             amount(i128::from(free0)),
             amount(i128::from(load_need - free0))
         );
-        if !notes.contains(&note) {
+        if !notes.contains(&note) && super::NOTES {
             notes.push(note);
         }
         return load_need;
@@ -360,7 +360,10 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
     // DeepSeek-V4's attention classes switch auto / fp8 to fp8_ds_mla as they are built,
     // during the load; every worker says so once (written once, under the first rank's name).
     let first = worker_prefix(s, &ranks[0]);
-    if v4.as_ref().is_some_and(|a| !a.plain) && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla {
+    if v4.as_ref().is_some_and(|a| !a.plain)
+        && s.engine.kv_cache_dtype != KvCacheDtype::Fp8DsMla
+        && super::NOTES
+    {
         log_lines.push(format!(
             "{first} Using DeepSeek's fp8_ds_mla KV cache format."
         ));
@@ -368,23 +371,32 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
     // Every worker builds its attention layers with the selected backend (cuda.py's
     // `logger.info("Using %s backend.", selected_backend)`, the enum member printed whole).
     if let Some(b) = backend::selected(s) {
-        log_lines.push(format!(
-            "{first} Using AttentionBackendEnum.{} backend.",
-            b.name
-        ));
-        notes.push(format!("--attention-backend {}: checked as vLLM 0.33.0 checks a selected backend (head size, KV cache dtype, kernel blocks, MLA, attention sinks, compute capability and its own kernel rules), assuming its kernels are built in (FlashAttention 3 on SM 9.x and 4 on SM 10.x, FlashMLA, FlashInfer's TRT-LLM kernels).", b.name));
+        if super::NOTES {
+            log_lines.push(format!(
+                "{first} Using AttentionBackendEnum.{} backend.",
+                b.name
+            ));
+        }
+        if super::NOTES {
+            notes.push(format!("--attention-backend {}: checked as vLLM 0.33.0 checks a selected backend (head size, KV cache dtype, kernel blocks, MLA, attention sinks, compute capability and its own kernel rules), assuming its kernels are built in (FlashAttention 3 on SM 9.x and 4 on SM 10.x, FlashMLA, FlashInfer's TRT-LLM kernels).", b.name));
+        }
     }
     if backend::selected(s).is_some_and(|b| b.name == AttentionBackend::Flashinfer)
         && ![16, 32, 64].contains(&block_size)
         && m.layers
             .iter()
             .any(|l| matches!(l, LayerKind::Sliding { .. }))
+        && super::NOTES
     {
         notes.push(format!("FLASHINFER's kernels take blocks of 16, 32 or 64: for its sliding-window layers vLLM picks the largest of those within --block-size {block_size} (_largest_kernel_block_within) and pads the pages; Headroom plans those layers at {block_size}, so their pages are not vLLM's."));
     }
     if let Some((_, line)) = forced_block {
-        log_lines.push(format!("(APIServer pid=P) {line}"));
-        notes.push(format!("Block size {block_size} tokens: {block_basis}."));
+        if super::NOTES {
+            log_lines.push(format!("(APIServer pid=P) {line}"));
+        }
+        if super::NOTES {
+            notes.push(format!("Block size {block_size} tokens: {block_basis}."));
+        }
     }
     // update_block_size_for_backend and its line arrived in 0.18.
     let backend_line = !hybrid_raised
@@ -392,12 +404,14 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
         && s.engine.block_size.is_none()
         && forced_block.is_none()
         && v.at_least(0, 18);
-    if backend_line {
+    if backend_line && super::NOTES {
         notes.push(format!("Block size {block_size} tokens: {block_basis}."));
     }
     if load_fail.is_some() {
         // The failing rank never finishes loading, so it never prints "Model loading took".
-        log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        if super::NOTES {
+            log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+        }
         return true;
     }
     // 0.10.2 and 0.11.0 log it on every worker (plain info), without the word "memory";
@@ -421,25 +435,33 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
                 if every_worker { "" } else { " memory" }
             )
         };
-        log_lines.push(line);
+        if super::NOTES {
+            log_lines.push(line);
+        }
     }
-    notes.push("In vLLM's \"Model loading took X GiB ... and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
+    if super::NOTES {
+        notes.push("In vLLM's \"Model loading took X GiB ... and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());
+    }
     // Each worker sets its block size once its model is loaded (`update_block_size_for_backend`
     // follows `load_model` in both executors); the sentences are alike on every rank, so they
     // are written once, with the first rank's name.
     if hybrid_raised {
         // platforms/interface.py's wording for hybrid models.
-        log_lines.push(format!("{first} Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
+        if super::NOTES {
+            log_lines.push(format!("{first} Setting attention block size to {block_size} tokens to ensure that attention page size is >= mamba page size."));
+        }
     }
     // The state page is padded to the attention page; vLLM says by how much.
     if let Some((attn_1, mamba_page)) = hybrid_pages(s, tp64, num_spec) {
         let attn_page = attn_1 * block_size;
         if attn_page > mamba_page {
             let pct = (100 * (attn_page - mamba_page)) as f64 / mamba_page as f64;
-            log_lines.push(format!(
+            if super::NOTES {
+                log_lines.push(format!(
                 "{first} Padding mamba page size by {}% to ensure that mamba page size and attention page size are exactly equal.",
                 py_fixed(pct, 2)
             ));
+            }
         }
     }
     if backend_line {
@@ -449,9 +471,11 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
             .split([' ', ',', ':'])
             .next()
             .unwrap_or_default();
-        log_lines.push(format!(
-            "{first} Setting kv cache block size to {block_size} for {backend} backend(s)."
-        ));
+        if super::NOTES {
+            log_lines.push(format!(
+                "{first} Setting kv cache block size to {block_size} for {backend} backend(s)."
+            ));
+        }
     }
     false
 }

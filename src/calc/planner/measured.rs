@@ -28,11 +28,13 @@ pub(super) fn measured_kv_plan(mut p: Planning) -> Plan {
         ))
         .into(),
     );
-    notes.push(if s.model.compressed.is_some() {
+    if super::NOTES {
+        notes.push(if s.model.compressed.is_some() {
         "The pool is converted to tokens with the measured ratio this scenario carries, not with vLLM's block arithmetic, which Headroom applies to this layout without it (the token figures in vLLM's log lines follow the ratio too).".into()
     } else {
         "This model's KV layout is not described by vLLM's standard specs here; its pool is converted to tokens with a measured ratio, not vLLM's block arithmetic (so are the token figures in vLLM's log lines).".into()
     });
+    }
     // tokens(rank) = available x tokens_ref / pool_ref x (all layers / this stage's layers)
     let tokens_of = |r: &RankPlan| -> u128 {
         let stage_layers = u128::from(r.layers.1 - r.layers.0).max(1);
@@ -63,17 +65,21 @@ pub(super) fn measured_kv_plan(mut p: Planning) -> Plan {
         // vLLM quotes the first worker's memory unless another's length is strictly shorter.
         let lim = &ranks[if fit < max_len { lim_idx } else { 0 }];
         if fit < max_len {
-            log_lines.push(format!(
+            if super::NOTES {
+                log_lines.push(format!(
                 "{} Auto-fit max_model_len: reduced from {max_len} to {fit} to fit in available KV cache memory ({} GiB GPU)",
                 engine_prefix(s),
                 GibText(lim.available_kv)
             ));
+            }
         } else {
-            log_lines.push(format!(
+            if super::NOTES {
+                log_lines.push(format!(
                 "{} Auto-fit max_model_len: full model context length {max_len} fits in available KV cache memory ({} GiB GPU)",
                 engine_prefix(s),
                 GibText(lim.available_kv)
             ));
+            }
         }
         fit.max(1)
     } else {
@@ -131,7 +137,7 @@ pub(super) fn measured_kv_plan(mut p: Planning) -> Plan {
         ));
         push_after_start(s, r, pool, graphs_outside, &outside_prov);
     }
-    if ok {
+    if ok && super::NOTES {
         log_lines.push(format!(
             "{} GPU KV cache size: {} tokens, Maximum concurrency for {} tokens per request: {}x",
             engine_prefix(s),
@@ -243,7 +249,9 @@ fn starved(p: &mut Planning, tokens: u64, lim_idx: usize) -> bool {
             knobs: kv_knobs(phase),
             not_knobs: vec!["max-model-len"],
         });
-        log_lines.push(format!("ValueError: {}", e.vllm_message(s.version)));
+        if super::NOTES {
+            log_lines.push(format!("ValueError: {}", e.vllm_message(s.version)));
+        }
         return true;
     }
     false

@@ -42,6 +42,11 @@ use super::scenario::Scenario;
 use super::CalcError;
 
 pub(super) use self::vllm_log::vllm_suggestion;
+
+/// Whether the plan writes its notes and vLLM's log lines: the first verdict's program shows
+/// neither, so it does not carry their text (a constant false drops each sentence from that
+/// build; the app, the CLI and the tests have them all).
+pub(crate) const NOTES: bool = !cfg!(all(feature = "verdict", not(feature = "web")));
 pub use self::vllm_log::SUGGESTION_MARGIN;
 
 /// A plan under way once every rank is planned: the scenario, the settings resolved, and what
@@ -79,14 +84,21 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         t.get_or_insert_with(|| s.clone())
             .engine
             .kv_cache_memory_bytes = None;
-        notes.push("kv-cache-memory-bytes 0 is the same as leaving it unset: vLLM tests it with `if kv_cache_memory_bytes := ...`, where 0 is false, so the pool is profiled from gpu-memory-utilization.".into());
+        if self::NOTES {
+            notes.push("kv-cache-memory-bytes 0 is the same as leaving it unset: vLLM tests it with `if kv_cache_memory_bytes := ...`, where 0 is false, so the pool is profiled from gpu-memory-utilization.".into());
+        }
     }
     // `--dtype` and `--quantization` (or the config's own): the weights' format vLLM loads.
     super::weight_format::apply(s, &mut t, &mut notes)?;
     let shared_experts = s.model.moe.as_ref().is_some_and(|moe| {
         moe.n_shared_experts > 0 || moe.shared_intermediate_size.is_some_and(|i| i > 0)
     });
-    if shared_experts && s.parallel.expert_parallel && s.parallel.tp > 1 && s.parallel.dp > 1 {
+    if shared_experts
+        && s.parallel.expert_parallel
+        && s.parallel.tp > 1
+        && s.parallel.dp > 1
+        && self::NOTES
+    {
         notes.push("Expert parallelism with tensor-parallel-size > 1 and data-parallel-size > 1 makes vLLM's MoE sequence-parallel (use_sequence_parallel_moe, under the default allgather_reducescatter all2all backend): the shared experts are built whole on every rank, not split by TP, and the weights count them so.".into());
     }
     // A catalog row's estimate is scaled to its checkpoint's size, which counts them.
@@ -102,7 +114,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
             .take(4)
             .map(String::as_str)
             .collect();
-        notes.push(format!(
+        if self::NOTES {
+            notes.push(format!(
             "The quantization config keeps {}{} unquantized, modules Headroom does not recognise (it reads attention, linear attention, Mamba mixers, MLPs, experts, shared experts and latent projections, by layer); vLLM loads them at full width while the estimate sizes them at the quantized width, so it is low by their difference. Give the measured weights (vLLM's \"Model loading took\") for the exact figure.",
             shown.join(", "),
             if s.model.quant_skips.len() > 4 {
@@ -111,16 +124,25 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
                 String::new()
             }
         ));
+        }
     }
     if s.model.vision_encoder && s.model.checkpoint_bytes.is_none() {
         match s.model.vision {
-            Some(v) => notes.push(format!(
+            Some(v) => {
+                if self::NOTES {
+                    notes.push(format!(
                 "The config has a vision_config: the vision encoder and its projector are estimated from it ({} blocks of {} wide, about {} parameters) and counted on the ranks vLLM builds them on: the first pipeline stage under Model Runner V2, every stage under the V1 runner. Give the measured weights (vLLM's \"Model loading took\") for the exact figure.",
                 v.depth,
                 v.hidden,
                 super::units::Grouped(i128::from(v.params()))
-            )),
-            None => notes.push("The config has a vision_config without the depth and width needed to estimate it: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into()),
+            ))
+                }
+            }
+            None => {
+                if self::NOTES {
+                    notes.push("The config has a vision_config without the depth and width needed to estimate it: the vision encoder's weights are not in the estimate, which sizes the language model. Give the measured weights (vLLM's \"Model loading took\") to include them.".into())
+                }
+            }
         }
     }
     let mut p = plan_given(t.as_ref().unwrap_or(s))?;
@@ -131,7 +153,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     if let Some(c) = &p.weights_check {
         notes.insert(0, c.message.clone());
     }
-    notes.extend(deployment_notes(s, &p));
+    if NOTES {
+        notes.extend(deployment_notes(s, &p));
+    }
     p.scenario = scenario_words(t.as_ref().unwrap_or(s));
     // The first verdict's program shows no notes: it does not carry vLLM's registry.
     #[cfg(not(all(feature = "verdict", not(feature = "web"))))]

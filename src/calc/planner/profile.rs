@@ -249,6 +249,7 @@ fn implied_other(
     } else if !notes
         .iter()
         .any(|n| n.starts_with("The measured available KV"))
+        && super::NOTES
     {
         notes.push(format!(
             "The measured available KV memory leaves {} less for non-KV use than the estimated weights, activation and graphs take: an estimate is high.",
@@ -304,7 +305,9 @@ pub(super) fn pinned_profile_phase(p: &mut Planning) -> bool {
                     "gpu-memory-utilization (a pin ignores it)",
                 ],
             });
-            log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+            if super::NOTES {
+                log_lines.push("torch.OutOfMemoryError: CUDA out of memory.".to_string());
+            }
             p.profile_failed = true;
             return true;
         }
@@ -332,23 +335,31 @@ pub(super) fn profiled_logs(p: &mut Planning) {
     for r in ranks.iter().filter(|r| r.tp_rank == 0) {
         if let Some(k) = s.engine.kv_cache_memory_bytes {
             let free0 = r.line(Term::FreeAtStart).map_or(0, |l| l.bytes);
-            log_lines.push(format!(
+            if super::NOTES {
+                log_lines.push(format!(
                 "{} Initial free memory {} GiB, reserved {} GiB memory for KV Cache as specified by kv_cache_memory_bytes config and skipped memory profiling. This does not respect the gpu_memory_utilization config. Only use kv_cache_memory_bytes config when you want manual control of KV cache memory size. If OOM'ed, check the difference of initial free memory between the current run and the previous run where kv_cache_memory_bytes is suggested and update it correspondingly.",
                 worker_prefix(s, r),
                 GibText(free0),
                 GibText(i128::from(k))
             ));
+            }
         } else {
             if let Some(line) = graph_estimate_log(s, r, &mut graph_estimate) {
-                log_lines.push(line);
+                if super::NOTES {
+                    log_lines.push(line);
+                }
             }
-            log_lines.push(format!(
-                "{} Available KV cache memory: {} GiB",
-                worker_prefix(s, r),
-                GibText(r.available_kv)
-            ));
+            if super::NOTES {
+                log_lines.push(format!(
+                    "{} Available KV cache memory: {} GiB",
+                    worker_prefix(s, r),
+                    GibText(r.available_kv)
+                ));
+            }
             if let Some(line) = graph_profiling_log(s, r, util, &mut graph_line) {
-                log_lines.push(line);
+                if super::NOTES {
+                    log_lines.push(line);
+                }
             }
         }
     }

@@ -147,14 +147,14 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
         ));
     }
     r.parts = partition(s)?;
-    if r.parts.contains(&0) {
+    if r.parts.contains(&0) && super::NOTES {
         notes.push("A pipeline stage has no decoder layers; it still holds its share of the embedding or head.".into());
     }
     check_block_size(s)?;
     let m = &s.model;
     if let Some(sp) = m.sparse_mla {
         validate::sparse_mla(s, r.requested_block)?;
-        if m.measured_kv.is_none() {
+        if m.measured_kv.is_none() && super::NOTES {
             notes.push(sparse_mla_note(
                 s,
                 sp,
@@ -168,7 +168,7 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
     if let (Some(c), Some(attn)) = (&m.compressed, &r.v4) {
         validate::v4(s, c, attn, &r.parts, r.requested_block, notes)?;
     }
-    if r.hybrid_raised {
+    if r.hybrid_raised && super::NOTES {
         notes.push(format!(
             "Block size {} tokens: {}.",
             r.block_size, r.block_basis
@@ -211,12 +211,18 @@ fn check_max_model_len(s: &Scenario, notes: &mut Vec<String>) -> Result<(), Calc
     let derived = m.max_position_embeddings.max(1);
     // LongRoPE defaults to its original length (better quality on shorter sequences).
     let default_len = m.default_max_model_len();
-    if m.longrope_default.is_some() && s.engine.max_model_len == MaxLen::ModelDefault {
+    if m.longrope_default.is_some()
+        && s.engine.max_model_len == MaxLen::ModelDefault
+        && super::NOTES
+    {
         notes.push(format!(
             "LongRoPE: vLLM defaults max-model-len to original_max_position_embeddings ({default_len}), not the derived {derived}; give --max-model-len for longer requests."
         ));
     }
-    if m.max_len_key.starts_with("none") && !matches!(s.engine.max_model_len, MaxLen::Value(_)) {
+    if m.max_len_key.starts_with("none")
+        && !matches!(s.engine.max_model_len, MaxLen::Value(_))
+        && super::NOTES
+    {
         notes.push("The config gives no context length (max_position_embeddings or another length key): vLLM assumes 2048.".into());
     }
     match s.engine.max_model_len {

@@ -160,7 +160,7 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         let (est, basis) = runtime::cuda_graph_estimate(sizes.len(), s.version);
         runtime::term(&s.runtime.cuda_graph, est, basis)
     } else {
-        if s.runtime.cuda_graph.is_some() {
+        if s.runtime.cuda_graph.is_some() && super::NOTES {
             notes.push(
                 "The measured CUDA-graph memory is not used: --enforce-eager captures no graphs."
                     .into(),
@@ -184,6 +184,7 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
             .speculative
             .as_ref()
             .is_some_and(|sp| sp.drafter_weights.is_some())
+        && super::NOTES
     {
         notes.push(
             "The drafter weights given are not used: ngram speculation has no draft model.".into(),
