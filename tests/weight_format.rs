@@ -237,3 +237,34 @@ fn a_checkpoint_size_scales_a_pasted_config_and_a_pasted_index_gives_it() {
     let e = headroom::input::values::parse_checkpoint_bytes(r#"{"metadata": {}}"#).unwrap_err();
     assert!(e.contains("model.safetensors.index.json"), "{e}");
 }
+
+#[test]
+fn the_field_says_what_the_format_means_for_the_bytes() {
+    use headroom::calc::weight_format::describe;
+    let scenario = |q: &str| {
+        let d = url::decode(q);
+        url::scenario(&d.state).unwrap()
+    };
+    let plain = describe(&scenario("model=llama-3.1-8b-instruct"));
+    assert!(
+        plain.starts_with("Unquantized: bfloat16 weights, 2 bytes each."),
+        "{plain}"
+    );
+    let online = describe(&scenario(
+        "model=llama-3.1-8b-instruct&quantization=fp8_per_block",
+    ));
+    assert!(
+        online.contains("Online:") && online.contains("1.000 bytes per weight"),
+        "{online}"
+    );
+    let awq = describe(&scenario("model=llama-3.1-8b-instruct&quantization=awq"));
+    assert!(
+        awq.contains("An assumed awq checkpoint") && awq.contains("0.520 bytes per weight"),
+        "{awq}"
+    );
+    let own = describe(&scenario("model=qwen2.5-32b-instruct-gptq-int4"));
+    assert!(
+        own.starts_with("The checkpoint's own: gptq, INT4 (group 128)"),
+        "{own}"
+    );
+}

@@ -543,6 +543,48 @@ pub(super) fn apply(
     Ok(())
 }
 
+/// What the weights' format means for their bytes, for the page's quantization field: the
+/// checkpoint's own, or what `--quantization` does (online, an assumed checkpoint), with the
+/// bytes per weight of the quantized linears.
+pub fn describe(s: &Scenario) -> String {
+    let m = &s.model;
+    let per = |q: WeightQuant| {
+        let (n, d) = q.bytes_per_weight(m.dtype);
+        format!(
+            "{:.3} bytes per weight, scales included",
+            n as f64 / d.max(1) as f64
+        )
+    };
+    match (s.engine.quantization, m.quant_method.as_str()) {
+        (None, "") => format!(
+            "Unquantized: {} weights, {} bytes each. An online method (fp8_per_tensor, fp8_per_block, mxfp8, mxfp4 ...) has vLLM quantize them as it loads; a checkpoint method (awq, gptq, fp8 ...) plans that method's checkpoint of this model.",
+            m.dtype.as_str(),
+            m.dtype.bytes()
+        ),
+        (None, c) => format!(
+            "The checkpoint's own: {c}, {} ({}); embeddings, norms and the LM head at {}.",
+            m.quant.label(),
+            per(m.quant),
+            m.dtype.as_str()
+        ),
+        (Some(f), "") => match effect(f, s.version) {
+            Effect::Online(q, what) => format!(
+                "Online: vLLM quantizes this checkpoint as it loads it: {what} ({}).",
+                per(q)
+            ),
+            Effect::Checkpoint(q, what) => format!(
+                "An assumed {f} checkpoint of this model: {what} ({}). vLLM reads {f} weights only from such a checkpoint.",
+                per(q)
+            ),
+            Effect::Unsized(why) => format!("Headroom cannot size {f} on an unquantized config: {why}."),
+        },
+        (Some(f), c) => format!(
+            "The checkpoint is {c}: --quantization {f} must match it or be one of vLLM's overrides for it; the bytes are the checkpoint's ({}).",
+            m.quant.label()
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

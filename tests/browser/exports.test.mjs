@@ -61,6 +61,8 @@ test('--quantization and --dtype in the form: online FP8, an assumed AWQ checkpo
   const fp8 = await weights();
   assert.ok(fp8 < bf16 * 0.55 && fp8 > bf16 * 0.45, `${fp8} GiB against ${bf16} GiB`);
   assert.match(await text(page, 'verdict'), /\(FP8\) on 2 x NVIDIA H100 SXM 80GB.*quantization fp8_per_tensor/s);
+  // Under the field: what the choice means for the bytes.
+  await page.waitForFunction(() => /^Online: vLLM quantizes this checkpoint as it loads it: FP8 weights with one scale per tensor/.test(document.querySelector('[data-testid=quantization-source]').textContent));
   before = await text(page, 'verdict');
   await page.selectOption('[data-testid="quantization"]', 'awq');
   await changed(page, 'verdict', before);
