@@ -427,35 +427,6 @@ impl<'a> Plot<'a> {
         );
     }
 
-    /// Diagonal hatching inside the pixel box `a`..`b`, with a dashed-looking outline: what
-    /// lies over the segments without hiding them.
-    fn hatch(&mut self, a: (i32, i32), b: (i32, i32)) {
-        let (x0, x1) = (a.0.min(b.0), a.0.max(b.0));
-        let (y0, y1) = (a.1.min(b.1), a.1.max(b.1));
-        let style = TOTAL_MARK.mix(0.85).stroke_width(1);
-        // Lines of slope -1 every 7 px, clipped to the box.
-        let mut k = x0 - (y1 - y0);
-        while k < x1 {
-            let (mut sx, mut sy) = (k, y1);
-            let (mut ex, mut ey) = (k + (y1 - y0), y0);
-            if sx < x0 {
-                sy -= x0 - sx;
-                sx = x0;
-            }
-            if ex > x1 {
-                ey += ex - x1;
-                ex = x1;
-            }
-            if sx < ex {
-                self.line((sx, sy), (ex, ey), &style);
-            }
-            k += 7;
-        }
-        let _ = self
-            .svg
-            .draw_rect((x0, y0), (x1, y1), &TOTAL_MARK.stroke_width(1), false);
-    }
-
     fn rect(&mut self, a: (f64, f64), b: (f64, f64), color: RGBColor) {
         let (a, b) = (self.at(a), self.at(b));
         let _ = self.svg.draw_rect(
@@ -565,6 +536,9 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
     };
     let mut svg = String::new();
     let mut overlay = String::new();
+    // The free space's boxes, hatched with one SVG pattern after plotters has drawn (a
+    // pattern is one node where drawn lines were dozens, and every redraw parses them).
+    let mut hatches: Vec<((i32, i32), (i32, i32))> = Vec::new();
     {
         let mut plot = Plot::new(
             &mut svg,
@@ -644,7 +618,7 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
             if let Some(l) = r.line(Term::FreeAfterStart) {
                 if l.bytes > 0 {
                     let (a, b) = (plot.at((x0, total - to_y(l.bytes))), plot.at((x1, total)));
-                    plot.hatch(a, b);
+                    hatches.push((a, b));
                     hit_rect(
                         &mut overlay,
                         a,
@@ -752,6 +726,24 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
             );
         }
         plot.finish();
+    }
+    if !hatches.is_empty() {
+        let red = css_color(TOTAL_MARK);
+        let mut h = format!(
+            r#"<defs><pattern id="free-hatch" patternUnits="userSpaceOnUse" width="7" height="7" patternTransform="rotate(45)"><line x1="0" y1="0" x2="0" y2="7" stroke="{red}" stroke-opacity="0.85"></line></pattern></defs>"#
+        );
+        for ((x0, y0), (x1, y1)) in hatches {
+            h.push_str(&format!(
+                r#"<rect x="{}" y="{}" width="{}" height="{}" fill="url(#free-hatch)" stroke="{red}"></rect>"#,
+                x0.min(x1),
+                y0.min(y1),
+                (x1 - x0).abs(),
+                (y1 - y0).abs()
+            ));
+        }
+        if let Some(i) = svg.rfind("</svg>") {
+            svg.insert_str(i, &h);
+        }
     }
     finish(svg, &overlay, "Per-rank memory: one bar per rank", width)
 }

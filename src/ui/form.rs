@@ -873,6 +873,25 @@ pub fn form(app: AppState) -> impl IntoView {
     });
     // The catalog sources under the pickers follow the scenario (a change of GPU can leave the
     // plan alike); a memo of each text, so typing elsewhere writes nothing.
+    // What the sources depend on: the model, the GPU's row and total, the weight format and
+    // the release. Typing in any other input leaves this key, and so the sources, as they were
+    // (they are long texts, linked word by word).
+    let source_key = Memo::new(move |_| {
+        let pasted = !app.text(Field::Config).with(String::is_empty);
+        app.scenario.with(|s| {
+            s.as_ref().ok().map(|s| {
+                (
+                    s.model.name.clone(),
+                    s.gpu.id.clone(),
+                    s.gpu.total,
+                    s.engine.quantization,
+                    s.engine.dtype,
+                    s.version,
+                    pasted,
+                )
+            })
+        })
+    });
     for (f, id) in [
         (Field::Model, "model-source"),
         (Field::Gpu, "gpu-source"),
@@ -881,11 +900,13 @@ pub fn form(app: AppState) -> impl IntoView {
         super::panels::bind_html(
             id,
             super::panels::html_memo(move || {
-                let pasted = !app.text(Field::Config).with(String::is_empty);
-                app.scenario.with(|s| {
+                let Some(key) = source_key.get() else {
+                    return String::new();
+                };
+                app.scenario.with_untracked(|s| {
                     s.as_ref()
                         .ok()
-                        .and_then(|s| super::sources::row_source(f, s, pasted))
+                        .and_then(|s| super::sources::row_source(f, s, key.6))
                         .map(|t| super::sources::linked(&t))
                         .unwrap_or_default()
                 })
