@@ -308,7 +308,6 @@ const TICK: Label = Label::new(13.0, HPos::Right, VPos::Center);
 const BELOW: Label = Label::new(13.0, HPos::Center, VPos::Top);
 const BAR_LABEL: Label = Label::new(12.0, HPos::Center, VPos::Top);
 const SIDE_LABEL: Label = Label::new(12.0, HPos::Left, VPos::Center);
-const IN_FREE: Label = Label::new(12.0, HPos::Center, VPos::Center);
 /// Inside a bar: dark text whatever the theme (the segments' colours are mid-tones).
 const IN_BAR: Label = Label {
     dark: true,
@@ -662,20 +661,19 @@ pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
                     plot.text(text, &SIDE_LABEL, (bx1 + 17, y));
                 }
             } else if bx1 - bx0 >= 64 {
+                // The hatched free space covers the top of the bar ("outside the budget"
+                // included): its figures are in the hover, not under the hatching.
+                let hatched = segs.iter().any(|s| s.0 == "free after start");
                 for (name, bytes, mid, h) in &segs {
-                    if *h >= 16 {
+                    let covered =
+                        hatched && matches!(*name, "outside the budget" | "free after start");
+                    if *h >= 16 && !covered {
                         let text = if bx1 - bx0 >= 150 {
                             format!("{name} {}", amount(*bytes, unit))
                         } else {
                             amount(*bytes, unit)
                         };
-                        // The hatched free space shows the page's background through it.
-                        let style = if *name == "free after start" {
-                            IN_FREE
-                        } else {
-                            IN_BAR
-                        };
-                        plot.text(&text, &style, ((bx0 + bx1) / 2, *mid));
+                        plot.text(&text, &IN_BAR, ((bx0 + bx1) / 2, *mid));
                     }
                 }
             }
