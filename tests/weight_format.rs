@@ -81,6 +81,14 @@ fn a_checkpoint_method_on_an_unquantized_config_is_planned_as_that_checkpoint_an
     assert!((17.5..19.5).contains(&w), "{w} GiB");
     let line = p.ranks[0].line(Term::Weights).unwrap();
     assert!(line.provenance.label() == "estimate");
+    // The ledger's basis says the format is the assumption, not the checkpoint's.
+    assert!(
+        line.provenance
+            .basis()
+            .contains("the format is assumed: awq"),
+        "{}",
+        line.provenance.basis()
+    );
 }
 
 #[test]
@@ -192,6 +200,19 @@ fn release_rules_decide_which_methods_exist() {
     assert!(msg.contains("removed in 0.28.0"), "{msg}");
     let bnb = plan_of("model=llama-3.1-8b-instruct&quantization=bitsandbytes&vllm=0.27").unwrap();
     assert!(weights(&bnb) * 100 < weights(&plan_of("model=llama-3.1-8b-instruct").unwrap()) * 45);
+    // ptpc_fp8 left in 0.19: online FP8 before it, refused from it, by the same list that
+    // refuses such a checkpoint.
+    assert_eq!(
+        plan_of("model=llama-3.1-8b-instruct&quantization=ptpc_fp8&vllm=0.19")
+            .unwrap_err()
+            .0,
+        "quantization"
+    );
+    let ptpc = plan_of("model=llama-3.1-8b-instruct&quantization=ptpc_fp8&vllm=0.18").unwrap();
+    assert!(
+        weights(&ptpc) * 100
+            < weights(&plan_of("model=llama-3.1-8b-instruct&vllm=0.18").unwrap()) * 60
+    );
     // Before 0.16, online quantization loads the whole unquantized model first: a transient
     // of the difference, on the load's line.
     let old = plan_of("model=llama-3.1-8b-instruct&quantization=fp8&vllm=0.14").unwrap();
@@ -261,6 +282,12 @@ fn the_field_says_what_the_format_means_for_the_bytes() {
     assert!(
         awq.contains("An assumed awq checkpoint") && awq.contains("0.520 bytes per weight"),
         "{awq}"
+    );
+    // The dtype the plan runs, not the config's.
+    let fp32 = describe(&scenario("model=llama-3.1-8b-instruct&dtype=float32"));
+    assert!(
+        fp32.starts_with("Unquantized: float32 weights, 4 bytes each."),
+        "{fp32}"
     );
     let own = describe(&scenario("model=qwen2.5-32b-instruct-gptq-int4"));
     assert!(

@@ -15,13 +15,10 @@
 
 use super::input::Input;
 use super::model::{ModelDtype, QuantSource, WeightQuant};
+use super::planner::NOTES;
 use super::scenario::{Gpu, Scenario};
 use super::version::VllmVersion;
 use super::CalcError;
-
-/// Whether notes are written: the first verdict's program shows none, so it does not carry
-/// their text (a constant false drops each sentence from that build).
-const NOTES: bool = !cfg!(all(feature = "verdict", not(feature = "web")));
 
 /// `--dtype`: the weights' and activations' dtype (`auto`: the config's, as vLLM resolves it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -102,9 +99,15 @@ pub const METHODS: [&str; 30] = [
     "mxfp8",
 ];
 
-/// Methods older releases had and 0.33.0 does not (`--quantization` takes them under those
-/// releases' rules): bitsandbytes, removed in 0.28.0.
-pub const REMOVED: [(&str, (u32, u32)); 1] = [("bitsandbytes", (0, 28))];
+/// Methods older releases had and 0.33.0 does not, with the release that removed them: a
+/// checkpoint of one is refused from that release on, and `--quantization` takes them under
+/// older releases' rules.
+pub const REMOVED: [(&str, (u32, u32)); 2] = [("bitsandbytes", (0, 28)), ("ptpc_fp8", (0, 19))];
+
+/// The release that removed `method`, if one did.
+pub fn removed_in(method: &str) -> Option<(u32, u32)> {
+    REMOVED.iter().find(|(m, _)| *m == method).map(|(_, r)| *r)
+}
 
 /// The release each method first appears in, where it is later than the oldest Headroom
 /// models (0.10.2), read from each release's `QUANTIZATION_METHODS` and `config/quantization.py`.
@@ -196,6 +199,8 @@ fn effect(method: &str, v: VllmVersion) -> Effect {
         } else {
             "FP8 weights with one scale per tensor, in every linear and expert"
         }),
+        // ROCm's per-token activation, per-channel weight FP8, online (before 0.19).
+        "ptpc_fp8" => Online(Q::Fp8 { block: 0 }, "FP8 weights with one scale per output channel, in every linear"),
         // In-flight NF4: 4-bit blocks of 64 with their absmax.
         "bitsandbytes" => Online(Q::Int { bits: 4, group: 64 }, "4-bit NF4 weights in blocks of 64 (bitsandbytes' in-flight quantization), in every linear"),
         "mxfp4" if !v.at_least(0, 28) => Checkpoint(Q::Mxfp4, "MXFP4 routed experts with an e8m0 scale per 32; the other linears unquantized (vLLM quantizes MXFP4 online from 0.28.0 only)"),
@@ -418,10 +423,7 @@ pub(super) fn apply(
                 format!("vLLM {v} has no {f} quantization method (it arrived in {major}.{minor}.0): \"Unknown quantization method: {f}.\""),
             ));
         }
-        if let Some((_, (major, minor))) = REMOVED
-            .iter()
-            .find(|(r, (a, b))| *r == f && v.at_least(*a, *b))
-        {
+        if let Some((major, minor)) = removed_in(f).filter(|(a, b)| v.at_least(*a, *b)) {
             return Err(CalcError::new(
                 Input::Quantization,
                 format!("vLLM {v} has no {f} quantization method (removed in {major}.{minor}.0; older releases have it: set vllm-version): \"Unknown quantization method: {f}.\""),
@@ -493,12 +495,11 @@ pub(super) fn apply(
         return Ok(());
     };
     let model = &mut t.get_or_insert_with(|| s.clone()).model;
-    match effect(f, v) {
+    let (q, source) = match effect(f, v) {
         Effect::Online(q, what) => {
-            if !NOTES {
-            } else if q.experts_only() && m.moe.is_none() {
+            if NOTES && q.experts_only() && m.moe.is_none() {
                 notes.push(format!("--quantization {f} quantizes only routed experts, and this model has none: vLLM loads every weight at {}.", dtype.as_str()));
-            } else {
+            } else if NOTES {
                 notes.push(format!(
                     "--quantization {f}: vLLM quantizes this {} checkpoint as it loads it (online quantization): {what}. Embeddings, norms and the LM head stay {}. {}",
                     m.dtype.as_str(),
@@ -510,22 +511,20 @@ pub(super) fn apply(
                     }
                 ));
             }
-            model.quant_source = QuantSource::Online;
+            (q, QuantSource::Online)
         }
         Effect::Checkpoint(q, what) => {
-            let missing = if matches!(f, "awq" | "auto_awq" | "awq_marlin" | "gptq" | "auto_gptq" | "gptq_marlin") {
-                format!("\"Cannot find the config file for {f}\"")
-            } else {
-                format!("no {f} quantization config")
-            };
-            if NOTES { notes.push(format!(
-                "--quantization {f}: vLLM loads {f} weights only from a {f} checkpoint (its config.json's quantization_config), and this config has none. The plan is that checkpoint of this model, in the usual format: {what} (assumed). Paste the quantized checkpoint's config.json for its own format and skip list. Given this unquantized checkpoint, vLLM stops while building its config, before loading: {missing}."
-            )); }
-            model.quant = q;
-            model.quant_source = QuantSource::Assumed;
-            model.quant_method = f.to_string();
-            model.checkpoint_bytes = None;
-            return Ok(());
+            if NOTES {
+                let missing = if matches!(f, "awq" | "auto_awq" | "awq_marlin" | "gptq" | "auto_gptq" | "gptq_marlin") {
+                    format!("\"Cannot find the config file for {f}\"")
+                } else {
+                    format!("no {f} quantization config")
+                };
+                notes.push(format!(
+                    "--quantization {f}: vLLM loads {f} weights only from a {f} checkpoint (its config.json's quantization_config), and this config has none. The plan is that checkpoint of this model, in the usual format: {what} (assumed). Paste the quantized checkpoint's config.json for its own format and skip list. Given this unquantized checkpoint, vLLM stops while building its config, before loading: {missing}."
+                ));
+            }
+            (q, QuantSource::Assumed)
         }
         Effect::Unsized(why) => {
             return Err(CalcError::new(
@@ -533,10 +532,9 @@ pub(super) fn apply(
                 format!("--quantization {f} on an unquantized config: Headroom cannot size it ({why}). Paste the quantized checkpoint's config.json instead."),
             ))
         }
-    }
-    if let Effect::Online(q, _) = effect(f, v) {
-        model.quant = q;
-    }
+    };
+    model.quant = q;
+    model.quant_source = source;
     model.quant_method = f.to_string();
     // The checkpoint's size was the unquantized one.
     model.checkpoint_bytes = None;
@@ -548,8 +546,11 @@ pub(super) fn apply(
 /// bytes per weight of the quantized linears.
 pub fn describe(s: &Scenario) -> String {
     let m = &s.model;
+    // The dtype vLLM runs (--dtype, or auto's pick for this GPU); a refused one leaves the
+    // config's, and the plan says why.
+    let dtype = resolve_dtype(s).map_or(m.dtype, |(d, _)| d);
     let per = |q: WeightQuant| {
-        let (n, d) = q.bytes_per_weight(m.dtype);
+        let (n, d) = q.bytes_per_weight(dtype);
         format!(
             "{:.3} bytes per weight, scales included",
             n as f64 / d.max(1) as f64
@@ -557,15 +558,15 @@ pub fn describe(s: &Scenario) -> String {
     };
     match (s.engine.quantization, m.quant_method.as_str()) {
         (None, "") => format!(
-            "Unquantized: {} weights, {} bytes each. An online method (fp8_per_tensor, fp8_per_block, mxfp8, mxfp4 ...) has vLLM quantize them as it loads; a checkpoint method (awq, gptq, fp8 ...) plans that method's checkpoint of this model.",
-            m.dtype.as_str(),
-            m.dtype.bytes()
+            "Unquantized: {} weights, {} bytes each. An online method (fp8, fp8_per_tensor, fp8_per_block, mxfp8, mxfp4 ...) has vLLM quantize them as it loads; a checkpoint method (awq, gptq, compressed-tensors, modelopt_fp4 ...) plans that method's checkpoint of this model.",
+            dtype.as_str(),
+            dtype.bytes()
         ),
         (None, c) => format!(
             "The checkpoint's own: {c}, {} ({}); embeddings, norms and the LM head at {}.",
             m.quant.label(),
             per(m.quant),
-            m.dtype.as_str()
+            dtype.as_str()
         ),
         (Some(f), "") => match effect(f, s.version) {
             Effect::Online(q, what) => format!(

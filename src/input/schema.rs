@@ -183,7 +183,7 @@ pub const ROWS: [Row; 46] = [
         "The checkpoint's bytes, metadata.total_size of its model.safetensors.index.json (the page reads it from the pasted file; the CLI from the file beside MODEL's config.json): the weight estimate is scaled to it.",
         "the catalog row's, where it has one; else none"),
     short(row(Input::Quantization, Rule::Quantization, Value("METHOD"), S::Model, Some("Quantization (--quantization)"),
-        "The weights' format: a checkpoint's method (awq, gptq, fp8, compressed-tensors, modelopt, modelopt_fp4, mxfp4 ...; on an unquantized config, that method's checkpoint of the model is planned, its usual format assumed and said) or an online shorthand vLLM quantizes with as it loads (fp8_per_tensor, fp8_per_block, fp8_per_channel, mxfp8, mxfp4, int8_per_channel_weight_only, nvfp4_per_token).",
+        "The weights' format: a checkpoint's method (awq, gptq, fp8, compressed-tensors, modelopt, modelopt_fp4, mxfp4 ...; on an unquantized config, that method's checkpoint of the model is planned, its usual format assumed and said) or a method vLLM quantizes with as it loads (fp8_per_tensor, fp8_per_block, fp8_per_channel, mxfp8, mxfp4, int8_per_channel_weight_only, nvfp4_per_token; fp8 on an unquantized config).",
         "the checkpoint's quantization_config (vLLM's)"), "-q"),
     row(Input::Dtype, Rule::Dtype, Value("DTYPE"), S::Model, Some("Weights dtype (--dtype)"),
         "auto, half, float16, bfloat16, float or float32: the unquantized weights' and activations' dtype (and the KV cache's under kv-cache-dtype auto).",

@@ -503,7 +503,6 @@ fn short_name(name: &str) -> &str {
         "free after start" => "free",
         "outside the budget" => "outside budget",
         "unused by the pool" => "unused",
-        "activation" => "activation",
         n => n,
     }
 }

@@ -83,13 +83,30 @@ const COMMON: [Field; 15] = [
     Field::KvDtype,
 ];
 
+/// vLLM 0.33.0's methods, then those older releases had (chosen under their rules).
+const QUANTIZATIONS: [&str; 32] = {
+    use crate::calc::weight_format::{METHODS, REMOVED};
+    let mut all = [""; 32];
+    let mut i = 0;
+    while i < METHODS.len() {
+        all[i] = METHODS[i];
+        i += 1;
+    }
+    while i < all.len() {
+        all[i] = REMOVED[i - METHODS.len()].0;
+        i += 1;
+    }
+    all
+};
+
 /// How the form draws an input that takes this rule's values.
 fn kind_of(rule: Rule) -> Kind {
     match rule {
         Rule::Bool => Kind::Check,
         Rule::KvDtype => Kind::Choice(&KV_DTYPES),
-        Rule::Quantization => Kind::Choice(&crate::calc::weight_format::METHODS),
-        Rule::Dtype => Kind::Choice(&["auto", "float16", "bfloat16", "float32"]),
+        Rule::Quantization => Kind::Choice(&QUANTIZATIONS),
+        // Every spelling the link and vLLM take, so a link's own shows as chosen.
+        Rule::Dtype => Kind::Choice(&["auto", "half", "float16", "bfloat16", "float", "float32"]),
         Rule::AttnBackend => Kind::Choice(&ATTENTION_BACKENDS),
         Rule::Method => Kind::Choice(&SPEC_METHODS),
         Rule::ModelId => Kind::Model,

@@ -68,6 +68,11 @@ test('--quantization and --dtype in the form: online FP8, an assumed AWQ checkpo
   await changed(page, 'verdict', before);
   assert.match(await text(page, 'verdict'), /INT4 \(group 128\), an assumed awq checkpoint/);
   assert.match(await text(page, 'notes'), /Cannot find the config file for awq/);
+  // A link's own spellings show as chosen: vLLM's 'half', and a method an older release had.
+  await page.goto(new URL('/?v=1&model=llama-3.1-8b-instruct&dtype=half&quantization=bitsandbytes&vllm=0.27', page.url()).href);
+  await page.waitForFunction(() => document.querySelector('[data-testid="dtype"]')?.value === 'half');
+  assert.equal(await page.inputValue('[data-testid="quantization"]'), 'bitsandbytes');
+  assert.match(await text(page, 'verdict'), /quantization bitsandbytes, dtype float16/);
   // float16 on Gemma 3 is vLLM's refusal, said at the field.
   await page.goto(new URL('/?v=1&model=gemma-3-27b-it&dtype=float16', page.url()).href);
   await page.waitForSelector('#dtype-err:not(:empty)');

@@ -109,6 +109,15 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         Some(k) => format!("{weight_basis}; {k}"),
         None => weight_basis,
     };
+    // A format `--quantization` assumed for an unquantized config is the estimate's assumption.
+    let weight_basis = if m.quant_source == crate::calc::model::QuantSource::Assumed {
+        format!(
+            "{weight_basis}; the format is assumed: {} on an unquantized config plans that method's usual checkpoint",
+            m.quant_method
+        )
+    } else {
+        weight_basis
+    };
 
     let ranks_n = tp * pp;
     let v = s.version;

@@ -178,16 +178,15 @@ fn grid_and_model(s: &Scenario) -> Result<(), CalcError> {
 
 /// Checkpoint formats and the releases Headroom has read.
 fn release(s: &Scenario) -> Result<(), CalcError> {
-    // Checkpoint formats a release no longer loads (its quantization registry: bitsandbytes
-    // left in 0.28.0, ptpc_fp8 in 0.19.0).
+    // Checkpoint formats a release no longer loads (its quantization registry).
     let q = s.model.quant_method.as_str();
-    for (gone, (major, minor)) in [("bitsandbytes", (0, 28)), ("ptpc_fp8", (0, 19))] {
-        if q == gone && s.version.at_least(major, minor) {
-            return Err(CalcError::new(
-                Input::Config,
-                format!("vLLM {} has no {q} quantization method (removed in {major}.{minor}.0), so it cannot load this checkpoint (older releases do: set vllm-version)", s.version),
-            ));
-        }
+    if let Some((major, minor)) =
+        crate::calc::weight_format::removed_in(q).filter(|(a, b)| s.version.at_least(*a, *b))
+    {
+        return Err(CalcError::new(
+            Input::Config,
+            format!("vLLM {} has no {q} quantization method (removed in {major}.{minor}.0), so it cannot load this checkpoint (older releases do: set vllm-version)", s.version),
+        ));
     }
     // AutoGPTQ's type map; older releases were not read for it.
     if s.version == VllmVersion::CURRENT
