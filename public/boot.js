@@ -68,12 +68,14 @@ try {
   // The shell's own line stays.
 }
 
-// The first verdict, before the app: the small verdict program (src/bin/verdict.rs, the core's
-// own planner and words, its glue `headroomVerdict` in this inline module) plans the page's
-// opening state and its words go into the shell as text. Its wasm is fetched first (nothing is
-// preloaded) and the app's after it has arrived, so the two do not share the bandwidth; a link
-// planned at build time needs no program at all. Without it (a development build, a failure)
-// the shell waits for the app.
+// The first verdict, before the app: a small verdict program (src/bin/verdict.rs, the core's
+// own planner and words; its glue is `headroomVerdictGlue` in this inline module) plans the
+// page's opening state and its words go into the shell as text. There are two builds of it: the
+// one for catalog links (the catalog as values, no JSON reader), and the one with everything,
+// for a pasted config.json or a seed example. Its wasm is fetched first (nothing is preloaded)
+// and the app's after it has arrived, so the two do not share the bandwidth; a link planned at
+// build time needs no program at all. Without it (a development build, a failure) the shell
+// waits for the app.
 const domReady = () =>
   document.readyState === 'loading'
     ? new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }))
@@ -120,29 +122,35 @@ const planned =
   typeof headroomPlanned === 'object' && Object.hasOwn(headroomPlanned, link) && (link.includes('=') || stored === undefined) && typed === undefined
     ? headroomPlanned[link]
     : null;
-const firstVerdict = async (url) => {
+// Whether the opening state names a pasted config.json or a seed example, which the catalog
+// links' program hands over (src/verdict.rs, plans_from_catalog_alone): the address, the stored
+// state it falls back to, and the typed texts are query strings (`config=` may be in the hash).
+const beyondCatalog = [link, stored, typed].some((s) => typeof s === 'string' && /(?:^|[?&#\n])(?:config|example)=/.test(s));
+// A program compiled (as its bytes arrive), then a function that runs it on the opening state.
+const verdictProgram = async (url) => {
   const module = await WebAssembly.compileStreaming(fetch(url)).catch(() =>
     fetch(url).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)),
   );
   return async () => {
-    await headroomVerdict.init({ module_or_path: module });
-    await domReady();
-    paintVerdict(headroomVerdict.first_verdict(link, stored, typed));
-    // Its work is done: its instance and linear memory (about 1.3 MB) may be collected.
-    headroomVerdict = null;
+    // Each program its own instance of the glue; once done, it and its linear memory (about
+    // 1.3 MB) may be collected.
+    const glue = headroomVerdictGlue();
+    await glue.init({ module_or_path: module });
+    return glue.first_verdict(link, stored, typed);
   };
 };
 
 try {
   const tag = document.querySelector('script[data-wasm]');
   const url = tag.dataset.wasm;
+  const all = tag.dataset.verdictAll;
   let run;
   if (planned) {
     // Once the shell is parsed whole (it ends the body, so this is at once).
     domReady().then(() => paintVerdict(planned));
-  } else if (tag.dataset.verdict && typeof headroomVerdict === 'object') {
+  } else if (tag.dataset.verdict && typeof headroomVerdictGlue === 'function') {
     try {
-      run = await firstVerdict(tag.dataset.verdict);
+      run = await verdictProgram(beyondCatalog && all ? all : tag.dataset.verdict);
     } catch {
       // The app paints the verdict itself.
     }
@@ -155,7 +163,14 @@ try {
   const glue = typeof __wbg_init === 'function' ? Promise.resolve(__wbg_init) : import(tag.dataset.js).then((m) => m.default);
   glue.catch(() => {}); // reported below when awaited, not as an unhandled rejection meanwhile
   try {
-    await run?.();
+    let v = await run?.();
+    // The catalog links' program answers an empty list for a state it hands over (a key this
+    // page's test above did not see): the program with everything plans it.
+    if (Array.isArray(v) && v.length === 0 && all && !beyondCatalog) v = await (await verdictProgram(all))();
+    if (v) {
+      await domReady();
+      paintVerdict(v);
+    }
   } catch {
     // A trap in the verdict program leaves the shell's own words; the app follows.
   }

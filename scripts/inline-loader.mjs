@@ -8,11 +8,13 @@
 // loads, alternating builds). The CSP stays strict: no 'unsafe-inline', one hash.
 //
 // Then the first verdict before the app: the small verdict program (src/bin/verdict.rs, the
-// core without the page's framework) is built here in the same profile as the page, run through
-// wasm-bindgen and wasm-opt, and written as headroom-verdict-<hash>_bg.wasm; its glue goes into
-// the same inline module inside a function (its names do not meet the app's); public/boot.js
-// fetches its wasm first (nothing is preloaded) and the app's once it has arrived. A debug
-// build (trunk serve without --release, TRUNK_PROFILE=debug) skips it: the app paints alone.
+// core without the page's framework) is built here in the same profile as the page, twice (for
+// catalog links, headroom-verdict-<hash>_bg.wasm, and with everything,
+// headroom-verdict-all-<hash>_bg.wasm), run through wasm-bindgen and wasm-opt; their one glue
+// goes into the same inline module inside a function (its names do not meet the app's);
+// public/boot.js fetches the wasm the opening state needs first (nothing is preloaded) and the
+// app's once it has arrived. A debug build (trunk serve without --release, TRUNK_PROFILE=debug)
+// skips it: the app paints alone.
 //
 // With the verdict program, the app's glue is not inlined: it is not on the first verdict's path
 // (boot.js imports it beside the app's wasm, after the verdict), and the verdict's glue is.
@@ -59,41 +61,55 @@ const moduleBody = (text, what) => {
 };
 const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 
-// The verdict program: built, bound and optimised, or null in a debug build.
-const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : await buildVerdict();
-async function buildVerdict() {
+// The verdict programs: built, bound and optimised, or null in a debug build. Two builds of
+// src/bin/verdict.rs: the one for catalog links (`catalog-compiled`: the catalog as Rust values,
+// no JSON or config.json reader, no seed examples), which every link but a pasted config or an
+// example fetches, and the one with everything, which those fetch (boot.js chooses from the
+// address and storage; the first answers an empty list for a state it hands over). Their glue is
+// the same (the same exports and imports), checked here, so the page carries it once.
+const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : await buildVerdicts();
+async function buildVerdicts() {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const profile = 'wasm-release';
-  const out = run('cargo', ['build', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--no-default-features', '--features', 'verdict', '--message-format=json-render-diagnostics']);
-  const artifact = out
-    .split('\n')
-    .filter((l) => l.startsWith('{'))
-    .map((l) => JSON.parse(l))
-    .find((m) => m.reason === 'compiler-artifact' && m.target?.name === 'headroom-verdict')?.filenames?.find((f) => f.endsWith('.wasm'));
-  if (!artifact) fail('cargo built no headroom-verdict .wasm');
   const tmp = mkdtempSync(join(tmpdir(), 'headroom-verdict-'));
-  try {
-    run('wasm-bindgen', ['--target', 'web', '--no-typescript', '--out-dir', tmp, '--out-name', 'verdict', artifact]);
-    const wasmOut = join(tmp, 'verdict.opt.wasm');
+  const build = (features, prefix) => {
+    const out = run('cargo', ['build', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--no-default-features', '--features', features, '--message-format=json-render-diagnostics']);
+    const artifact = out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .find((m) => m.reason === 'compiler-artifact' && m.target?.name === 'headroom-verdict')?.filenames?.find((f) => f.endsWith('.wasm'));
+    if (!artifact) fail(`cargo built no headroom-verdict .wasm (features ${features})`);
+    const outDir = join(tmp, prefix);
+    run('wasm-bindgen', ['--target', 'web', '--no-typescript', '--out-dir', outDir, '--out-name', 'verdict', artifact]);
+    const wasmOut = join(outDir, 'verdict.opt.wasm');
     // The WebAssembly features wasm-opt must accept to read wasm-bindgen 0.2.130's output.
-    run('wasm-opt', ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue', join(tmp, 'verdict_bg.wasm'), '-o', wasmOut]);
+    run('wasm-opt', ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue', join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
     const bytes = readFileSync(wasmOut);
-    const name = `headroom-verdict-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
+    const name = `${prefix}-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
     writeFileSync(join(dir, name), bytes);
-    const vglue = moduleBody(readFileSync(join(tmp, 'verdict.js'), 'utf8'), 'the verdict glue');
+    return { name, bytes, glueFile: join(outDir, 'verdict.js'), glue: readFileSync(join(outDir, 'verdict.js'), 'utf8') };
+  };
+  try {
+    // Built one after the other: both write the same target/ artifact.
+    const all = build('verdict', 'headroom-verdict-all');
+    const catalog = build('verdict,catalog-compiled', 'headroom-verdict');
+    if (all.glue !== catalog.glue) fail('the two verdict programs have different wasm-bindgen glue (their exports or imports differ)');
+    const vglue = moduleBody(all.glue, 'the verdict glue');
     if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
     // The links every visitor can open from the header (the default page and the examples),
-    // planned now by the same program: boot.js paints such a link's verdict at once when
-    // nothing stored or typed changes what it opens with, and then needs no verdict program.
-    const glueModule = await import(pathToFileURL(join(tmp, 'verdict.js')).href);
-    glueModule.initSync({ module: bytes });
+    // planned now by the program with everything: boot.js paints such a link's verdict at once
+    // when nothing stored or typed changes what it opens with, and then needs no verdict program.
+    const glueModule = await import(pathToFileURL(all.glueFile).href);
+    glueModule.initSync({ module: all.bytes });
     const links = ['', ...[...html.matchAll(/<a href="(\?v=1[^"]*)" data-testid="example-[^"]+"/g)].map((m) => m[1].replaceAll('&amp;', '&'))];
     if (links.length < 3) fail('index.html names no examples to plan ahead (<a href="?v=1..." data-testid="example-...">)');
     const planned = Object.fromEntries(links.map((l) => [l, glueModule.first_verdict(l, undefined, undefined)]));
     const prerendered = JSON.stringify(planned).replaceAll('<', '\\u003c');
-    const code = `let headroomVerdict = (() => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n})();\nconst headroomPlanned = ${prerendered};\n`;
-    console.log(`inline-loader: verdict program ${name} (${bytes.length} B); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
-    return { url: `${base}${name}`, code };
+    // A factory: boot.js may run both programs, each with its own instance of the glue.
+    const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n};\nconst headroomPlanned = ${prerendered};\n`;
+    console.log(`inline-loader: verdict programs ${catalog.name} (${catalog.bytes.length} B, catalog links) and ${all.name} (${all.bytes.length} B, the rest); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
+    return { url: `${base}${catalog.name}`, urlAll: `${base}${all.name}`, code };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -103,11 +119,23 @@ const boot = readFileSync(local(`${base}boot.js`), 'utf8');
 if (!boot.includes("typeof __wbg_init === 'function'")) fail('public/boot.js does not look for an inline __wbg_init');
 // With the verdict program the app's glue stays a file, fetched beside the app's wasm after the
 // first verdict (boot.js): its 8 KB (gzip) are not on the first verdict's path.
-const code = verdict ? `${verdict.code}${boot}` : `${glue}\n${boot}`;
+// Comment lines go: they are for the sources' readers, and the page carries them on every
+// first visit (1.3 KB gzip of the inline module). Only whole lines whose first characters are
+// `//` are dropped. Such a line could be text only inside a template literal spanning lines,
+// which neither the glue nor boot.js has: checked as a code line with an odd number of
+// backticks (the build fails rather than guess).
+const uncommented = (text, what) => {
+  const lines = text.split('\n');
+  const code = lines.filter((l) => !l.trimStart().startsWith('//'));
+  const odd = code.find((l) => (l.replace(/\\`/g, '').match(/`/g)?.length ?? 0) % 2 === 1);
+  if (odd !== undefined) fail(`${what} may have a template literal over several lines, whose lines cannot be told from comments: ${odd.trim()}`);
+  return code.join('\n');
+};
+const code = uncommented(verdict ? `${verdict.code}${boot}` : `${glue}\n${boot}`, 'the inline module');
 if (/<\/script/i.test(code) || code.includes('<!--')) fail('the inline module would contain "</script" or "<!--"');
 
 const hash = createHash('sha256').update(code, 'utf8').digest('base64');
-const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}"` : '';
+const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-all="${verdict.urlAll}"` : '';
 html = html.replace(tag[0], () => `<script type="module" async data-wasm="${wasmUrl}"${verdictAttr}>${code}</script>`);
 
 const cspRe = /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*script-src 'self' 'wasm-unsafe-eval')/;

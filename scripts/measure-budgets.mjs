@@ -67,17 +67,22 @@ const totalBr = rows.reduce((a, r) => a + r.brotli, 0);
 for (const r of rows) console.log(`size ${r.file}: ${r.raw} B raw, ${r.gzip} B gzip, ${r.brotli} B brotli`);
 console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 1000).toFixed(1)} KB, ${totalBr} B brotli = ${(totalBr / 1000).toFixed(1)} KB`);
 // The critical path: what must arrive before the first verdict. The page (its inline module
-// holds the verdict program's glue and the loader), its stylesheet (render-blocking) and the
-// verdict program's wasm (data-verdict); the app's wasm and glue load after it.
+// holds the verdict programs' glue and the loader), its stylesheet (render-blocking) and the
+// verdict program's wasm: for a catalog link the catalog links' program (data-verdict), for a
+// pasted config.json or an example not planned ahead the one with everything (data-verdict-all);
+// the app's wasm and glue load after it.
 const html = readFileSync(join(DIST, 'index.html'), 'utf8');
-const verdictWasm = html.match(/data-verdict="\/([^"]+)"/)?.[1];
-const critical = rows.filter((r) => r.file === 'index.html' || r.file === verdictWasm || r.file.endsWith('.css'));
-const criticalGz = critical.reduce((a, r) => a + r.gzip, 0);
-console.log(
-  verdictWasm
-    ? `size critical path (${critical.map((r) => r.file).join(' + ')}): ${criticalGz} B gzip = ${(criticalGz / 1000).toFixed(1)} KB (target 150 KB)`
-    : 'size critical path: no verdict program in this build (data-verdict missing): the whole app is on it',
-);
+for (const [attr, what] of [['data-verdict', 'a catalog link'], ['data-verdict-all', 'a pasted config.json or an example']]) {
+  const verdictWasm = html.match(new RegExp(`${attr}="/([^"]+)"`))?.[1];
+  const critical = rows.filter((r) => r.file === 'index.html' || r.file === verdictWasm || r.file.endsWith('.css'));
+  const criticalGz = critical.reduce((a, r) => a + r.gzip, 0);
+  const criticalBr = critical.reduce((a, r) => a + r.brotli, 0);
+  console.log(
+    verdictWasm
+      ? `size critical path, ${what} (${critical.map((r) => r.file).join(' + ')}): ${criticalGz} B gzip = ${(criticalGz / 1000).toFixed(1)} KB (target 150 KB), ${criticalBr} B brotli`
+      : `size critical path, ${what}: no ${attr} in this build: the whole app is on it`,
+  );
+}
 
 let server;
 let base = process.env.BASE_URL;
@@ -116,7 +121,7 @@ for (let i = 0; i < LOADS; i++) {
   const ctx = await browser.newContext({ serviceWorkers: 'block' });
   await ctx.addInitScript(firstVerdict);
   const page = await ctx.newPage();
-  await page.goto(`${base}/?v=1`);
+  await page.goto(`${base}/${process.env.LINK ?? "?v=1"}`);
   await page.waitForFunction(() => window.__wholePage !== undefined, null, { timeout: 20000 });
   const r = await page.evaluate(() => ({
     verdict: window.__firstVerdict,

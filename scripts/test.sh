@@ -5,8 +5,9 @@
 #      without the `web` feature, and for the wasm page (the lints are Cargo.toml's [lints]);
 #   3. native Rust tests: `cargo test --all-targets` (everyone's unit, integration and golden tests);
 #   4. `cargo test --no-default-features --lib --tests`: calc and catalog build and pass without
-#      the web feature; then the doc examples; then the library's tests as the first verdict
-#      builds it (`--features verdict`: build.rs's compact catalog without sources);
+#      the web feature; then the doc examples; then the library's tests as the first verdict's
+#      two programs build it (`--features verdict`: build.rs's compact catalog without sources;
+#      `--features verdict,catalog-compiled`: the catalog as values, for catalog links);
 #   5. Trunk's release build into dist/;
 #   6. the browser tests (node's test runner + playwright-core + Debian chromium) against dist/
 #      served on 127.0.0.1 by a small static server this script starts and stops.
@@ -36,6 +37,8 @@ echo "== cargo clippy --target wasm32-unknown-unknown (the page)"
 cargo clippy --target wasm32-unknown-unknown --lib --bin headroom-web -- -D warnings
 echo "== cargo clippy --target wasm32-unknown-unknown --features verdict (the first verdict)"
 cargo clippy --target wasm32-unknown-unknown --no-default-features --features verdict --bin headroom-verdict -- -D warnings
+echo "== cargo clippy --target wasm32-unknown-unknown --features verdict,catalog-compiled (the first verdict of catalog links)"
+cargo clippy --target wasm32-unknown-unknown --no-default-features --features verdict,catalog-compiled --bin headroom-verdict -- -D warnings
 
 echo "== cargo test --all-targets"
 cargo test --all-targets
@@ -48,6 +51,8 @@ cargo test --no-default-features --doc
 
 echo "== cargo test --no-default-features --features verdict --lib (the first verdict's catalog copy)"
 cargo test --no-default-features --features verdict --lib
+echo "== cargo test --no-default-features --features verdict,catalog-compiled --lib (the catalog as values)"
+cargo test --no-default-features --features verdict,catalog-compiled --lib
 
 echo "== trunk build --release"
 trunk build --release --offline

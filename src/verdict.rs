@@ -402,7 +402,28 @@ pub struct FirstVerdict {
 /// `typed` the browser's items under [`STORAGE_KEY`] and [`TYPED_KEY`].
 pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> FirstVerdict {
     let (texts, _) = opening_texts(link, stored, typed);
-    let checked = check(&texts);
+    first_verdict_of(&texts)
+}
+
+/// Whether the page's opening state plans from the catalog alone: neither a pasted config.json
+/// (which needs the config reader) nor a seed example (its measurements and walkthrough). The
+/// first verdict's program for catalog links (`catalog-compiled`) plans only these, and hands
+/// the others to the program with everything (`src/bin/verdict.rs`, public/boot.js).
+pub fn plans_from_catalog_alone(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
+    let (texts, _) = opening_texts(link, stored, typed);
+    let set = |field: Field| {
+        Field::ALL
+            .iter()
+            .position(|f| *f == field)
+            .and_then(|i| texts.get(i))
+            .is_some_and(|t| !t.trim().is_empty())
+    };
+    !set(Field::Config) && !set(Field::Example)
+}
+
+/// [`first_verdict`] of the opening texts.
+fn first_verdict_of(texts: &[String]) -> FirstVerdict {
+    let checked = check(texts);
     let plan = scenario_of(&checked).and_then(|s| plan_of_state(&checked.0, &s));
     let unit = checked.0.unit();
     let (class, headline, sub) = banner(plan.as_ref(), plan.as_ref().ok(), unit, &checked.1);
@@ -577,6 +598,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        feature = "catalog-compiled",
+        ignore = "an example or a pasted config.json: the catalog links' program hands it over"
+    )]
     fn the_verdict_names_the_figure_or_the_failing_phase() {
         let ok = plan_of(&[(Field::Example, "s3-synthetic-tp4")]);
         let (starts, head, sub) = verdict_text(&ok, UnitSystem::Binary);
@@ -615,6 +640,38 @@ mod tests {
         assert_eq!(
             none,
             "No figures until the inputs are valid; fix tensor-parallel-size."
+        );
+    }
+
+    #[test]
+    fn a_pasted_config_or_an_example_goes_to_the_program_with_everything() {
+        let alone = |link: &str, stored: Option<&str>, typed: Option<&str>| {
+            plans_from_catalog_alone(link, stored, typed)
+        };
+        assert!(alone("", None, None));
+        assert!(alone("?v=1&model=qwen3-32b&tp=2", None, None));
+        assert!(!alone("?v=1&example=s1-three-cards", None, None));
+        // A config the reader accepts, as a link carries it (base64url), in the query or the
+        // fragment; the catalog links' program keeps its text unread, and hands it over.
+        let config = "eyJhcmNoaXRlY3R1cmVzIjpbIkxsYW1hRm9yQ2F1c2FsTE0iXSwibW9kZWxfdHlwZSI6ImxsYW1hIiwibnVtX2hpZGRlbl9sYXllcnMiOjIsImhpZGRlbl9zaXplIjo2NCwibnVtX2F0dGVudGlvbl9oZWFkcyI6NCwibnVtX2tleV92YWx1ZV9oZWFkcyI6MiwiaW50ZXJtZWRpYXRlX3NpemUiOjEyOCwidm9jYWJfc2l6ZSI6MTAwMCwibWF4X3Bvc2l0aW9uX2VtYmVkZGluZ3MiOjQwOTZ9";
+        assert!(!alone(&format!("?v=1&config={config}"), None, None));
+        assert!(!alone(
+            &format!("?v=1&gpu=l40s-48gb#config={config}"),
+            None,
+            None
+        ));
+        // A link without a state opens on the stored one; a link with one ignores it.
+        assert!(!alone("", Some("?v=1&example=s2-unified-gate"), None));
+        assert!(alone(
+            "?v=1&tp=2",
+            Some("?v=1&example=s2-unified-gate"),
+            None
+        ));
+        // A reload keeps the texts as typed, a pasted config among them.
+        assert!(!alone("?v=1", None, Some("?v=1\nconfig=%7B%7D")));
+        assert!(
+            alone("?v=1", None, Some("?v=2\nconfig=%7B%7D")),
+            "another address"
         );
     }
 }

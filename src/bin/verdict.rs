@@ -12,10 +12,18 @@ fn main() {}
 /// The first verdict of the page opened on `link` (`location.search + location.hash`), with
 /// the browser's stored state and a reload's typed texts (`null` when absent): the banner's
 /// class, headline, second line and warning, then per leading figure its test id, text and
-/// provenance label, as one list of strings.
+/// provenance label, as one list of strings. Built with `catalog-compiled` (the program for
+/// catalog links: no config.json reader, no seed examples), an empty list when the page opens
+/// with a pasted config.json or an example: public/boot.js then runs the program with both.
 #[wasm_bindgen]
 pub fn first_verdict(link: &str, stored: Option<String>, typed: Option<String>) -> Vec<String> {
-    let v = headroom::verdict::first_verdict(link, stored.as_deref(), typed.as_deref());
+    let (stored, typed) = (stored.as_deref(), typed.as_deref());
+    if cfg!(feature = "catalog-compiled")
+        && !headroom::verdict::plans_from_catalog_alone(link, stored, typed)
+    {
+        return Vec::new();
+    }
+    let v = headroom::verdict::first_verdict(link, stored, typed);
     let mut out = vec![v.class, v.headline, v.sub, v.warn];
     for (id, text, prov) in v.figures {
         out.extend([id.to_string(), text, prov.to_string()]);

@@ -8,7 +8,6 @@ use std::sync::Mutex;
 use crate::calc::model::Model;
 use crate::calc::scenario::{MaxLen, SpecMethod};
 use crate::calc::units::{self, parse_bytes, UnitSystem};
-use crate::catalog;
 
 /// The largest count an engine count takes (`max-model-len`, `max-num-seqs`,
 /// `max-num-batched-tokens`, `num-gpu-blocks-override`, `average-request-len`): 2^32, the bound
@@ -215,10 +214,25 @@ pub fn parse_config(text: &str) -> Result<Model, String> {
             return r.clone();
         }
     }
-    let r = catalog::parse_config_json(text).map_err(|e| e.to_string());
+    let r = read_config(text);
     *last = Some((text.to_string(), r.clone()));
     r
 }
+
+#[cfg(not(feature = "catalog-compiled"))]
+fn read_config(text: &str) -> Result<Model, String> {
+    crate::catalog::parse_config_json(text).map_err(|e| e.to_string())
+}
+
+/// The first verdict's program for catalog links has no config.json reader: it hands a state
+/// with a pasted config to the program that has one (`src/bin/verdict.rs`), and never shows this.
+#[cfg(feature = "catalog-compiled")]
+fn read_config(_: &str) -> Result<Model, String> {
+    Err(CONFIG_UNREAD.to_string())
+}
+
+/// What a program without the config.json reader says of a pasted config.
+pub const CONFIG_UNREAD: &str = "this program does not read a pasted config.json";
 
 /// The catalog model a page without state starts from.
 pub const DEFAULT_MODEL: &str = "llama-3.1-8b-instruct";
