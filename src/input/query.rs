@@ -18,8 +18,6 @@
 //! assert_eq!(encode(&d.state), "v=1&tp=4&util=0.92");
 //! ```
 
-use std::collections::BTreeMap;
-
 use crate::calc::input::Input as Field;
 use crate::calc::units::UnitSystem;
 
@@ -35,9 +33,50 @@ const MAX_NOTICES: usize = 20;
 /// The inputs the user set, as the texts they typed. Only valid, non-empty texts are stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct UrlState {
-    texts: BTreeMap<Field, String>,
+    texts: Texts,
     /// The comparison's inputs (`b.` keys): scenario B is this state with them set on top.
-    b: BTreeMap<Field, String>,
+    b: Texts,
+}
+
+/// Texts by field, kept in the fields' order (`Field::ALL`, the query's), so equal states are
+/// equal values: a sorted list, as there are at most a few dozen (a map's code would be on the
+/// first verdict's path for nothing).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Texts(Vec<(Field, String)>);
+
+impl Texts {
+    fn find(&self, field: Field) -> Result<usize, usize> {
+        self.0.binary_search_by(|(f, _)| f.cmp(&field))
+    }
+
+    fn get(&self, field: Field) -> Option<&String> {
+        self.find(field).ok().map(|i| &self.0[i].1)
+    }
+
+    fn insert(&mut self, field: Field, text: String) {
+        match self.find(field) {
+            Ok(i) => self.0[i].1 = text,
+            Err(i) => self.0.insert(i, (field, text)),
+        }
+    }
+
+    fn remove(&mut self, field: Field) {
+        if let Ok(i) = self.find(field) {
+            self.0.remove(i);
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (Field, &str)> {
+        self.0.iter().map(|(f, t)| (*f, t.as_str()))
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
 }
 
 /// The inputs a comparison (`b.` keys) may change: those that describe the scenario. The
@@ -52,7 +91,7 @@ pub fn comparable(field: Field) -> bool {
 impl UrlState {
     /// The text of a field the user set.
     pub fn get(&self, field: Field) -> Option<&str> {
-        self.texts.get(&field).map(String::as_str)
+        self.texts.get(field).map(String::as_str)
     }
 
     /// Sets a field after checking it; an empty text clears it. A rejected text leaves the
@@ -60,7 +99,7 @@ impl UrlState {
     pub fn set(&mut self, field: Field, text: &str) -> Result<(), String> {
         let t = trim_text(field, text);
         if t.is_empty() {
-            self.texts.remove(&field);
+            self.texts.remove(field);
             return Ok(());
         }
         field.validate(t)?;
@@ -79,7 +118,7 @@ impl UrlState {
         }
         let t = trim_text(field, text);
         if t.is_empty() {
-            self.b.remove(&field);
+            self.b.remove(field);
             return Ok(());
         }
         field.validate(t)?;
@@ -89,7 +128,7 @@ impl UrlState {
 
     /// The comparison's inputs, in query order.
     pub fn iter_b(&self) -> impl Iterator<Item = (Field, &str)> {
-        self.b.iter().map(|(f, t)| (*f, t.as_str()))
+        self.b.iter()
     }
 
     /// Drops the comparison.
@@ -105,18 +144,18 @@ impl UrlState {
         }
         let mut s = UrlState {
             texts: self.texts.clone(),
-            b: BTreeMap::new(),
+            b: Texts::default(),
         };
-        s.texts.remove(&Field::Step);
-        for (f, t) in &self.b {
-            s.texts.insert(*f, t.clone());
+        s.texts.remove(Field::Step);
+        for (f, t) in self.b.iter() {
+            s.texts.insert(f, t.to_string());
         }
         Some(s)
     }
 
     /// The fields set, in query order.
     pub fn iter(&self) -> impl Iterator<Item = (Field, &str)> {
-        self.texts.iter().map(|(f, t)| (*f, t.as_str()))
+        self.texts.iter()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -198,7 +237,7 @@ pub fn link(state: &UrlState) -> String {
     match state.get(Field::Config) {
         Some(config) if query.len() > MAX_QUERY_LEN => {
             let mut rest = state.clone();
-            rest.texts.remove(&Field::Config);
+            rest.texts.remove(Field::Config);
             format!(
                 "?{}#{}={}",
                 encode(&rest),
@@ -326,7 +365,7 @@ pub fn decode(query: &str) -> Decoded {
                     continue;
                 }
             };
-            if d.state.b.contains_key(&field) {
+            if d.state.b.get(field).is_some() {
                 ignore(
                     &mut d,
                     &key,
