@@ -384,7 +384,7 @@ impl Lit for Part {
 }
 
 /// A row as the first verdict keeps it: the prose only the full page shows emptied, as build.rs
-/// does for the JSON copy (`PROSE`).
+/// does for the JSON copy (`PROSE`), and a GPU's memory as sold.
 fn min_model_row(r: &ModelRow) -> ModelRow {
     let mut r = r.clone();
     r.source.clear();
@@ -402,6 +402,8 @@ fn min_model_row(r: &ModelRow) -> ModelRow {
 
 fn min_gpu_row(r: &GpuRow) -> GpuRow {
     let mut r = r.clone();
+    // The memory as sold ("80 GB HBM2e"): the page's GPU picker says it, no plan does.
+    r.memory_marketing.clear();
     r.source.clear();
     r.retrieved.clear();
     r.basis.clear();
@@ -414,7 +416,8 @@ const HEADER: &str = "\
 //
 // The catalog's rows as Rust values, read by the first verdict's program for catalog links
 // (the `catalog-compiled` feature): the same values the parser makes of catalog/, with the
-// prose only the full page shows (sources, notes, retrieval dates) left empty.
+// prose only the full page shows (sources, notes, retrieval dates, a GPU's memory as sold)
+// left empty.
 
 use crate::calc::blocks::{Block, Ffn, KeepFull, MambaShape, Mixer, Part, VisionTower};
 use crate::calc::model::{

@@ -324,7 +324,7 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
         .iter()
         .zip(ranks.iter())
         .map(|(w, r)| {
-            let n = s.engine.num_gpu_blocks_override?;
+            let n = s.engine.num_gpu_blocks_override.filter(|_| super::NOTES)?;
             // Python's floor division: a rank without memory prints a negative count.
             if w.bytes_per_block == 0 {
                 return None;
@@ -354,7 +354,11 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
     if kvp.padding_layers > 0 && super::NOTES {
         notes.push(format!("vLLM pads short KV groups with {} logical layer(s) (it warns: \"Add {} padding layers, may waste at most ...\").", kvp.padding_layers, kvp.padding_layers));
     }
-    let conc = py_fixed(kvp.max_concurrency, 2);
+    let conc = if super::NOTES {
+        py_fixed(kvp.max_concurrency, 2)
+    } else {
+        String::new()
+    };
     if !v.shrinks_kv_tensors() {
         // 0.10.2 and 0.11.0 log each worker's own figures before the minimum, plain info
         // (get_kv_cache_config / get_kv_cache_config_from_groups), after its override line.

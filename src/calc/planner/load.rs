@@ -421,6 +421,9 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
     for r in ranks.iter().filter(|r| every_worker || r.tp_rank == 0) {
         // The consumed memory of load_model: the target and, on the last stage, the drafter.
         let loaded = i128::from(r.weights.0) + r.line(Term::Drafter).map_or(0, |l| l.bytes);
+        if !super::NOTES {
+            continue;
+        }
         let line = if v.requested_is_ceil() {
             format!(
                 "{} Model loading took {} GiB memory and T seconds",
@@ -435,9 +438,7 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
                 if every_worker { "" } else { " memory" }
             )
         };
-        if super::NOTES {
-            log_lines.push(line);
-        }
+        log_lines.push(line);
     }
     if super::NOTES {
         notes.push("In vLLM's \"Model loading took X GiB ... and T seconds\", T stands for the load time, which Headroom does not model; P in \"pid=P\" stands for the process id. vLLM writes its level, time and source file between the process and the message; Headroom leaves them out.".into());

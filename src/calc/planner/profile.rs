@@ -371,6 +371,9 @@ pub(super) fn profiled_logs(p: &mut Planning) {
 /// in 0.10.2 and 0.11.0 with the free memory unrounded, "GiB" unspaced and "does does").
 /// `None` for a worker that does not print it.
 fn profiled_log_before_0_14(s: &Scenario, r: &RankPlan) -> Option<String> {
+    if !super::NOTES {
+        return None;
+    }
     let v = s.version;
     let gib = |b: i128| b as f64 / crate::calc::units::GIB as f64;
     if let Some(k) = s.engine.kv_cache_memory_bytes {

@@ -83,6 +83,10 @@ pub(super) fn graph_estimate_log(
     r: &RankPlan,
     last: &mut Option<(i128, String)>,
 ) -> Option<String> {
+    // Log lines are the full page's: the first verdict's program prints none (`NOTES`).
+    if !super::NOTES {
+        return None;
+    }
     let graphs = r.line(Term::CudaGraphs).map_or(0, |l| l.bytes);
     if s.version != VllmVersion::CURRENT || graphs <= 0 || s.engine.enforce_eager {
         return None;
@@ -109,6 +113,9 @@ pub(super) fn graph_profiling_log(
     util: f64,
     last: &mut Option<(i128, i128, String)>,
 ) -> Option<String> {
+    if !super::NOTES {
+        return None;
+    }
     let graphs = r.line(Term::CudaGraphs).map_or(0, |l| l.bytes);
     if s.version != VllmVersion::CURRENT || graphs <= 0 || s.engine.enforce_eager {
         return None;
@@ -176,6 +183,9 @@ pub(super) fn suggestion_log(
     util: f64,
     last: &mut Option<([i128; 7], String)>,
 ) -> Option<String> {
+    if !super::NOTES {
+        return None;
+    }
     if s.version != VllmVersion::CURRENT || s.engine.kv_cache_memory_bytes.is_some() {
         return None;
     }
