@@ -155,6 +155,20 @@ try {
       // The app paints the verdict itself.
     }
   }
+  // The rest of the page's rules (page.css; style.css has the first paint's), fetched beside the
+  // app's wasm, after the first verdict's program: the app starts once they are in (or failed
+  // to come: the page then works unstyled rather than not at all).
+  const css = tag.dataset.css
+    ? new Promise((resolve) => {
+        const link = document.createElement('link');
+        link.rel = 'stylesheet';
+        link.href = tag.dataset.css;
+        if (tag.dataset.cssIntegrity) link.integrity = tag.dataset.cssIntegrity;
+        link.addEventListener('load', resolve, { once: true });
+        link.addEventListener('error', resolve, { once: true });
+        document.head.append(link);
+      })
+    : Promise.resolve();
   // A server that does not send application/wasm makes compileStreaming refuse; the glue then
   // fetches and compiles it the slow way.
   const module = WebAssembly.compileStreaming(fetch(url)).catch(() => url);
@@ -179,6 +193,7 @@ try {
   const compiled = await module;
   performance.mark('compiled');
   await domReady();
+  await css;
   await init({ module_or_path: compiled });
   performance.mark('init-end');
 } catch (e) {

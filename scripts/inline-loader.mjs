@@ -120,23 +120,38 @@ if (!boot.includes("typeof __wbg_init === 'function'")) fail('public/boot.js doe
 // With the verdict program the app's glue stays a file, fetched beside the app's wasm after the
 // first verdict (boot.js): its 8 KB (gzip) are not on the first verdict's path.
 // Comment lines go: they are for the sources' readers, and the page carries them on every
-// first visit (1.3 KB gzip of the inline module). Only whole lines whose first characters are
-// `//` are dropped. Such a line could be text only inside a template literal spanning lines,
-// which neither the glue nor boot.js has: checked as a code line with an odd number of
-// backticks (the build fails rather than guess).
+// first visit (1.3 KB gzip of the inline module); so do blank lines and each line's leading
+// spaces (0.2 KB; line breaks stay, so statements end where they did). Only whole lines whose
+// first characters are `//` are dropped. Such a line could be text only inside a template
+// literal spanning lines, and leading spaces only there or after a string's backslash line
+// continuation, which neither the glue nor boot.js has: checked as a code line with an odd
+// number of backticks, or ending in a backslash (the build fails rather than guess).
 const uncommented = (text, what) => {
   const lines = text.split('\n');
   const code = lines.filter((l) => !l.trimStart().startsWith('//'));
   const odd = code.find((l) => (l.replace(/\\`/g, '').match(/`/g)?.length ?? 0) % 2 === 1);
   if (odd !== undefined) fail(`${what} may have a template literal over several lines, whose lines cannot be told from comments: ${odd.trim()}`);
-  return code.join('\n');
+  const continued = code.find((l) => /\\\s*$/.test(l));
+  if (continued !== undefined) fail(`${what} has a line continued by a backslash, whose next line's spaces are text: ${continued.trim()}`);
+  return code
+    .map((l) => l.trim())
+    .filter((l) => l !== '')
+    .join('\n');
 };
 const code = uncommented(verdict ? `${verdict.code}${boot}` : `${glue}\n${boot}`, 'the inline module');
 if (/<\/script/i.test(code) || code.includes('<!--')) fail('the inline module would contain "</script" or "<!--"');
 
 const hash = createHash('sha256').update(code, 'utf8').digest('base64');
 const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-all="${verdict.urlAll}"` : '';
-html = html.replace(tag[0], () => `<script type="module" async data-wasm="${wasmUrl}"${verdictAttr}>${code}</script>`);
+// The rest of the page's rules (public/page.css, as Trunk links it): out of the head, where it
+// would block the first paint, and named to boot.js, which loads it beside the app's wasm and
+// starts the app once it is in (with its integrity hash, as Trunk wrote it).
+const pageCssRe = /<link rel="stylesheet" href="([^"]*\/page-[0-9a-f]+\.css)"(?: integrity="([^"]+)")?\s*\/?>/;
+const pageCss = html.match(pageCssRe);
+if (!pageCss) fail('index.html has no stylesheet link for public/page.css (<link rel="stylesheet" href=".../page-HASH.css">)');
+html = html.replace(pageCss[0], '');
+const cssAttr = ` data-css="${pageCss[1]}"${pageCss[2] ? ` data-css-integrity="${pageCss[2]}"` : ''}`;
+html = html.replace(tag[0], () => `<script type="module" async data-wasm="${wasmUrl}"${verdictAttr}${cssAttr}>${code}</script>`);
 
 const cspRe = /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*script-src 'self' 'wasm-unsafe-eval')/;
 if (!cspRe.test(html)) fail("index.html's Content-Security-Policy has no \"script-src 'self' 'wasm-unsafe-eval'\"");
@@ -160,6 +175,11 @@ const afterCsp = html.indexOf('/>', cspEnd) + 2;
 // not share the bandwidth with the app's.
 if (!verdict) html = `${html.slice(0, afterCsp)}\n    ${wasmPreload[0]}${html.slice(afterCsp)}`;
 
+// HTML comments go too: they explain the page's source (index.html) to its readers, and every
+// first visit would carry them. Only outside the inline module, which was checked above to hold
+// no "<!--".
+const [head, ...rest] = html.split(/(<script type="module"[^>]*>[\s\S]*?<\/script>)/);
+html = [head.replace(/<!--[\s\S]*?-->\s*/g, ''), ...rest.map((part, i) => (i % 2 === 0 ? part : part.replace(/<!--[\s\S]*?-->\s*/g, '')))].join('');
 writeFileSync(htmlPath, html);
 if (!verdict) rmSync(local(jsUrl));
 rmSync(local(`${base}boot.js`));

@@ -8,7 +8,7 @@
 //! Heights are the plan's ledger figures converted to the display unit; stacking them is
 //! drawing, not accounting.
 //!
-//! Colours: plotters writes them as attributes; `public/style.css` recolours the sentinel
+//! Colours: plotters writes them as attributes; `public/page.css` recolours the sentinel
 //! foreground (`#010101`) and the text for dark mode.
 
 use plotters::prelude::{Color, RGBColor, SVGBackend, ShapeStyle};
@@ -759,7 +759,7 @@ fn finish(mut svg: String, overlay: &str, name: &str, width: u32) -> String {
         svg.insert_str(i, &format!(r#"<g class="overlay">{overlay}</g>"#));
     }
     // The page's style policy allows no inline styles: the minimum width is a data attribute
-    // public/style.css reads (how many screen widths the chart spans).
+    // public/page.css reads (how many screen widths the chart spans).
     let min = match narrow() {
         None => String::new(),
         Some(w) => format!(r#" data-span="{}""#, width.div_ceil(w).clamp(1, 8)),

@@ -12,7 +12,7 @@ use super::super::charts;
 use super::super::state::AppState;
 
 /// The legend of the per-rank chart: every segment and mark, each listed by CSS only where a
-/// bar draws a shape with its `data-term` (public/style.css).
+/// bar draws a shape with its `data-term` (public/page.css).
 pub(super) fn legend_html() -> String {
     let mut h = String::new();
     for (color, name, term) in charts::legend() {
