@@ -133,12 +133,20 @@ for name in core leptos; do
   [[ $name == core ]] && core_total=$((w + j))
 done
 printf 'both    %7d B gzip: no Leptos page on this core is smaller\n' "$total"
-# The first verdict's critical path (150 KB target) carries the verdict program, which is the
-# core's planning path alone: the core floor above bounds it from below.
-verdict=$(ls "$ROOT"/dist/headroom-verdict-*_bg.wasm 2>/dev/null | head -n1 || true)
-if [[ -n "$verdict" ]]; then
+# The first verdict's critical path (150 KB target) carries a verdict program, the core's
+# planning path alone: the core floor above bounds it from below. Two builds of it are in dist/:
+# for catalog links (headroom-verdict-<hash>) and with everything (headroom-verdict-all-<hash>).
+found=0
+for verdict in "$ROOT"/dist/headroom-verdict-*_bg.wasm; do
+  [[ -e "$verdict" ]] || continue
+  found=1
   v=$(gzip -9c "$verdict" | wc -c)
-  printf 'verdict %7d B gzip in dist/ (the core floor with its solvers and ledger: %d B), against the 150 KB critical path\n' "$v" "$core_total"
-else
+  case "$verdict" in
+    *-verdict-all-*) what='with everything (a pasted config, an example)' ;;
+    *) what='for catalog links' ;;
+  esac
+  printf 'verdict %7d B gzip in dist/, %s (the core floor with its solvers and ledger: %d B), against the 150 KB critical path\n' "$v" "$what" "$core_total"
+done
+if [[ $found == 0 ]]; then
   echo 'verdict: no dist/headroom-verdict-*_bg.wasm (run trunk build --release first)'
 fi
