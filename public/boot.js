@@ -160,13 +160,13 @@ try {
   // to come: the page then works unstyled rather than not at all).
   const css = tag.dataset.css
     ? new Promise((resolve) => {
-        const link = document.createElement('link');
-        link.rel = 'stylesheet';
-        link.href = tag.dataset.css;
-        if (tag.dataset.cssIntegrity) link.integrity = tag.dataset.cssIntegrity;
-        link.addEventListener('load', resolve, { once: true });
-        link.addEventListener('error', resolve, { once: true });
-        document.head.append(link);
+        const sheet = document.createElement('link');
+        sheet.rel = 'stylesheet';
+        sheet.href = tag.dataset.css;
+        if (tag.dataset.cssIntegrity) sheet.integrity = tag.dataset.cssIntegrity;
+        sheet.addEventListener('load', resolve, { once: true });
+        sheet.addEventListener('error', resolve, { once: true });
+        document.head.append(sheet);
       })
     : Promise.resolve();
   // A server that does not send application/wasm makes compileStreaming refuse; the glue then

@@ -117,8 +117,6 @@ async function buildVerdicts() {
 
 const boot = readFileSync(local(`${base}boot.js`), 'utf8');
 if (!boot.includes("typeof __wbg_init === 'function'")) fail('public/boot.js does not look for an inline __wbg_init');
-// With the verdict program the app's glue stays a file, fetched beside the app's wasm after the
-// first verdict (boot.js): its 8 KB (gzip) are not on the first verdict's path.
 // Comment lines go: they are for the sources' readers, and the page carries them on every
 // first visit (1.3 KB gzip of the inline module); so do blank lines and each line's leading
 // spaces (0.2 KB; line breaks stay, so statements end where they did). Only whole lines whose
@@ -138,6 +136,8 @@ const uncommented = (text, what) => {
     .filter((l) => l !== '')
     .join('\n');
 };
+// With the verdict program the app's glue stays a file, fetched beside the app's wasm after the
+// first verdict (boot.js): its 8 KB (gzip) are not on the first verdict's path.
 const code = uncommented(verdict ? `${verdict.code}${boot}` : `${glue}\n${boot}`, 'the inline module');
 if (/<\/script/i.test(code) || code.includes('<!--')) fail('the inline module would contain "</script" or "<!--"');
 

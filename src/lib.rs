@@ -5,6 +5,15 @@
 //! `calc` is std-only and knows nothing of serde or the browser; `catalog`, `input`, `import` and `io` adapt
 //! text to `calc` types; `ui` (feature `web`) is the Leptos page.
 
+// `catalog-compiled` builds the first verdict's program for catalog links, which keeps a pasted
+// config.json and an example unread and hands them over: the page, the CLI and the tests need
+// the reader and the examples.
+#[cfg(all(
+    feature = "catalog-compiled",
+    any(feature = "web", not(feature = "verdict"))
+))]
+compile_error!("the `catalog-compiled` feature builds only the first verdict's program: use it as `--no-default-features --features verdict,catalog-compiled`");
+
 pub mod calc;
 pub mod catalog;
 pub mod cli;
