@@ -402,28 +402,7 @@ pub struct FirstVerdict {
 /// `typed` the browser's items under [`STORAGE_KEY`] and [`TYPED_KEY`].
 pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> FirstVerdict {
     let (texts, _) = opening_texts(link, stored, typed);
-    first_verdict_of(&texts)
-}
-
-/// Whether the page's opening state plans from the catalog alone: neither a pasted config.json
-/// (which needs the config reader) nor a seed example (its measurements and walkthrough). The
-/// first verdict's program for catalog links (`catalog-compiled`) plans only these, and hands
-/// the others to the program with everything (`src/bin/verdict.rs`, public/boot.js).
-pub fn plans_from_catalog_alone(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
-    let (texts, _) = opening_texts(link, stored, typed);
-    let set = |field: Field| {
-        Field::ALL
-            .iter()
-            .position(|f| *f == field)
-            .and_then(|i| texts.get(i))
-            .is_some_and(|t| !t.trim().is_empty())
-    };
-    !set(Field::Config) && !set(Field::Example)
-}
-
-/// [`first_verdict`] of the opening texts.
-fn first_verdict_of(texts: &[String]) -> FirstVerdict {
-    let checked = check(texts);
+    let checked = check(&texts);
     let plan = scenario_of(&checked).and_then(|s| plan_of_state(&checked.0, &s));
     let unit = checked.0.unit();
     let (class, headline, sub) = banner(plan.as_ref(), plan.as_ref().ok(), unit, &checked.1);
@@ -444,6 +423,22 @@ fn first_verdict_of(texts: &[String]) -> FirstVerdict {
         warn: defaults_note(&checked.1),
         figures,
     }
+}
+
+/// Whether the page's opening state plans from the catalog alone: neither a pasted config.json
+/// (which needs the config reader) nor a seed example (its measurements and walkthrough). The
+/// first verdict's program for catalog links (`catalog-compiled`) plans only these, and hands
+/// the others to the program with everything (`src/bin/verdict.rs`, public/boot.js).
+pub fn plans_from_catalog_alone(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
+    let (texts, _) = opening_texts(link, stored, typed);
+    let set = |field: Field| {
+        Field::ALL
+            .iter()
+            .position(|f| *f == field)
+            .and_then(|i| texts.get(i))
+            .is_some_and(|t| !t.trim().is_empty())
+    };
+    !set(Field::Config) && !set(Field::Example)
 }
 
 #[cfg(test)]

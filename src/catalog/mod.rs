@@ -368,40 +368,32 @@ pub fn parse_gpus(text: &str) -> Result<Vec<GpuRow>, ConfigError> {
         .collect()
 }
 
-/// How many model rows there are, and the id of each (file names are ids).
-#[cfg(not(feature = "catalog-compiled"))]
+/// The model rows' ids, in `MODEL_FILES`' order (file names are ids). In the first verdict's
+/// program for catalog links (`catalog-compiled`) the rows are built as values
+/// (src/catalog/compiled.rs), without reading any JSON.
 fn row_ids() -> impl Iterator<Item = &'static str> {
-    MODEL_FILES.iter().map(|(id, _)| *id)
+    #[cfg(not(feature = "catalog-compiled"))]
+    return MODEL_FILES.iter().map(|(id, _)| *id);
+    #[cfg(feature = "catalog-compiled")]
+    return compiled::IDS.iter().copied();
 }
 
-/// The model row at `i` of [`row_ids`]: its file parsed. A row that fails to parse is a bug the
-/// catalog tests catch; here it is skipped so the app keeps working.
-#[cfg(not(feature = "catalog-compiled"))]
+/// The model row at `i` of [`row_ids`]. A file that fails to parse is a bug the catalog tests
+/// catch; here it is skipped so the app keeps working.
 fn load_row(i: usize) -> Option<ModelRow> {
-    let (id, text) = MODEL_FILES.get(i)?;
-    parse_model_row(text).ok().filter(|r| r.id == *id)
+    #[cfg(not(feature = "catalog-compiled"))]
+    return MODEL_FILES
+        .get(i)
+        .and_then(|(id, text)| parse_model_row(text).ok().filter(|r| r.id == *id));
+    #[cfg(feature = "catalog-compiled")]
+    return compiled::model_row(i);
 }
 
-#[cfg(not(feature = "catalog-compiled"))]
 fn load_gpus() -> Vec<GpuRow> {
-    parse_gpus(GPUS_JSON).unwrap_or_default()
-}
-
-/// The first verdict's program for catalog links (`catalog-compiled`): the same rows, built as
-/// values (src/catalog/compiled.rs) without reading any JSON.
-#[cfg(feature = "catalog-compiled")]
-fn row_ids() -> impl Iterator<Item = &'static str> {
-    compiled::IDS.iter().copied()
-}
-
-#[cfg(feature = "catalog-compiled")]
-fn load_row(i: usize) -> Option<ModelRow> {
-    compiled::model_row(i)
-}
-
-#[cfg(feature = "catalog-compiled")]
-fn load_gpus() -> Vec<GpuRow> {
-    compiled::gpu_rows()
+    #[cfg(not(feature = "catalog-compiled"))]
+    return parse_gpus(GPUS_JSON).unwrap_or_default();
+    #[cfg(feature = "catalog-compiled")]
+    return compiled::gpu_rows();
 }
 
 /// Every model row, read once.

@@ -228,11 +228,8 @@ fn read_config(text: &str) -> Result<Model, String> {
 /// with a pasted config to the program that has one (`src/bin/verdict.rs`), and never shows this.
 #[cfg(feature = "catalog-compiled")]
 fn read_config(_: &str) -> Result<Model, String> {
-    Err(CONFIG_UNREAD.to_string())
+    Err("this program does not read a pasted config.json".to_string())
 }
-
-/// What a program without the config.json reader says of a pasted config.
-pub const CONFIG_UNREAD: &str = "this program does not read a pasted config.json";
 
 /// The catalog model a page without state starts from.
 pub const DEFAULT_MODEL: &str = "llama-3.1-8b-instruct";

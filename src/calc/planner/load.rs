@@ -418,12 +418,13 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
     // from 0.11.2 once (info_once, scope local); `%.4f` GiB before 0.14 (gpu_model_runner.py's
     // load_model), format_gib from 0.14.
     let every_worker = !v.worker_lines_once();
-    for r in ranks.iter().filter(|r| every_worker || r.tp_rank == 0) {
+    // Log lines are the full page's: the first verdict's program prints none (`NOTES`).
+    let logged = ranks
+        .iter()
+        .filter(|r| super::NOTES && (every_worker || r.tp_rank == 0));
+    for r in logged {
         // The consumed memory of load_model: the target and, on the last stage, the drafter.
         let loaded = i128::from(r.weights.0) + r.line(Term::Drafter).map_or(0, |l| l.bytes);
-        if !super::NOTES {
-            continue;
-        }
         let line = if v.requested_is_ceil() {
             format!(
                 "{} Model loading took {} GiB memory and T seconds",
