@@ -10,8 +10,14 @@ use std::path::Path;
 
 use serde_json::Value;
 
-/// Row keys whose text only the full page shows.
-const PROSE: &[&str] = &["source", "notes", "retrieved", "total_bytes_basis"];
+/// Row keys whose text only the full page shows (a GPU's memory as sold is its picker's).
+const PROSE: &[&str] = &[
+    "source",
+    "notes",
+    "retrieved",
+    "total_bytes_basis",
+    "memory_marketing",
+];
 
 fn strip(v: &mut Value) {
     if let Value::Object(m) = v {
