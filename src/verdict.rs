@@ -345,7 +345,10 @@ fn headline(message: &str, after: &str) -> (String, String) {
     let sub = match (rest.is_empty(), after.is_empty()) {
         (true, _) => after.to_string(),
         (false, true) => rest.to_string(),
-        (false, false) => format!("{rest} {after}"),
+        // The message's rest ends its sentence before the banner's own: a core message need
+        // not end with a stop ("... the longest that fits is 30,256 tokens").
+        (false, false) if rest.ends_with(['.', '!', '?', ':']) => format!("{rest} {after}"),
+        (false, false) => format!("{rest}. {after}"),
     };
     (head.to_string(), sub)
 }
@@ -668,5 +671,23 @@ mod tests {
             alone("?v=1", None, Some("?v=2\nconfig=%7B%7D")),
             "another address"
         );
+    }
+
+    #[test]
+    fn a_failing_check_s_rest_ends_its_sentence_before_the_banner_s_own() {
+        let (head, sub) = headline(
+            "rank 0: one 131,072-token request needs 20.00 GiB of KV, the pool has 4.62 GiB (after the null block); the longest that fits is 30,256 tokens",
+            "Rank 0 decides.",
+        );
+        assert!(head.ends_with(';'), "{head}");
+        assert_eq!(
+            sub,
+            "the longest that fits is 30,256 tokens. Rank 0 decides."
+        );
+        let (_, sub) = headline(
+            &format!("{}. And a second sentence.", "x".repeat(150)),
+            "After.",
+        );
+        assert_eq!(sub, "And a second sentence. After.");
     }
 }
