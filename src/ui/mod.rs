@@ -13,6 +13,7 @@ pub mod charts;
 mod deploy;
 mod form;
 pub mod panels;
+mod patch;
 mod sources;
 pub mod state;
 

@@ -36,17 +36,29 @@ use verdict::verdict_lines;
 type FigureValue = (String, Option<String>, Provenance);
 
 /// Writes a memo of markup into the element with this id whenever it changes.
+///
+/// A chart (`*-svg`) is redrawn in place where its shapes stay the same ones
+/// ([`super::patch`]): only the attributes and texts that changed are set.
 pub(super) fn bind_html(id: &'static str, html: Memo<String>) {
+    let chart = id.ends_with("-svg");
+    // The markup a chart's element holds: what its next drawing is compared with.
+    let written: std::cell::RefCell<Option<super::patch::Drawn>> = Default::default();
     effect(move || {
         let h = html.get();
         if let Some(el) = document().get_element_by_id(id) {
-            // A chart's shape with the keyboard focus is replaced with the chart: note it.
-            let had_focus = id.ends_with("-svg")
+            // A chart's shape with the keyboard focus may be replaced with the chart: note it.
+            let had_focus = chart
                 && document()
                     .active_element()
                     .is_some_and(|a| el.contains(Some(a.unchecked_ref())));
-            el.set_inner_html(&h);
-            if id.ends_with("-svg") {
+            if chart {
+                let new = super::patch::Drawn::new(h);
+                super::patch::write(&el, written.borrow().as_ref(), &new);
+                *written.borrow_mut() = Some(new);
+            } else {
+                el.set_inner_html(&h);
+            }
+            if chart {
                 refresh_info(id, &el, had_focus);
             }
             // Reading a width forces a layout: for the two sweeps only, and in the next frame,
@@ -546,25 +558,36 @@ pub fn results(app: AppState) -> impl IntoView {
     });
     for (id, _, value) in FIGURES {
         let v = Memo::new(move |_| with_plan(app, value));
+        // The value and its provenance change apart (a new utilization moves the figures,
+        // rarely their provenance): each is written when it changes.
+        let figure =
+            Memo::new(move |_| v.with(|v| v.as_ref().map(|(t, b, _)| (t.clone(), b.clone()))));
+        let prov = Memo::new(move |_| v.with(|v| v.as_ref().map(|(_, _, p)| p.clone())));
         effect(move || {
-            let (text, bytes, prov) = v
-                .get()
-                .map_or((DASH.to_string(), None, None), |(t, b, p)| (t, b, Some(p)));
-            if let Some(el) = document().get_element_by_id(&format!("fig-{id}")) {
-                el.set_text_content(Some(&text));
+            figure.with(|f| {
+                let Some(el) = document().get_element_by_id(&format!("fig-{id}")) else {
+                    return;
+                };
+                let (text, bytes) = f.as_ref().map_or((DASH, None), |(t, b)| (t, b.as_ref()));
+                el.set_text_content(Some(text));
                 let _ = match bytes {
-                    Some(b) => el.set_attribute("data-bytes", &b),
+                    Some(b) => el.set_attribute("data-bytes", b),
                     None => el.remove_attribute("data-bytes"),
                 };
-            }
-            // The figure's provenance: a badge, its basis on hover.
-            if let Some(el) = document().get_element_by_id(&format!("fig-{id}-prov")) {
+            })
+        });
+        // The figure's provenance: a badge, its basis on hover.
+        effect(move || {
+            prov.with(|prov| {
+                let Some(el) = document().get_element_by_id(&format!("fig-{id}-prov")) else {
+                    return;
+                };
                 let label = prov.as_ref().map_or("", Provenance::label);
                 el.set_class_name(&format!("badge {label}"));
                 el.set_text_content(Some(label));
                 let basis = prov.as_ref().map_or("", Provenance::basis);
                 let _ = el.set_attribute("title", basis);
-            }
+            })
         });
     }
     // Why the pool's figures are dashes: vLLM allocates no pool when the start fails first.

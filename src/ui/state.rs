@@ -217,38 +217,43 @@ impl AppState {
         let checked = self.checked;
         // The URL and local storage are written at most every 150 ms, with the newest state:
         // replaceState is slow in browsers (an IPC, several ms), and typing should not wait.
-        let pending: StoredValue<Option<String>> = StoredValue::new(None);
+        // The link is made then too, not while the figures wait for the input's effects.
+        let pending = StoredValue::new(false);
         let texts = self.texts;
         effect(move || {
-            let query = checked.with(|(s, _)| url::link(s));
-            // The texts as typed, for a reload (a text in error is not in the link).
-            let typed: Vec<(Field, String)> = Field::ALL
-                .iter()
-                .zip(texts.iter())
-                .map(|(f, t)| (*f, t.get()))
-                .collect();
-            let pairs: Vec<(Field, &str)> = typed.iter().map(|(f, t)| (*f, t.as_str())).collect();
-            let query = format!("{query}\n{}", url::encode_texts(&pairs));
+            checked.track();
+            texts.iter().for_each(Track::track);
             let first = pending
-                .try_update_value(|p| p.replace(query).is_none())
+                .try_update_value(|p| !std::mem::replace(p, true))
                 .unwrap_or(false);
             if first {
                 set_timeout(
                     move || {
-                        let Some(pair) = pending.try_update_value(Option::take).flatten() else {
+                        if pending.try_update_value(std::mem::take) != Some(true) {
+                            return;
+                        }
+                        let Some(href) = checked.try_with_untracked(|(s, _)| url::link(s)) else {
                             return;
                         };
-                        let (href, typed) = pair.split_once('\n').unwrap_or((&pair, ""));
+                        // The texts as typed, for a reload (a text in error is not in the link).
+                        let typed: Vec<(Field, String)> = Field::ALL
+                            .iter()
+                            .zip(texts.iter())
+                            .map(|(f, t)| (*f, t.get_untracked()))
+                            .collect();
+                        let pairs: Vec<(Field, &str)> =
+                            typed.iter().map(|(f, t)| (*f, t.as_str())).collect();
+                        let typed = url::encode_texts(&pairs);
                         let w = window();
                         if let Ok(h) = w.history() {
                             let _ = h.replace_state_with_url(
                                 &wasm_bindgen::JsValue::NULL,
                                 "",
-                                Some(href),
+                                Some(&href),
                             );
                         }
                         if let Ok(Some(ls)) = w.local_storage() {
-                            let _ = ls.set_item(STORAGE_KEY, href);
+                            let _ = ls.set_item(STORAGE_KEY, &href);
                         }
                         // This tab's reload brings back what was typed, errors included.
                         if let Ok(Some(ss)) = w.session_storage() {
@@ -260,16 +265,17 @@ impl AppState {
             }
         });
         let plan = self.plan;
-        effect(move || {
-            let title = plan.with(|p| match p {
+        // The title changes with the outcome, not with every figure.
+        let title = Memo::new(move |_| {
+            plan.with(|p| match p {
                 Ok(p) if p.starts() => "starts".to_string(),
                 Ok(p) => p
                     .first_failure()
                     .map_or("fails".into(), |c| format!("fails at {}", c.phase.label())),
                 Err(e) => format!("{} is invalid", e.flag),
-            });
-            document().set_title(&format!("Headroom: {title}"));
+            })
         });
+        effect(move || title.with(|t| document().set_title(&format!("Headroom: {t}"))));
     }
 }
 

@@ -240,6 +240,48 @@ test('the info line follows a redrawn chart: new figures for the same shape, nev
   await context.close();
 });
 
+
+test('a chart whose shapes stay the same ones is moved in place; new shapes redraw it whole', async () => {
+  const { context, page, problems } = await open(browser, '/?v=1&model=qwen3-32b&tp=2&gpu=a100-sxm4-80gb');
+  const pool = '[data-testid="rank-bar-1"] rect.hit[data-term="kv_pool"]';
+  await page.focus(pool);
+  // Mark the nodes: an in-place redraw keeps them, a whole one replaces them.
+  await page.evaluate((sel) => {
+    window.__pool = document.querySelector(sel);
+    window.__svg = document.querySelector('#rank-svg > svg');
+  }, pool);
+  const before = await page.locator(`${pool} title`).textContent();
+  const height = await page.locator(pool).getAttribute('height');
+  // Typed by a script, so the keyboard focus stays on the chart's shape.
+  await page.evaluate(() => {
+    const input = document.querySelector('[data-testid="gpu-memory-utilization"]');
+    input.value = '0.8';
+    input.dispatchEvent(new Event('input', { bubbles: true }));
+  });
+  await page.waitForFunction((b) => document.querySelector('[data-testid="rank-bar-1"] rect.hit[data-term="kv_pool"] title').textContent !== b, before);
+  const moved = await page.evaluate((sel) => ({
+    same: document.querySelector(sel) === window.__pool && document.querySelector('#rank-svg > svg') === window.__svg,
+    focused: document.activeElement === window.__pool,
+  }), pool);
+  assert.deepEqual(moved, { same: true, focused: true }, 'the same nodes, the focus kept');
+  assert.notEqual(await page.locator(pool).getAttribute('height'), height, 'a smaller pool');
+  // The node holds what a fresh page draws for the same link, attribute for attribute.
+  const live = await page.evaluate(() => document.querySelector('#rank-svg').innerHTML);
+  const fresh = await context.newPage();
+  await goto(fresh, '/?v=1&model=qwen3-32b&tp=2&gpu=a100-sxm4-80gb&util=0.8');
+  await fresh.waitForFunction(() => document.querySelector('#rank-svg > svg'));
+  const drawn = await fresh.evaluate(() => document.querySelector('#rank-svg').innerHTML);
+  // The roving Tab stop is the one thing the keyboard moved.
+  const stops = (s) => s.replace(/tabindex="-?\d"/g, '');
+  assert.equal(stops(live), stops(drawn));
+  await fresh.close();
+  // Four ranks are new shapes: drawn whole.
+  await setInput(page, 'tensor-parallel-size', '4');
+  await page.waitForSelector('[data-testid="rank-bar-3"]');
+  assert.equal(await page.evaluate(() => document.querySelector('#rank-svg > svg') === window.__svg), false);
+  assertClean(problems);
+  await context.close();
+});
 test('dismissing the URL notice hands the keyboard to the verdict', async () => {
   const { context, page, problems } = await open(browser, '/?v=1&model=qwen3-8b&foo=1');
   await page.focus('[data-testid="dismiss-notice"]');
