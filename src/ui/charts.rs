@@ -130,17 +130,24 @@ pub(crate) fn unit_div(unit: UnitSystem) -> (f64, &'static str) {
 
 /// Escapes text for an XML attribute or element.
 pub fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
+    // The runs between special characters are copied whole: every chart's titles pass here,
+    // on every input change.
+    let mut out = String::with_capacity(s.len() + 16);
+    let mut from = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let entity = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#39;",
+            _ => continue,
+        };
+        out.push_str(&s[from..i]);
+        out.push_str(entity);
+        from = i + 1;
     }
+    out.push_str(&s[from..]);
     out
 }
 
