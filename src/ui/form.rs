@@ -799,10 +799,17 @@ pub fn form(app: AppState) -> impl IntoView {
             }
         });
     }
-    // Defaults: placeholders, and the label of each list's empty choice.
+    // Defaults: placeholders, and the label of each list's empty choice; only those that
+    // changed are written (a new utilization moves a few of some forty; the controls are
+    // built once, so what was written stays written).
+    let shown_defaults: std::cell::RefCell<Vec<String>> = Default::default();
     effect(move || {
         defaults.with(|d| {
-            for (f, value) in Field::ALL.iter().zip(d) {
+            let mut shown = shown_defaults.borrow_mut();
+            for (i, (f, value)) in Field::ALL.iter().zip(d).enumerate() {
+                if shown.get(i) == Some(value) {
+                    continue;
+                }
                 let flag = f.flag();
                 if let Some(option) = by_id(&format!("{flag}-default")) {
                     let label = if value.is_empty() {
@@ -821,6 +828,7 @@ pub fn form(app: AppState) -> impl IntoView {
                     let _ = el.set_attribute("placeholder", &placeholder);
                 }
             }
+            shown.clone_from(d);
         });
     });
     // Provenance badges of the measured terms, and the catalog sources under the pickers.
