@@ -514,6 +514,13 @@ fn short_name(name: &str) -> &str {
     }
 }
 
+/// Whether two plans draw the same per-rank chart: the same ranks, the same deciding rank and
+/// stages, all [`rank_chart`] reads of a plan. A new max-model-len or max-num-seqs moves the
+/// figures, not the budget, and does not redraw the chart.
+pub fn draws_alike(a: &Plan, b: &Plan) -> bool {
+    a.pp == b.pp && a.deciding_rank() == b.deciding_rank() && a.ranks == b.ranks
+}
+
 /// The per-rank budget chart.
 pub fn rank_chart(plan: &Plan, unit: UnitSystem) -> String {
     let (div, uname) = unit_div(unit);
@@ -826,6 +833,32 @@ mod tests {
         // One Tab stop; the arrow keys reach the rest.
         assert_eq!(svg.matches(r#"tabindex="0""#).count(), 1);
         assert!(svg.matches(r#"tabindex="-1""#).count() >= 8);
+    }
+
+    #[test]
+    fn a_new_length_draws_alike_a_new_budget_does_not() {
+        let base = [
+            (Field::Model, "qwen3-32b"),
+            (Field::Tp, "2"),
+            (Field::Gpu, "a100-sxm4-80gb"),
+        ];
+        let with = |extra: (Field, &'static str)| {
+            let mut pairs = base.to_vec();
+            pairs.push(extra);
+            plan_of(&pairs)
+        };
+        let (a, b) = (
+            with((Field::MaxModelLen, "32768")),
+            with((Field::MaxModelLen, "8192")),
+        );
+        assert_ne!(a.replica, b.replica, "the figures moved");
+        assert!(draws_alike(&a, &b));
+        assert_eq!(
+            rank_chart(&a, UnitSystem::Binary),
+            rank_chart(&b, UnitSystem::Binary)
+        );
+        let c = with((Field::Util, "0.8"));
+        assert!(!draws_alike(&a, &c));
     }
 
     #[test]

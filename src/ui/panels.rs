@@ -610,11 +610,16 @@ pub fn results(app: AppState) -> impl IntoView {
             with_plan(app, |p, u| p.unified.as_ref().map(|g| gate_html(g, u))).unwrap_or_default()
         }),
     );
+    // The plan as the per-rank chart reads it: a plan that draws alike is not drawn again.
+    let chart_plan: Memo<Option<std::sync::Arc<Plan>>> = Memo::new_with_compare(
+        move |_| app.shown.get(),
+        |old, new| !matches!((old, new), (Some(Some(a)), Some(Some(b))) if charts::draws_alike(a, b)),
+    );
     bind_html(
         "rank-svg",
         html_memo(move || {
             let unit = app.unit.get();
-            app.shown.with(|p| {
+            chart_plan.with(|p| {
                 p.as_deref()
                     .map(|p| charts::rank_chart(p, unit))
                     .unwrap_or_default()
