@@ -758,22 +758,34 @@ pub fn form(app: AppState) -> impl IntoView {
     for (i, f) in Field::ALL.iter().enumerate() {
         let (f, text) = (*f, app.text(*f));
         // The control shows its text (or, for a checkbox, the scenario's value).
-        effect(move || {
-            let Some(el) = by_id(f.flag()) else { return };
-            if is_check(f) {
-                // The scenario's value; while another input is in error, the box's own text.
+        if is_check(f) {
+            // The scenario's value; while another input is in error, the box's own text. A
+            // memo: the scenario changes with every input, the box seldom.
+            let on = Memo::new(move |_| {
                 let own = text.with(|t| url::parse_bool(t).unwrap_or(false));
-                let on = app.scenario.with(|s| {
+                app.scenario.with(|s| {
                     s.as_ref()
                         .ok()
                         .and_then(|s| url::flag_value(f, s))
                         .unwrap_or(own)
-                });
-                set_prop(&el, "checked", &JsValue::from_bool(on));
-            } else {
-                set_prop(&el, "value", &JsValue::from_str(&text.get()));
-            }
-        });
+                })
+            });
+            effect(move || {
+                // A click sets the box again, to what the scenario makes of it.
+                text.track();
+                let on = on.get();
+                if let Some(el) = by_id(f.flag()) {
+                    set_prop(&el, "checked", &JsValue::from_bool(on));
+                }
+            });
+        } else {
+            effect(move || {
+                let text = text.get();
+                if let Some(el) = by_id(f.flag()) {
+                    set_prop(&el, "value", &JsValue::from_str(&text));
+                }
+            });
+        }
         // Its message, beside it.
         effect(move || {
             let message = errors.with(|e| e.get(i).cloned().flatten());
