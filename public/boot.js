@@ -155,7 +155,7 @@ try {
       // The app paints the verdict itself.
     }
   }
-  // The rest of the page's rules (page.css; style.css has the first paint's), fetched beside the
+  // The rest of the page's rules (page.css; style.css, inline in the page, has the first paint's), fetched beside the
   // app's wasm, after the first verdict's program: the app starts once they are in (or failed
   // to come: the page then works unstyled rather than not at all).
   const css = tag.dataset.css

@@ -36,7 +36,7 @@ test('the default page renders a verdict and a per-rank chart', async () => {
   await context.close();
 });
 
-test('a strict Content-Security-Policy: one hashed inline loader, nothing else inline, no violations', async () => {
+test('a strict Content-Security-Policy: one hashed inline loader and one hashed inline style, nothing else inline, no violations', async () => {
   const { context, page, problems } = await open(browser, '/?v=1');
   await context.addInitScript(() => {
     window.__cspViolations = [];
@@ -48,7 +48,19 @@ test('a strict Content-Security-Policy: one hashed inline loader, nothing else i
   assert.deepEqual(directives['default-src'], ["'self'"]);
   assert.deepEqual(directives['object-src'], ["'none'"]);
   assert.deepEqual(directives['base-uri'], ["'none'"]);
-  assert.deepEqual(directives['style-src'], ["'self'"]);
+  // The first paint's rules are the one inline style, allowed by its own hash; no inline
+  // style attributes ('unsafe-hashes' or 'unsafe-inline' would allow them).
+  const styleSrc = directives['style-src'];
+  assert.equal(styleSrc[0], "'self'");
+  assert.equal(styleSrc.length, 2, styleSrc.join(' '));
+  const styles = await page.evaluate(() => [...document.querySelectorAll('style')].map((s) => s.textContent));
+  assert.equal(styles.length, 1);
+  const styleDigest = await page.evaluate(async (css) => {
+    const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(css));
+    return btoa(String.fromCharCode(...new Uint8Array(d)));
+  }, styles[0]);
+  assert.equal(styleSrc[1], `'sha256-${styleDigest}'`);
+  assert.equal(await page.locator('[style]').count(), 0, 'no inline style attributes');
   const scriptSrc = directives['script-src'];
   // 'wasm-unsafe-eval' lets WebAssembly compile; it allows no JavaScript eval.
   assert.ok(!scriptSrc.some((s) => /^'unsafe-(inline|eval|hashes)'$|^'strict-dynamic'$|^\*$|^[a-z-]+:/.test(s)), scriptSrc.join(' '));
