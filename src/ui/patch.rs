@@ -317,6 +317,29 @@ a &amp; c
     }
 
     #[test]
+    fn broken_markup_never_panics() {
+        // In the page a panic would stop it: any prefix of a chart, and a chart with a stray
+        // delimiter anywhere, is read or refused, never a crash.
+        let p = plan_of(&[(Field::Model, "qwen3-32b"), (Field::Tp, "2")]);
+        let chart = rank_chart(&p, UnitSystem::Binary);
+        let ends: Vec<usize> = (0..chart.len())
+            .filter(|i| chart.is_char_boundary(*i))
+            .collect();
+        for &end in ends.iter().step_by(7) {
+            let cut = &chart[..end];
+            let _ = ops(&chart, cut);
+            let _ = ops(cut, &chart);
+        }
+        for &at in ends.iter().step_by(61) {
+            for c in ["<", ">", "\"", "&", "/", "</", "<!--", "=\"", "\u{2013}"] {
+                let broken = format!("{}{c}{}", &chart[..at], &chart[at..]);
+                let _ = ops(&chart, &broken);
+                let _ = ops(&broken, &chart);
+            }
+        }
+    }
+
+    #[test]
     fn a_utilization_change_moves_the_rank_chart_in_place() {
         let chart = |util: &str| {
             let p = plan_of(&[
