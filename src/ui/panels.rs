@@ -556,40 +556,50 @@ pub fn results(app: AppState) -> impl IntoView {
             Some((crate::fixes::fixes(&st, &s, p), p.starts()))
         })
     });
-    for (id, _, value) in FIGURES {
-        let v = Memo::new(move |_| with_plan(app, value));
-        // The value and its provenance change apart (a new utilization moves the figures,
-        // rarely their provenance): each is written when it changes.
-        let figure =
-            Memo::new(move |_| v.with(|v| v.as_ref().map(|(t, b, _)| (t.clone(), b.clone()))));
-        let prov = Memo::new(move |_| v.with(|v| v.as_ref().map(|(_, _, p)| p.clone())));
-        effect(move || {
-            figure.with(|f| {
-                let Some(el) = document().get_element_by_id(&format!("fig-{id}")) else {
-                    return;
-                };
-                let (text, bytes) = f.as_ref().map_or((DASH, None), |(t, b)| (t, b.as_ref()));
-                el.set_text_content(Some(text));
-                let _ = match bytes {
-                    Some(b) => el.set_attribute("data-bytes", b),
-                    None => el.remove_attribute("data-bytes"),
-                };
+    // The leading figures: one memo for all of them and one effect that writes, per figure,
+    // the value and the provenance badge that changed (a new utilization moves the values,
+    // rarely a provenance). One node each instead of one per figure keeps the reactive graph's
+    // bookkeeping off the input's path.
+    type Shown = ((String, Option<String>), Option<Provenance>);
+    let figures: Memo<Vec<Shown>> = Memo::new(move |_| {
+        FIGURES
+            .iter()
+            .map(|(_, _, value)| match with_plan(app, *value) {
+                Some((text, bytes, prov)) => ((text, bytes), Some(prov)),
+                None => ((DASH.to_string(), None), None),
             })
-        });
-        // The figure's provenance: a badge, its basis on hover.
-        effect(move || {
-            prov.with(|prov| {
-                let Some(el) = document().get_element_by_id(&format!("fig-{id}-prov")) else {
-                    return;
-                };
-                let label = prov.as_ref().map_or("", Provenance::label);
-                el.set_class_name(&format!("badge {label}"));
-                el.set_text_content(Some(label));
-                let basis = prov.as_ref().map_or("", Provenance::basis);
-                let _ = el.set_attribute("title", basis);
-            })
-        });
-    }
+            .collect()
+    });
+    let written: std::cell::RefCell<Vec<Option<Shown>>> =
+        std::cell::RefCell::new(vec![None; FIGURES.len()]);
+    effect(move || {
+        figures.with(|all| {
+            let mut written = written.borrow_mut();
+            for (((id, _, _), now), before) in FIGURES.iter().zip(all).zip(written.iter_mut()) {
+                let before = before.replace(now.clone());
+                if before.as_ref().map(|b| &b.0) != Some(&now.0) {
+                    if let Some(el) = document().get_element_by_id(&format!("fig-{id}")) {
+                        let (text, bytes) = &now.0;
+                        el.set_text_content(Some(text));
+                        let _ = match bytes {
+                            Some(b) => el.set_attribute("data-bytes", b),
+                            None => el.remove_attribute("data-bytes"),
+                        };
+                    }
+                }
+                // The figure's provenance: a badge, its basis on hover.
+                if before.as_ref().map(|b| &b.1) != Some(&now.1) {
+                    if let Some(el) = document().get_element_by_id(&format!("fig-{id}-prov")) {
+                        let prov = now.1.as_ref();
+                        let label = prov.map_or("", Provenance::label);
+                        el.set_class_name(&format!("badge {label}"));
+                        el.set_text_content(Some(label));
+                        let _ = el.set_attribute("title", prov.map_or("", Provenance::basis));
+                    }
+                }
+            }
+        })
+    });
     // Why the pool's figures are dashes: vLLM allocates no pool when the start fails first.
     bind_text(
         "no-pool",
