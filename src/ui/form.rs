@@ -755,7 +755,7 @@ pub fn form(app: AppState) -> impl IntoView {
             list
         }
     });
-    for (i, f) in Field::ALL.iter().enumerate() {
+    for f in Field::ALL.iter() {
         let (f, text) = (*f, app.text(*f));
         // The control shows its text (or, for a checkbox, the scenario's value).
         if is_check(f) {
@@ -786,31 +786,42 @@ pub fn form(app: AppState) -> impl IntoView {
                 }
             });
         }
-        // Its message, beside it.
-        effect(move || {
-            let message = errors.with(|e| e.get(i).cloned().flatten());
-            let flag = f.flag();
-            if let Some(p) = by_id(&format!("{flag}-err")) {
-                p.set_text_content(Some(message.as_deref().unwrap_or("")));
-            }
-            if let Some(el) = by_id(flag) {
-                let _ = el.set_attribute("aria-invalid", &message.is_some().to_string());
-            }
-            if let Some(div) = by_id(&format!("{flag}-field")) {
-                let _ = div
-                    .class_list()
-                    .toggle_with_force("invalid", message.is_some());
-            }
-            // The partition editor's stage boxes are the same input, one box per stage.
-            if f == Field::PpPartition {
-                if let Some(div) = by_id("pp-stages") {
+    }
+    // The fields' messages, beside them: one effect for all, writing the ones that changed
+    // (one effect per field put forty on every input's path, each woken to find no change).
+    let shown_errors: std::cell::RefCell<Vec<Option<Option<String>>>> =
+        std::cell::RefCell::new(vec![None; Field::ALL.len()]);
+    effect(move || {
+        errors.with(|all| {
+            let mut shown = shown_errors.borrow_mut();
+            for ((f, message), before) in Field::ALL.iter().zip(all).zip(shown.iter_mut()) {
+                if before.as_ref() == Some(message) {
+                    continue;
+                }
+                *before = Some(message.clone());
+                let flag = f.flag();
+                if let Some(p) = by_id(&format!("{flag}-err")) {
+                    p.set_text_content(Some(message.as_deref().unwrap_or("")));
+                }
+                if let Some(el) = by_id(flag) {
+                    let _ = el.set_attribute("aria-invalid", &message.is_some().to_string());
+                }
+                if let Some(div) = by_id(&format!("{flag}-field")) {
                     let _ = div
                         .class_list()
                         .toggle_with_force("invalid", message.is_some());
                 }
+                // The partition editor's stage boxes are the same input, one box per stage.
+                if *f == Field::PpPartition {
+                    if let Some(div) = by_id("pp-stages") {
+                        let _ = div
+                            .class_list()
+                            .toggle_with_force("invalid", message.is_some());
+                    }
+                }
             }
-        });
-    }
+        })
+    });
     // Defaults: placeholders, and the label of each list's empty choice; only those that
     // changed are written (a new utilization moves a few of some forty; the controls are
     // built once, so what was written stays written).
