@@ -787,18 +787,12 @@ pub fn form(app: AppState) -> impl IntoView {
             });
         }
     }
-    // The fields' messages, beside them: one effect for all, writing the ones that changed
-    // (one effect per field put forty on every input's path, each woken to find no change).
-    let shown_errors: std::cell::RefCell<Vec<Option<Option<String>>>> =
-        std::cell::RefCell::new(vec![None; Field::ALL.len()]);
+    // The fields' messages, beside them: one effect for all, writing the ones that changed.
+    let shown_errors = super::Written::new();
     effect(move || {
         errors.with(|all| {
-            let mut shown = shown_errors.borrow_mut();
-            for ((f, message), before) in Field::ALL.iter().zip(all).zip(shown.iter_mut()) {
-                if before.as_ref() == Some(message) {
-                    continue;
-                }
-                *before = Some(message.clone());
+            shown_errors.each_changed(all, |i, _, message| {
+                let Some(&f) = Field::ALL.get(i) else { return };
                 let flag = f.flag();
                 if let Some(p) = by_id(&format!("{flag}-err")) {
                     p.set_text_content(Some(message.as_deref().unwrap_or("")));
@@ -812,27 +806,24 @@ pub fn form(app: AppState) -> impl IntoView {
                         .toggle_with_force("invalid", message.is_some());
                 }
                 // The partition editor's stage boxes are the same input, one box per stage.
-                if *f == Field::PpPartition {
+                if f == Field::PpPartition {
                     if let Some(div) = by_id("pp-stages") {
                         let _ = div
                             .class_list()
                             .toggle_with_force("invalid", message.is_some());
                     }
                 }
-            }
+            })
         })
     });
     // Defaults: placeholders, and the label of each list's empty choice; only those that
     // changed are written (a new utilization moves a few of some forty; the controls are
     // built once, so what was written stays written).
-    let shown_defaults: std::cell::RefCell<Vec<String>> = Default::default();
+    let shown_defaults = super::Written::new();
     effect(move || {
         defaults.with(|d| {
-            let mut shown = shown_defaults.borrow_mut();
-            for (i, (f, value)) in Field::ALL.iter().zip(d).enumerate() {
-                if shown.get(i) == Some(value) {
-                    continue;
-                }
+            shown_defaults.each_changed(d, |i, _, value| {
+                let Some(&f) = Field::ALL.get(i) else { return };
                 let flag = f.flag();
                 if let Some(option) = by_id(&format!("{flag}-default")) {
                     let label = if value.is_empty() {
@@ -841,17 +832,16 @@ pub fn form(app: AppState) -> impl IntoView {
                         format!("default ({value})")
                     };
                     option.set_text_content(Some(&label));
-                } else if let Some(el) = by_id(flag).filter(|_| !is_check(*f)) {
+                } else if let Some(el) = by_id(flag).filter(|_| !is_check(f)) {
                     // A model's name is long enough alone (an example's fills a phone's box).
-                    let placeholder = if value.is_empty() || *f == Field::Model {
+                    let placeholder = if value.is_empty() || f == Field::Model {
                         value.clone()
                     } else {
                         format!("default: {value}")
                     };
                     let _ = el.set_attribute("placeholder", &placeholder);
                 }
-            }
-            shown.clone_from(d);
+            })
         });
     });
     // Provenance badges of the measured terms, and the catalog sources under the pickers.

@@ -31,6 +31,30 @@ pub(crate) fn effect(f: impl Fn() + 'static) {
     Effect::new(move |_| f());
 }
 
+/// What the page last wrote of a list of items (the figures, the fields' messages, their
+/// placeholders), so an effect over the whole list writes only the items that changed: one
+/// effect for a list instead of one per item, each of which every input change would wake.
+pub(crate) struct Written<T>(std::cell::RefCell<Vec<Option<T>>>);
+
+impl<T: Clone + PartialEq> Written<T> {
+    pub(crate) fn new() -> Written<T> {
+        Written(std::cell::RefCell::new(Vec::new()))
+    }
+
+    /// Calls `write(i, before, now)` for each item of `now` that differs from what was last
+    /// written at `i` (every item the first time; `before` is then `None`), and keeps `now`.
+    pub(crate) fn each_changed(&self, now: &[T], mut write: impl FnMut(usize, Option<&T>, &T)) {
+        let mut slots = self.0.borrow_mut();
+        slots.resize(now.len(), None);
+        for (i, (slot, value)) in slots.iter_mut().zip(now).enumerate() {
+            if slot.as_ref() != Some(value) {
+                let before = slot.replace(value.clone());
+                write(i, before.as_ref(), value);
+            }
+        }
+    }
+}
+
 /// The unit an example is read in: the article's own (seed 003 works in decimal GB).
 fn example_unit(id: &str) -> Option<&'static str> {
     crate::catalog::examples::info(id)
@@ -391,6 +415,30 @@ pub(crate) fn plan_of(pairs: &[(Field, &str)]) -> crate::calc::Plan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn written_lists_call_back_only_for_what_changed() {
+        let w = Written::new();
+        let mut seen = Vec::new();
+        w.each_changed(&["a", "b"], |i, before, now| {
+            seen.push((i, before.copied(), *now))
+        });
+        assert_eq!(
+            seen,
+            [(0, None, "a"), (1, None, "b")],
+            "everything the first time"
+        );
+        seen.clear();
+        w.each_changed(&["a", "c", "d"], |i, before, now| {
+            seen.push((i, before.copied(), *now))
+        });
+        assert_eq!(seen, [(1, Some("b"), "c"), (2, None, "d")]);
+        seen.clear();
+        w.each_changed(&["a", "c", "d"], |i, before, now| {
+            seen.push((i, before.copied(), *now))
+        });
+        assert!(seen.is_empty());
+    }
 
     #[test]
     fn the_static_shell_paints_the_header_the_app_draws() {

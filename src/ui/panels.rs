@@ -55,11 +55,9 @@ pub(super) fn bind_html(id: &'static str, html: Memo<String>) {
                 let new = super::patch::Drawn::new(h);
                 super::patch::write(&el, written.borrow().as_ref(), &new);
                 *written.borrow_mut() = Some(new);
+                refresh_info(id, &el, had_focus);
             } else {
                 el.set_inner_html(&h);
-            }
-            if chart {
-                refresh_info(id, &el, had_focus);
             }
             // Reading a width forces a layout: for the two sweeps only, and in the next frame,
             // after every panel has been written.
@@ -570,14 +568,14 @@ pub fn results(app: AppState) -> impl IntoView {
             })
             .collect()
     });
-    let written: std::cell::RefCell<Vec<Option<Shown>>> =
-        std::cell::RefCell::new(vec![None; FIGURES.len()]);
+    let written = super::Written::new();
     effect(move || {
         figures.with(|all| {
-            let mut written = written.borrow_mut();
-            for (((id, _, _), now), before) in FIGURES.iter().zip(all).zip(written.iter_mut()) {
-                let before = before.replace(now.clone());
-                if before.as_ref().map(|b| &b.0) != Some(&now.0) {
+            written.each_changed(all, |i, before: Option<&Shown>, now| {
+                let Some((id, _, _)) = FIGURES.get(i) else {
+                    return;
+                };
+                if before.map(|b| &b.0) != Some(&now.0) {
                     if let Some(el) = document().get_element_by_id(&format!("fig-{id}")) {
                         let (text, bytes) = &now.0;
                         el.set_text_content(Some(text));
@@ -588,7 +586,7 @@ pub fn results(app: AppState) -> impl IntoView {
                     }
                 }
                 // The figure's provenance: a badge, its basis on hover.
-                if before.as_ref().map(|b| &b.1) != Some(&now.1) {
+                if before.map(|b| &b.1) != Some(&now.1) {
                     if let Some(el) = document().get_element_by_id(&format!("fig-{id}-prov")) {
                         let prov = now.1.as_ref();
                         let label = prov.map_or("", Provenance::label);
@@ -597,7 +595,7 @@ pub fn results(app: AppState) -> impl IntoView {
                         let _ = el.set_attribute("title", prov.map_or("", Provenance::basis));
                     }
                 }
-            }
+            })
         })
     });
     // Why the pool's figures are dashes: vLLM allocates no pool when the start fails first.
