@@ -155,9 +155,9 @@ try {
       // The app paints the verdict itself.
     }
   }
-  // The rest of the page's rules (page.css; style.css, inline in the page, has the first paint's), fetched beside the
-  // app's wasm, after the first verdict's program: the app starts once they are in (or failed
-  // to come: the page then works unstyled rather than not at all).
+  // The rest of the page's rules (page.css; the first paint's are inline in the page), fetched
+  // beside the app's wasm, after the first verdict's program: the app starts once they are in
+  // (or failed to come: the page then works without them rather than not at all).
   const css = tag.dataset.css
     ? new Promise((resolve) => {
         const sheet = document.createElement('link');

@@ -36,6 +36,15 @@ test('the default page renders a verdict and a per-rank chart', async () => {
   await context.close();
 });
 
+/** The CSP source that allows an inline element with this text: `'sha256-<base64>'`. */
+async function cspHash(page, text) {
+  const digest = await page.evaluate(async (t) => {
+    const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(t));
+    return btoa(String.fromCharCode(...new Uint8Array(d)));
+  }, text);
+  return `'sha256-${digest}'`;
+}
+
 test('a strict Content-Security-Policy: one hashed inline loader and one hashed inline style, nothing else inline, no violations', async () => {
   const { context, page, problems } = await open(browser, '/?v=1');
   await context.addInitScript(() => {
@@ -55,11 +64,7 @@ test('a strict Content-Security-Policy: one hashed inline loader and one hashed 
   assert.equal(styleSrc.length, 2, styleSrc.join(' '));
   const styles = await page.evaluate(() => [...document.querySelectorAll('style')].map((s) => s.textContent));
   assert.equal(styles.length, 1);
-  const styleDigest = await page.evaluate(async (css) => {
-    const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(css));
-    return btoa(String.fromCharCode(...new Uint8Array(d)));
-  }, styles[0]);
-  assert.equal(styleSrc[1], `'sha256-${styleDigest}'`);
+  assert.equal(styleSrc[1], await cspHash(page, styles[0]));
   assert.equal(await page.locator('[style]').count(), 0, 'no inline style attributes');
   const scriptSrc = directives['script-src'];
   // 'wasm-unsafe-eval' lets WebAssembly compile; it allows no JavaScript eval.
@@ -70,11 +75,7 @@ test('a strict Content-Security-Policy: one hashed inline loader and one hashed 
   // is its own.
   const inline = await page.evaluate(() => [...document.querySelectorAll('script:not([src])')].map((s) => s.textContent));
   assert.equal(inline.length, 1);
-  const digest = await page.evaluate(async (code) => {
-    const d = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(code));
-    return btoa(String.fromCharCode(...new Uint8Array(d)));
-  }, inline[0]);
-  assert.equal(hashes[0], `'sha256-${digest}'`);
+  assert.equal(hashes[0], await cspHash(page, inline[0]));
   // The app's glue is a module the loader imports from the page's origin, not a script tag.
   assert.equal(await page.locator('script[src]').count(), 0, 'the loader is inline');
   assert.match(await page.getAttribute('script[data-wasm]', 'data-js'), /^\/headroom-web-[0-9a-f]+\.js$/);
