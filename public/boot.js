@@ -72,21 +72,15 @@ try {
 // own planner and words; its glue is `headroomVerdictGlue` in this inline module) plans the
 // page's opening state and its words go into the shell as text. There are two builds of it: the
 // one for catalog links (the catalog as values, no JSON reader), and the one with everything,
-// for a pasted config.json or a seed example. Its wasm is fetched first (nothing is preloaded)
-// and the app's after it has arrived, so the two do not share the bandwidth; a link planned at
-// build time needs no program at all. Without it (a development build, a failure) the shell
-// waits for the app.
+// for a pasted config.json or a seed example. The page's first script (public/early.js, inline
+// before this module) read the opening state, and started fetching and compiling the program it
+// needs, if any: a link planned at build time needs none. Nothing is preloaded, and the app's
+// wasm is fetched once the verdict's has arrived, so the two do not share the bandwidth. Without
+// it (a development build, a failure) the shell waits for the app.
 const domReady = () =>
   document.readyState === 'loading'
     ? new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }))
     : Promise.resolve();
-const item = (store, key) => {
-  try {
-    return globalThis[store]?.getItem(key) ?? undefined;
-  } catch {
-    return undefined; // storage may be refused (a sandbox, privacy settings)
-  }
-};
 const paintVerdict = (v) => {
   const shell = document.getElementById('shell');
   const banner = document.getElementById('shell-verdict');
@@ -111,46 +105,37 @@ const paintVerdict = (v) => {
   }
   performance.mark('first-verdict');
 };
-const link = `${location.search}${location.hash}`;
-const stored = item('localStorage', 'headroom:last-query');
-const typed = item('sessionStorage', 'headroom:typed');
-// The default page's and the examples' verdicts, planned at build time by the same program
-// (scripts/inline-loader.mjs): this link's, when nothing kept in the browser changes what it
-// opens with (a stored state for a link without one, as verdict::opening_state reads it; any
-// typed texts, more cautious than verdict::typed_texts, which keeps them for the same address).
-const planned =
-  typeof headroomPlanned === 'object' && Object.hasOwn(headroomPlanned, link) && (link.includes('=') || stored === undefined) && typed === undefined
-    ? headroomPlanned[link]
-    : null;
-// Whether the opening state names a pasted config.json or a seed example, which the catalog
-// links' program hands over (src/verdict.rs, plans_from_catalog_alone): the address, the stored
-// state it falls back to, and the typed texts are query strings (`config=` may be in the hash).
-const beyondCatalog = [link, stored, typed].some((s) => typeof s === 'string' && /(?:^|[?&#\n])(?:config|example)=/.test(s));
-// A program compiled (as its bytes arrive), then a function that runs it on the opening state.
-const verdictProgram = async (url) => {
-  const module = await WebAssembly.compileStreaming(fetch(url)).catch(() =>
-    fetch(url).then((r) => r.arrayBuffer()).then((b) => WebAssembly.compile(b)),
-  );
-  return async () => {
-    // Each program its own instance of the glue; once done, it and its linear memory (about
-    // 1.3 MB) may be collected.
-    const glue = headroomVerdictGlue();
-    await glue.init({ module_or_path: module });
-    return glue.first_verdict(link, stored, typed);
-  };
+const early = typeof headroomEarly === 'object' && headroomEarly !== null ? headroomEarly : null;
+// A compiled program, then a function that runs it on the opening state.
+const verdictRun = (module) => async () => {
+  // Each program its own instance of the glue; once done, it and its linear memory (about
+  // 1.3 MB) may be collected.
+  const glue = headroomVerdictGlue();
+  await glue.init({ module_or_path: await module });
+  return glue.first_verdict(early.link, early.stored, early.typed);
 };
+const verdictProgram = (url) =>
+  verdictRun(
+    WebAssembly.compileStreaming(fetch(url)).catch(() =>
+      fetch(url)
+        .then((r) => r.arrayBuffer())
+        .then((b) => WebAssembly.compile(b)),
+    ),
+  );
 
 try {
   const tag = document.querySelector('script[data-wasm]');
   const url = tag.dataset.wasm;
-  const all = tag.dataset.verdictAll;
   let run;
-  if (planned) {
+  if (early?.planned) {
     // Once the shell is parsed whole (it ends the body, so this is at once).
+    const planned = early.planned;
     domReady().then(() => paintVerdict(planned));
-  } else if (tag.dataset.verdict && typeof headroomVerdictGlue === 'function') {
+  } else if (early?.program && typeof headroomVerdictGlue === 'function') {
     try {
-      run = await verdictProgram(beyondCatalog && all ? all : tag.dataset.verdict);
+      // Compiled once its bytes have all arrived: the app's may come now.
+      await early.program.module;
+      run = verdictRun(early.program.module);
     } catch {
       // The app paints the verdict itself.
     }
@@ -178,9 +163,9 @@ try {
   glue.catch(() => {}); // reported below when awaited, not as an unhandled rejection meanwhile
   try {
     let v = await run?.();
-    // The catalog links' program answers an empty list for a state it hands over (a key this
-    // page's test above did not see): the program with everything plans it.
-    if (Array.isArray(v) && v.length === 0 && all && !beyondCatalog) v = await (await verdictProgram(all))();
+    // The catalog links' program answers an empty list for a state it hands over (a key
+    // early.js's test did not see): the program with everything plans it.
+    if (Array.isArray(v) && v.length === 0 && !early.beyondCatalog) v = await verdictProgram(early.all)();
     if (v) {
       await domReady();
       paintVerdict(v);

@@ -12,8 +12,8 @@
 // catalog links, headroom-verdict-<hash>_bg.wasm, and with everything,
 // headroom-verdict-all-<hash>_bg.wasm), run through wasm-bindgen and wasm-opt; their one glue
 // goes into the same inline module inside a function (its names do not meet the app's);
-// public/boot.js fetches the wasm the opening state needs first (nothing is preloaded) and the
-// app's once it has arrived. A debug build (trunk serve without --release, TRUNK_PROFILE=debug)
+// public/early.js, a classic inline script before it, fetches the wasm the opening state needs
+// first (nothing is preloaded), and public/boot.js the app's once that has arrived. A debug build (trunk serve without --release, TRUNK_PROFILE=debug)
 // skips it: the app paints alone.
 //
 // With the verdict program, the app's glue is not inlined: it is not on the first verdict's path
@@ -29,8 +29,8 @@ import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -84,7 +84,11 @@ async function buildVerdicts() {
     run('wasm-bindgen', ['--target', 'web', '--no-typescript', '--out-dir', outDir, '--out-name', 'verdict', artifact]);
     const wasmOut = join(outDir, 'verdict.opt.wasm');
     // The WebAssembly features wasm-opt must accept to read wasm-bindgen 0.2.130's output.
-    run('wasm-opt', ['-Oz', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue', join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
+    // No inlining of a function into its one caller beyond -Oz's own small sizes: by default
+    // wasm-opt merges the chain first_verdict -> plan -> plan_given into one 87 KB function,
+    // and the browser compiles a function whole on its first call (V8 compiles wasm lazily),
+    // branches never taken included. Without it the program is 1.2 KB smaller too.
+    run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue', join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
     const bytes = readFileSync(wasmOut);
     const name = `${prefix}-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
     writeFileSync(join(dir, name), bytes);
@@ -98,18 +102,18 @@ async function buildVerdicts() {
     const vglue = moduleBody(all.glue, 'the verdict glue');
     if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
     // The links every visitor can open from the header (the default page and the examples),
-    // planned now by the program with everything: boot.js paints such a link's verdict at once
-    // when nothing stored or typed changes what it opens with, and then needs no verdict program.
+    // planned now by the program with everything: public/early.js hands such a link's verdict to
+    // boot.js, which paints it at once when nothing stored or typed changes what it opens with;
+    // then no verdict program is fetched.
     const glueModule = await import(pathToFileURL(all.glueFile).href);
     glueModule.initSync({ module: all.bytes });
     const links = ['', ...[...html.matchAll(/<a href="(\?v=1[^"]*)" data-testid="example-[^"]+"/g)].map((m) => m[1].replaceAll('&amp;', '&'))];
     if (links.length < 3) fail('index.html names no examples to plan ahead (<a href="?v=1..." data-testid="example-...">)');
     const planned = Object.fromEntries(links.map((l) => [l, glueModule.first_verdict(l, undefined, undefined)]));
-    const prerendered = JSON.stringify(planned).replaceAll('<', '\\u003c');
     // A factory: boot.js may run both programs, each with its own instance of the glue.
-    const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n};\nconst headroomPlanned = ${prerendered};\n`;
+    const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n};\n`;
     console.log(`inline-loader: verdict programs ${catalog.name} (${catalog.bytes.length} B, catalog links) and ${all.name} (${all.bytes.length} B, the rest); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
-    return { url: `${base}${catalog.name}`, urlAll: `${base}${all.name}`, code };
+    return { url: `${base}${catalog.name}`, urlAll: `${base}${all.name}`, code, planned };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -142,7 +146,30 @@ const code = uncommented(verdict ? `${verdict.code}${boot}` : `${glue}\n${boot}`
 if (/<\/script/i.test(code) || code.includes('<!--')) fail('the inline module would contain "</script" or "<!--"');
 
 const hash = createHash('sha256').update(code, 'utf8').digest('base64');
+// The verdict programs' addresses are public/early.js's (below); the tag names them too, for the
+// service worker's manifest (scripts/sw-manifest.mjs) and scripts/measure-budgets.mjs.
 const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-all="${verdict.urlAll}"` : '';
+
+// The page's first script (public/early.js): a classic one, run as the parser reaches it, which
+// reads the opening state and starts fetching the verdict program it needs (the inline module
+// runs only after the first layout). Its three names are filled in as JSON: the verdicts planned
+// ahead and the two programs' addresses. Only with the verdict program.
+const jsValue = (value) => JSON.stringify(value).replaceAll('<', '\\u003c');
+let earlyCode = null;
+if (verdict) {
+  let early = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', 'public', 'early.js'), 'utf8');
+  for (const [name, value] of [
+    ['HEADROOM_PLANNED', jsValue(verdict.planned)],
+    ['HEADROOM_VERDICT', jsValue(verdict.url)],
+    ['HEADROOM_VERDICT_ALL', jsValue(verdict.urlAll)],
+  ]) {
+    const at = new RegExp(`= ${name};`);
+    if ((early.match(new RegExp(`\\b${name}\\b`, 'g')) ?? []).length !== 1 || !at.test(early)) fail(`public/early.js does not name ${name} exactly once, as "= ${name};"`);
+    early = early.replace(at, () => `= ${value};`);
+  }
+  earlyCode = uncommented(early, 'public/early.js');
+  if (/<\/script/i.test(earlyCode) || earlyCode.includes('<!--')) fail('public/early.js would contain "</script" or "<!--"');
+}
 // The rest of the page's rules (public/page.css, as Trunk links it): out of the head, where it
 // would block the first paint, and named to boot.js, which loads it beside the app's wasm and
 // starts the app once it is in (with its integrity hash, as Trunk wrote it).
@@ -170,7 +197,8 @@ rmSync(local(style[1]));
 
 const cspRe = /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*script-src 'self' 'wasm-unsafe-eval')/;
 if (!cspRe.test(html)) fail("index.html's Content-Security-Policy has no \"script-src 'self' 'wasm-unsafe-eval'\"");
-html = html.replace(cspRe, (m) => `${m} 'sha256-${hash}'`);
+const earlyHash = earlyCode === null ? '' : ` 'sha256-${createHash('sha256').update(earlyCode, 'utf8').digest('base64')}'`;
+html = html.replace(cspRe, (m) => `${m}${earlyHash} 'sha256-${hash}'`);
 
 const preload = new RegExp(`<link rel="modulepreload" href="${jsUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*>`);
 if (!preload.test(html)) fail(`index.html has no modulepreload of ${jsUrl}`);
@@ -189,6 +217,8 @@ const afterCsp = html.indexOf('/>', cspEnd) + 2;
 // the link's verdict was planned ahead, and the app's after it, so the first verdict's bytes do
 // not share the bandwidth with the app's.
 if (!verdict) html = `${html.slice(0, afterCsp)}\n    ${wasmPreload[0]}${html.slice(afterCsp)}`;
+// With it, the page's first script goes there, before the inline module.
+else html = `${html.slice(0, afterCsp)}\n    <script>${earlyCode}</script>${html.slice(afterCsp)}`;
 
 // HTML comments go too: they explain the page's source (index.html) to its readers, and every
 // first visit would carry them. Only outside the inline module, which was checked above to hold

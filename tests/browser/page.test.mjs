@@ -45,7 +45,7 @@ async function cspHash(page, text) {
   return `'sha256-${digest}'`;
 }
 
-test('a strict Content-Security-Policy: one hashed inline loader and one hashed inline style, nothing else inline, no violations', async () => {
+test('a strict Content-Security-Policy: two hashed inline scripts and one hashed inline style, nothing else inline, no violations', async () => {
   const { context, page, problems } = await open(browser, '/?v=1');
   await context.addInitScript(() => {
     window.__cspViolations = [];
@@ -70,22 +70,30 @@ test('a strict Content-Security-Policy: one hashed inline loader and one hashed 
   // 'wasm-unsafe-eval' lets WebAssembly compile; it allows no JavaScript eval.
   assert.ok(!scriptSrc.some((s) => /^'unsafe-(inline|eval|hashes)'$|^'strict-dynamic'$|^\*$|^[a-z-]+:/.test(s)), scriptSrc.join(' '));
   const hashes = scriptSrc.filter((s) => s.startsWith("'sha256-"));
-  assert.equal(hashes.length, 1, scriptSrc.join(' '));
-  // The one inline script is the loader (the verdict program's glue and boot.js), and the hash
-  // is its own.
-  const inline = await page.evaluate(() => [...document.querySelectorAll('script:not([src])')].map((s) => s.textContent));
-  assert.equal(inline.length, 1);
-  assert.equal(hashes[0], await cspHash(page, inline[0]));
+  assert.equal(hashes.length, 2, scriptSrc.join(' '));
+  // The two inline scripts are the page's first script (public/early.js: the opening state and
+  // the verdict program's fetch) and the loader (the verdict program's glue and boot.js), each
+  // allowed by its own hash.
+  const inline = await page.evaluate(() => [...document.querySelectorAll('script:not([src])')].map((s) => [s.type, s.textContent]));
+  assert.deepEqual(
+    inline.map(([type, t]) => [type, t.includes('var headroomEarly'), t.includes('headroomVerdictGlue')]),
+    [
+      ['', true, false],
+      ['module', false, true],
+    ],
+  );
+  assert.deepEqual(hashes, [await cspHash(page, inline[0][1]), await cspHash(page, inline[1][1])]);
   // The app's glue is a module the loader imports from the page's origin, not a script tag.
   assert.equal(await page.locator('script[src]').count(), 0, 'the loader is inline');
   assert.match(await page.getAttribute('script[data-wasm]', 'data-js'), /^\/headroom-web-[0-9a-f]+\.js$/);
-  // The loader comes after the CSP (a meta CSP governs only what follows it), and orders the
-  // wasm fetches itself (the verdict program's, then the app's): no preload shares the bandwidth.
+  // Both scripts come after the CSP (a meta CSP governs only what follows it), the first one
+  // first, and they order the wasm fetches themselves (the verdict program's, then the app's):
+  // no preload shares the bandwidth.
   const order = await page.evaluate(() => {
     const els = [...document.head.children];
-    return ['meta[http-equiv="Content-Security-Policy"]', 'script[data-wasm]'].map((sel) => els.findIndex((e) => e.matches(sel)));
+    return ['meta[http-equiv="Content-Security-Policy"]', 'script:not([type])', 'script[data-wasm]'].map((sel) => els.findIndex((e) => e.matches(sel)));
   });
-  assert.ok(order[0] >= 0 && order[0] < order[1], `head order ${order}`);
+  assert.ok(order[0] >= 0 && order[0] < order[1] && order[1] < order[2], `head order ${order}`);
   assert.equal(await page.locator('link[rel=preload]').count(), 0);
   await setInput(page, 'gpu-memory-utilization', '0.8');
   await page.waitForFunction(() => /[?&]util=0\.8(&|$)/.test(location.search));
@@ -197,8 +205,11 @@ test('a malformed or hostile URL gives a dismissible notice and a working page',
   const items = await notice.locator('li').allInnerTexts();
   assert.ok(items.length >= 7, items.join('\n'));
   assert.ok(items.some((i) => i.startsWith('<script>')), 'the hostile key is shown as text');
-  // The one inline script the page has is its loader in the head (data-wasm); any other is injected.
-  assert.equal(await page.locator('img[src=x], body script, head script:not([data-wasm])').count(), 0, 'nothing hostile was parsed as HTML');
+  // The page's two inline scripts are in the head: its first script (public/early.js) and its
+  // loader (data-wasm); any other is injected.
+  assert.equal(await page.locator('img[src=x], body script').count(), 0, 'nothing hostile was parsed as HTML');
+  const headScripts = await page.evaluate(() => [...document.querySelectorAll('head script:not([data-wasm])')].map((s) => s.textContent.slice(0, 20)));
+  assert.deepEqual(headScripts, ['var headroomEarly = '], 'nothing hostile was parsed as HTML');
   assert.match(await text(page, 'verdict'), /^(Starts|Fails at)/);
   assert.equal(await page.inputValue('[data-testid="pipeline-parallel-size"]'), '2');
   assert.equal(await page.locator('[data-testid="rank-chart"] .svg > svg').count(), 1);

@@ -145,6 +145,34 @@ for (const [what, link, program] of LINKS) {
   });
 }
 
+// The verdict program's fetch is the first verdict's longest wait: the page's first script
+// (public/early.js, a classic script the parser runs where it stands) starts it, before the
+// inline module (boot.js), which runs only once the parser and the first layout are done, and
+// before the app's wasm is asked for.
+test("the verdict program is fetched by the page's first script, before the loader runs", async () => {
+  const { context, page, problems, release } = await held();
+  await page.goto(new URL('/?v=1&model=llama-3.1-70b-instruct&tp=4', BASE_URL).href, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#shell-verdict:not(.pending)');
+  const order = await page.evaluate(() => {
+    const start = (re) => performance.getEntriesByType('resource').find((e) => re.test(e.name))?.startTime;
+    return {
+      early: typeof headroomEarly === 'object' && headroomEarly.program !== null,
+      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm$/),
+      boot: performance.getEntriesByName('boot')[0]?.startTime,
+      app: start(/\/headroom-web-[0-9a-f]+_bg\.wasm$/),
+    };
+  });
+  assert.ok(order.early, 'public/early.js chose a verdict program');
+  assert.ok(order.verdict !== undefined && order.boot !== undefined, JSON.stringify(order));
+  assert.ok(order.verdict <= order.boot, `the verdict program's fetch started before boot.js ran: ${JSON.stringify(order)}`);
+  assert.ok(order.app === undefined || order.app >= order.verdict, JSON.stringify(order));
+  assert.deepEqual(verdictPrograms(problems), ['catalog']);
+  release();
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+  assertClean(problems);
+  await context.close();
+});
+
 test('the first verdict reads the stored state and a reload keeps the texts as typed', async () => {
   // A link without a state opens on the last one kept in the browser (local storage).
   const { context, page, problems, release } = await held();

@@ -1,0 +1,63 @@
+// The page's first script: decides what the first verdict needs and starts fetching it. The
+// release build puts it in the page as a classic inline script right after the
+// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the three names below and
+// adds its hash to the CSP), so it runs as soon as the parser reaches it, before anything is
+// laid out or painted.
+//
+// Why a script of its own: the inline module (the verdict glue and public/boot.js) is run in a
+// task after the parser and the first layout are done with the page. On a phone on slow 4G (the
+// bench's 1.6 Mbit/s, 150 ms RTT and CPU / 4) that was 30 to 230 ms after the page's last byte,
+// and the verdict program's fetch waited for it; its 140 KB gzip are the first verdict's longest
+// wait. A classic script runs as it is parsed.
+//
+// No module can wait for this one: it defines the one global `headroomEarly`, read by boot.js:
+//   link, stored, typed  the opening state: the address, the state kept in local storage and the
+//                        texts kept for this tab (storage may be refused: then undefined);
+//   planned              the opening state's verdict planned at build time, or null;
+//   program              null, or { url, module }: the verdict program this state needs (for
+//                        catalog links, or the one with everything for a pasted config.json or
+//                        a seed example), compiling as its bytes arrive.
+var headroomEarly = (() => {
+  const PLANNED = HEADROOM_PLANNED;
+  const VERDICT = HEADROOM_VERDICT;
+  const VERDICT_ALL = HEADROOM_VERDICT_ALL;
+  const item = (store, key) => {
+    try {
+      return globalThis[store]?.getItem(key) ?? undefined;
+    } catch {
+      return undefined; // storage may be refused (a sandbox, privacy settings)
+    }
+  };
+  const link = `${location.search}${location.hash}`;
+  const stored = item('localStorage', 'headroom:last-query');
+  const typed = item('sessionStorage', 'headroom:typed');
+  // The default page's and the examples' verdicts, planned at build time by the same program:
+  // this link's, when nothing kept in the browser changes what it opens with (a stored state for
+  // a link without one, as verdict::opening_state reads it; any typed texts, more cautious than
+  // verdict::typed_texts, which keeps them for the same address).
+  const planned = Object.hasOwn(PLANNED, link) && (link.includes('=') || stored === undefined) && typed === undefined ? PLANNED[link] : null;
+  // Whether the opening state names a pasted config.json or a seed example, which the catalog
+  // links' program hands over (src/verdict.rs, plans_from_catalog_alone): the address, the
+  // stored state it falls back to, and the typed texts are query strings (`config=` may be in
+  // the hash).
+  const beyondCatalog = [link, stored, typed].some((s) => typeof s === 'string' && /(?:^|[?&#\n])(?:config|example)=/.test(s));
+  let program = null;
+  if (!planned) {
+    try {
+      const url = beyondCatalog ? VERDICT_ALL : VERDICT;
+      // A server that does not send application/wasm makes compileStreaming refuse: then the
+      // bytes, compiled whole.
+      const module = WebAssembly.compileStreaming(fetch(url)).catch(() =>
+        fetch(url)
+          .then((r) => r.arrayBuffer())
+          .then((b) => WebAssembly.compile(b)),
+      );
+      // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
+      module.catch(() => {});
+      program = { url, module };
+    } catch {
+      // No WebAssembly: boot.js says so when the app cannot start.
+    }
+  }
+  return { link, stored, typed, planned, beyondCatalog, program, all: VERDICT_ALL };
+})();
