@@ -70,13 +70,14 @@ try {
 
 // The first verdict, before the app: a small verdict program (src/bin/verdict.rs, the core's
 // own planner and words; its glue is `headroomVerdictGlue` in this inline module) plans the
-// page's opening state and its words go into the shell as text. There are two builds of it: the
-// one for catalog links (the catalog as values, no JSON reader), and the one with everything,
-// for a pasted config.json or a seed example. The page's first script (public/early.js, inline
-// before this module) read the opening state, and started fetching and compiling the program it
-// needs, if any: a link planned at build time needs none. Nothing is preloaded, and the app's
-// wasm is fetched once the verdict's has arrived, so the two do not share the bandwidth. Without
-// it (a development build, a failure) the shell waits for the app.
+// page's opening state and its words go into the shell as text. There are three builds of it:
+// the one for catalog links (the catalog as values, no JSON reader), the one with the
+// config.json reader too, and the one with everything, for a seed example. The page's first
+// script (public/early.js, inline before this module) read the opening state, and started
+// fetching and compiling the program it needs, if any: a link planned at build time needs none.
+// Nothing is preloaded, and the app's wasm is fetched once the verdict's has arrived, so the two
+// do not share the bandwidth. Without it (a development build, a failure) the shell waits for
+// the app.
 const domReady = () =>
   document.readyState === 'loading'
     ? new Promise((resolve) => document.addEventListener('DOMContentLoaded', resolve, { once: true }))
@@ -163,9 +164,9 @@ try {
   glue.catch(() => {}); // reported below when awaited, not as an unhandled rejection meanwhile
   try {
     let v = await run?.();
-    // The catalog links' program answers an empty list for a state it hands over (a key
-    // early.js's test did not see): the program with everything plans it.
-    if (Array.isArray(v) && v.length === 0 && !early.beyondCatalog) v = await verdictProgram(early.all)();
+    // The catalog links' and the config's programs answer an empty list for a state they hand
+    // over (a key early.js's test did not see): the program with everything plans it.
+    if (Array.isArray(v) && v.length === 0 && early.program.url !== early.all) v = await verdictProgram(early.all)();
     if (v) {
       await domReady();
       paintVerdict(v);

@@ -14,12 +14,16 @@
 //   link, stored, typed  the opening state: the address, the state kept in local storage and the
 //                        texts kept for this tab (storage may be refused: then undefined);
 //   planned              the opening state's verdict planned at build time, or null;
-//   program              null, or { url, module }: the verdict program this state needs (for
-//                        catalog links, or the one with everything for a pasted config.json or
-//                        a seed example), compiling as its bytes arrive.
+//   program              null, or { url, module }: the verdict program this state needs (the
+//                        one for catalog links, the one with the config.json reader for a
+//                        pasted config, or the one with everything for a seed example),
+//                        compiling as its bytes arrive;
+//   all                  the address of the program with everything, which plans any state
+//                        another program hands over (it answers an empty list).
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
+  const VERDICT_CONFIG = HEADROOM_VERDICT_CONFIG;
   const VERDICT_ALL = HEADROOM_VERDICT_ALL;
   const item = (store, key) => {
     try {
@@ -36,15 +40,16 @@ var headroomEarly = (() => {
   // a link without one, as verdict::opening_state reads it; any typed texts, more cautious than
   // verdict::typed_texts, which keeps them for the same address).
   const planned = Object.hasOwn(PLANNED, link) && (link.includes('=') || stored === undefined) && typed === undefined ? PLANNED[link] : null;
-  // Whether the opening state names a pasted config.json or a seed example, which the catalog
-  // links' program hands over (src/verdict.rs, plans_from_catalog_alone): the address, the
-  // stored state it falls back to, and the typed texts are query strings (`config=` may be in
-  // the hash).
-  const beyondCatalog = [link, stored, typed].some((s) => typeof s === 'string' && /(?:^|[?&#\n])(?:config|example)=/.test(s));
+  // Whether the opening state names a seed example or a pasted config.json, which the catalog
+  // links' program hands over (src/verdict.rs, beyond_catalog): the address, the stored state it
+  // falls back to, and the typed texts are query strings (`config=` may be in the hash).
+  const names = (key) => [link, stored, typed].some((s) => typeof s === 'string' && new RegExp(`(?:^|[?&#\\n])${key}=`).test(s));
+  const example = names('example');
+  const config = names('config');
   let program = null;
   if (!planned) {
     try {
-      const url = beyondCatalog ? VERDICT_ALL : VERDICT;
+      const url = example ? VERDICT_ALL : config ? VERDICT_CONFIG : VERDICT;
       // A server that does not send application/wasm makes compileStreaming refuse: then the
       // bytes, compiled whole.
       const module = WebAssembly.compileStreaming(fetch(url)).catch(() =>
@@ -59,5 +64,5 @@ var headroomEarly = (() => {
       // No WebAssembly: boot.js says so when the app cannot start.
     }
   }
-  return { link, stored, typed, planned, beyondCatalog, program, all: VERDICT_ALL };
+  return { link, stored, typed, planned, program, all: VERDICT_ALL };
 })();

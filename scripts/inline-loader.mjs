@@ -8,8 +8,9 @@
 // loads, alternating builds). The CSP stays strict: no 'unsafe-inline', one hash.
 //
 // Then the first verdict before the app: the small verdict program (src/bin/verdict.rs, the
-// core without the page's framework) is built here in the same profile as the page, twice (for
-// catalog links, headroom-verdict-<hash>_bg.wasm, and with everything,
+// core without the page's framework) is built here in the same profile as the page, three times
+// (for catalog links, headroom-verdict-<hash>_bg.wasm; for a pasted config.json,
+// headroom-verdict-config-<hash>_bg.wasm; and with everything,
 // headroom-verdict-all-<hash>_bg.wasm), run through wasm-bindgen and wasm-opt; their one glue
 // goes into the same inline module inside a function (its names do not meet the app's);
 // public/early.js, a classic inline script before it, fetches the wasm the opening state needs
@@ -61,12 +62,14 @@ const moduleBody = (text, what) => {
 };
 const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 
-// The verdict programs: built, bound and optimised, or null in a debug build. Two builds of
+// The verdict programs: built, bound and optimised, or null in a debug build. Three builds of
 // src/bin/verdict.rs: the one for catalog links (`catalog-compiled`: the catalog as Rust values,
 // no JSON or config.json reader, no seed examples), which every link but a pasted config or an
-// example fetches, and the one with everything, which those fetch (boot.js chooses from the
-// address and storage; the first answers an empty list for a state it hands over). Their glue is
-// the same (the same exports and imports), checked here, so the page carries it once.
+// example fetches; the one for a pasted config.json (`config-reader` too); and the one with
+// everything (the catalog's JSON text, the seed examples), for an example not planned ahead.
+// public/early.js chooses from the address and storage; the first two answer an empty list for
+// a state they hand over. Their glue is the same (the same exports and imports), checked here,
+// so the page carries it once.
 const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : await buildVerdicts();
 async function buildVerdicts() {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
@@ -95,10 +98,11 @@ async function buildVerdicts() {
     return { name, bytes, glueFile: join(outDir, 'verdict.js'), glue: readFileSync(join(outDir, 'verdict.js'), 'utf8') };
   };
   try {
-    // Built one after the other: both write the same target/ artifact.
+    // Built one after the other: all write the same target/ artifact.
     const all = build('verdict', 'headroom-verdict-all');
+    const config = build('verdict,catalog-compiled,config-reader', 'headroom-verdict-config');
     const catalog = build('verdict,catalog-compiled', 'headroom-verdict');
-    if (all.glue !== catalog.glue) fail('the two verdict programs have different wasm-bindgen glue (their exports or imports differ)');
+    if (all.glue !== catalog.glue || all.glue !== config.glue) fail('the verdict programs have different wasm-bindgen glue (their exports or imports differ)');
     const vglue = moduleBody(all.glue, 'the verdict glue');
     if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
     // The links every visitor can open from the header (the default page and the examples),
@@ -112,8 +116,8 @@ async function buildVerdicts() {
     const planned = Object.fromEntries(links.map((l) => [l, glueModule.first_verdict(l, undefined, undefined)]));
     // A factory: boot.js may run both programs, each with its own instance of the glue.
     const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n};\n`;
-    console.log(`inline-loader: verdict programs ${catalog.name} (${catalog.bytes.length} B, catalog links) and ${all.name} (${all.bytes.length} B, the rest); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
-    return { url: `${base}${catalog.name}`, urlAll: `${base}${all.name}`, code, planned };
+    console.log(`inline-loader: verdict programs ${catalog.name} (${catalog.bytes.length} B, catalog links), ${config.name} (${config.bytes.length} B, a pasted config.json) and ${all.name} (${all.bytes.length} B, the rest); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
+    return { url: `${base}${catalog.name}`, urlConfig: `${base}${config.name}`, urlAll: `${base}${all.name}`, code, planned };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -148,12 +152,12 @@ if (/<\/script/i.test(code) || code.includes('<!--')) fail('the inline module wo
 const hash = createHash('sha256').update(code, 'utf8').digest('base64');
 // The verdict programs' addresses are public/early.js's (below); the tag names them too, for the
 // service worker's manifest (scripts/sw-manifest.mjs) and scripts/measure-budgets.mjs.
-const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-all="${verdict.urlAll}"` : '';
+const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-config="${verdict.urlConfig}" data-verdict-all="${verdict.urlAll}"` : '';
 
 // The page's first script (public/early.js): a classic one, run as the parser reaches it, which
 // reads the opening state and starts fetching the verdict program it needs (the inline module
-// runs only after the first layout). Its three names are filled in as JSON: the verdicts planned
-// ahead and the two programs' addresses. Only with the verdict program.
+// runs only after the first layout). Its four names are filled in as JSON: the verdicts planned
+// ahead and the three programs' addresses. Only with the verdict program.
 const jsValue = (value) => JSON.stringify(value).replaceAll('<', '\\u003c');
 let earlyCode = null;
 if (verdict) {
@@ -161,6 +165,7 @@ if (verdict) {
   for (const [name, value] of [
     ['HEADROOM_PLANNED', jsValue(verdict.planned)],
     ['HEADROOM_VERDICT', jsValue(verdict.url)],
+    ['HEADROOM_VERDICT_CONFIG', jsValue(verdict.urlConfig)],
     ['HEADROOM_VERDICT_ALL', jsValue(verdict.urlAll)],
   ]) {
     const at = new RegExp(`= ${name};`);

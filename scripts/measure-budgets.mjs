@@ -69,10 +69,14 @@ console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 100
 // The critical path: what must arrive before the first verdict. The page (its inline module
 // holds the verdict programs' glue and the loader), its stylesheet (render-blocking) and the
 // verdict program's wasm: for a catalog link the catalog links' program (data-verdict), for a
-// pasted config.json or an example not planned ahead the one with everything (data-verdict-all);
-// the app's wasm and glue load after it.
+// pasted config.json the one with the config reader (data-verdict-config), for an example not
+// planned ahead the one with everything (data-verdict-all); the app's wasm and glue load after.
 const html = readFileSync(join(DIST, 'index.html'), 'utf8');
-for (const [attr, what] of [['data-verdict', 'a catalog link'], ['data-verdict-all', 'a pasted config.json or an example']]) {
+for (const [attr, what] of [
+  ['data-verdict', 'a catalog link'],
+  ['data-verdict-config', 'a pasted config.json'],
+  ['data-verdict-all', 'an example not planned ahead'],
+]) {
   const verdictWasm = html.match(new RegExp(`${attr}="/([^"]+)"`))?.[1];
   // The stylesheets the head links (render-blocking); page.css is loaded after the verdict.
   const blocking = [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].map((m) => m[1]);

@@ -134,15 +134,17 @@ for name in core leptos; do
 done
 printf 'both    %7d B gzip: no Leptos page on this core is smaller\n' "$total"
 # The first verdict's critical path (150 KB target) carries a verdict program, the core's
-# planning path alone: the core floor above bounds it from below. Two builds of it are in dist/:
-# for catalog links (headroom-verdict-<hash>) and with everything (headroom-verdict-all-<hash>).
+# planning path alone: the core floor above bounds it from below. Three builds of it are in
+# dist/: for catalog links (headroom-verdict-<hash>), for a pasted config.json
+# (headroom-verdict-config-<hash>) and with everything (headroom-verdict-all-<hash>).
 found=0
 for verdict in "$ROOT"/dist/headroom-verdict-*_bg.wasm; do
   [[ -e "$verdict" ]] || continue
   found=1
   v=$(gzip -9c "$verdict" | wc -c)
   case "$verdict" in
-    *-verdict-all-*) what='with everything (a pasted config, an example)' ;;
+    *-verdict-all-*) what='with everything (an example not planned ahead)' ;;
+    *-verdict-config-*) what='with the config.json reader (a pasted config)' ;;
     *) what='for catalog links' ;;
   esac
   printf 'verdict %7d B gzip in dist/, %s (the core floor with its solvers and ledger: %d B), against the 150 KB critical path\n' "$v" "$what" "$core_total"

@@ -20,7 +20,7 @@ const fail = (why) => {
 if (!dir) fail('no staging directory (TRUNK_STAGING_DIR is not set and none was given)');
 
 const html = readFileSync(join(dir, 'index.html'), 'utf8');
-const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data-verdict-all|data-css)="(\/[^"#?]*)"/g)].map((m) => m[1]);
+const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data-verdict-config|data-verdict-all|data-css)="(\/[^"#?]*)"/g)].map((m) => m[1]);
 const files = ['/', ...new Set(named.filter((p) => p !== '/' && p !== '/sw.js'))];
 for (const p of files.slice(1)) {
   if (!existsSync(join(dir, p))) fail(`index.html names ${p}, which the build does not have`);

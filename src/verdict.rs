@@ -428,11 +428,20 @@ pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> F
     }
 }
 
-/// Whether the page's opening state plans from the catalog alone: neither a pasted config.json
-/// (which needs the config reader) nor a seed example (its measurements and walkthrough). The
-/// first verdict's program for catalog links (`catalog-compiled`) plans only these, and hands
-/// the others to the program with everything (`src/bin/verdict.rs`, public/boot.js).
-pub fn plans_from_catalog_alone(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
+/// What the page's opening state needs beyond the catalog's rows.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BeyondCatalog {
+    /// A pasted config.json: the config reader.
+    pub config: bool,
+    /// A seed example: its measurements and walkthrough.
+    pub example: bool,
+}
+
+/// What the page's opening state needs beyond the catalog's rows. The first verdict's programs
+/// built with `catalog-compiled` plan only what they carry (the one for catalog links neither,
+/// the one with `config-reader` a pasted config.json) and hand the others to the program with
+/// everything (`src/bin/verdict.rs`, public/boot.js).
+pub fn beyond_catalog(link: &str, stored: Option<&str>, typed: Option<&str>) -> BeyondCatalog {
     let (texts, _) = opening_texts(link, stored, typed);
     let set = |field: Field| {
         Field::ALL
@@ -441,12 +450,53 @@ pub fn plans_from_catalog_alone(link: &str, stored: Option<&str>, typed: Option<
             .and_then(|i| texts.get(i))
             .is_some_and(|t| !t.trim().is_empty())
     };
-    !set(Field::Config) && !set(Field::Example)
+    BeyondCatalog {
+        config: set(Field::Config),
+        example: set(Field::Example),
+    }
+}
+
+/// Whether the page's opening state plans from the catalog alone: neither a pasted config.json
+/// nor a seed example ([`beyond_catalog`]).
+pub fn plans_from_catalog_alone(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
+    beyond_catalog(link, stored, typed) == BeyondCatalog::default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_state_needs_beyond_the_catalog() {
+        let beyond = |link: &str| beyond_catalog(link, None, None);
+        let neither = BeyondCatalog::default();
+        let config = BeyondCatalog {
+            config: true,
+            example: false,
+        };
+        // A config every build reads alike (the catalog links' program keeps any text unread).
+        let pasted = crate::input::query::base64url_encode(
+            br#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":131072,"torch_dtype":"bfloat16"}"#,
+        );
+        assert_eq!(beyond("?v=1&model=qwen3-32b&tp=2"), neither);
+        assert_eq!(
+            beyond("?v=1&example=s1-three-cards"),
+            BeyondCatalog {
+                config: false,
+                example: true
+            }
+        );
+        // A pasted config in the query, in the fragment, or under a percent-encoded key.
+        assert_eq!(beyond(&format!("?v=1&tp=2&config={pasted}")), config);
+        assert_eq!(beyond(&format!("?v=1&tp=2#config={pasted}")), config);
+        assert_eq!(beyond(&format!("?v=1&tp=2&%63onfig={pasted}")), config);
+        // The stored state counts for a link without one.
+        let stored = format!("?v=1&config={pasted}");
+        assert_eq!(beyond_catalog("", Some(&stored), None), config);
+        assert_eq!(beyond_catalog("?v=1&tp=4", Some(&stored), None), neither);
+        assert!(plans_from_catalog_alone("?v=1&tp=4", None, None));
+        assert!(!plans_from_catalog_alone(&stored, None, None));
+    }
 
     #[test]
     fn an_input_in_error_is_said_first_and_never_under_a_green_banner() {

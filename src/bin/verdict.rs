@@ -12,16 +12,18 @@ fn main() {}
 /// The first verdict of the page opened on `link` (`location.search + location.hash`), with
 /// the browser's stored state and a reload's typed texts (`null` when absent): the banner's
 /// class, headline, second line and warning, then per leading figure its test id, text and
-/// provenance label, as one list of strings. Built with `catalog-compiled` (the program for
-/// catalog links: no config.json reader, no seed examples), an empty list when the page opens
-/// with a pasted config.json or an example: public/boot.js then runs the program with both.
+/// provenance label, as one list of strings. Built with `catalog-compiled` (no seed examples:
+/// the program for catalog links, or with `config-reader` the one for a pasted config.json), an
+/// empty list when the page opens with what the build does not carry: public/boot.js then runs
+/// the program with everything.
 #[wasm_bindgen]
 pub fn first_verdict(link: &str, stored: Option<String>, typed: Option<String>) -> Vec<String> {
     let (stored, typed) = (stored.as_deref(), typed.as_deref());
-    if cfg!(feature = "catalog-compiled")
-        && !headroom::verdict::plans_from_catalog_alone(link, stored, typed)
-    {
-        return Vec::new();
+    if cfg!(feature = "catalog-compiled") {
+        let beyond = headroom::verdict::beyond_catalog(link, stored, typed);
+        if beyond.example || (beyond.config && !cfg!(feature = "config-reader")) {
+            return Vec::new();
+        }
     }
     let v = headroom::verdict::first_verdict(link, stored, typed);
     let mut out = vec![v.class, v.headline, v.sub, v.warn];

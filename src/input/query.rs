@@ -549,7 +549,7 @@ mod tests {
 
     #[test]
     #[cfg_attr(
-        feature = "catalog-compiled",
+        all(feature = "catalog-compiled", not(feature = "config-reader")),
         ignore = "a pasted config.json: the catalog links' program keeps it unread, and hands it over"
     )]
     fn a_whole_address_without_a_query_is_the_default_page() {
@@ -696,7 +696,7 @@ mod tests {
 
     #[test]
     #[cfg_attr(
-        feature = "catalog-compiled",
+        all(feature = "catalog-compiled", not(feature = "config-reader")),
         ignore = "a pasted config.json: the catalog links' program keeps it unread, and hands it over"
     )]
     fn hostile_inputs_are_ignored_with_reasons() {

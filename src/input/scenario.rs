@@ -463,7 +463,7 @@ mod tests {
 
     #[test]
     #[cfg_attr(
-        feature = "catalog-compiled",
+        all(feature = "catalog-compiled", not(feature = "config-reader")),
         ignore = "an example or a pasted config.json: the catalog links' program hands it over"
     )]
     fn custom_config_travels_in_the_url() {

@@ -467,9 +467,17 @@ impl Field {
                 )
             }),
             // The catalog links' first-verdict program keeps a pasted config's text unread: the
-            // state then names it, and the program hands it over (verdict::plans_from_catalog_alone)
-            // instead of planning as if no config were given.
-            Rule::Config if cfg!(feature = "catalog-compiled") => Ok(()),
+            // state then names it, and the program hands it over (verdict::beyond_catalog)
+            // instead of planning as if no config were given. The one with `config-reader`
+            // reads it.
+            Rule::Config
+                if cfg!(all(
+                    feature = "catalog-compiled",
+                    not(feature = "config-reader")
+                )) =>
+            {
+                Ok(())
+            }
             Rule::Config => parse_config(t).map(drop),
         }
         .map_err(|e| {

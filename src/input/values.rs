@@ -219,14 +219,14 @@ pub fn parse_config(text: &str) -> Result<Model, String> {
     r
 }
 
-#[cfg(not(feature = "catalog-compiled"))]
+#[cfg(any(not(feature = "catalog-compiled"), feature = "config-reader"))]
 fn read_config(text: &str) -> Result<Model, String> {
     crate::catalog::parse_config_json(text).map_err(|e| e.to_string())
 }
 
 /// The first verdict's program for catalog links has no config.json reader: it hands a state
 /// with a pasted config to the program that has one (`src/bin/verdict.rs`), and never shows this.
-#[cfg(feature = "catalog-compiled")]
+#[cfg(all(feature = "catalog-compiled", not(feature = "config-reader")))]
 fn read_config(_: &str) -> Result<Model, String> {
     Err("this program does not read a pasted config.json".to_string())
 }

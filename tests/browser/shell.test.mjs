@@ -80,8 +80,8 @@ test('the shell names the link before any program runs, and shows no figure', as
 
 // Each link's first verdict, then the app's: the same class, lines and figures. The default
 // page and the header's examples were planned at build time (no verdict program is fetched);
-// any other link runs a verdict program: the one for catalog links, or, for a pasted
-// config.json or an example, the one with everything, and only that one.
+// any other link runs a verdict program: the one for catalog links, the one with the config.json
+// reader for a pasted config, or, for an example, the one with everything, and only that one.
 const CONFIG = Buffer.from(
   JSON.stringify({
     architectures: ['LlamaForCausalLM'],
@@ -108,9 +108,10 @@ const LINKS = [
   ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'catalog'],
   ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'catalog'],
   ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'all'],
-  ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'all'],
-  ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'all'],
-  ['a broken pasted config.json', '/?v=1&config=e30', 'all'],
+  ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'config'],
+  ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'config'],
+  ['a broken pasted config.json', '/?v=1&config=e30', 'config'],
+  ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'all'],
   // A key the loader's test does not see (percent-encoded): the catalog links' program hands
   // the state over, and the other one plans it.
   ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'catalog+all'],
@@ -118,8 +119,8 @@ const LINKS = [
 
 const verdictPrograms = (problems) =>
   problems.requests.flatMap((u) => {
-    const m = u.match(/\/headroom-verdict-(all-)?[0-9a-f]{16}_bg\.wasm$/);
-    return m ? [m[1] ? 'all' : 'catalog'] : [];
+    const m = u.match(/\/headroom-verdict-(all-|config-)?[0-9a-f]{16}_bg\.wasm$/);
+    return m ? [m[1] ? m[1].slice(0, -1) : 'catalog'] : [];
   });
 const fetchedVerdict = (problems) => verdictPrograms(problems).length > 0;
 
