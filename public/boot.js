@@ -3,8 +3,9 @@
 // inline module (scripts/inline-loader.mjs, a Trunk post-build hook), allowed by its hash in the
 // Content-Security-Policy; as a file of its own it imports the glue instead.
 //
-// The tag is `async`: this runs at once, without waiting for the stylesheet or the end of
-// parsing, and starts compiling the wasm (already preloaded) as its bytes arrive.
+// The tag is `async`, but an inline module still runs in a task of its own once the parser and
+// the first layout are done with the page: the verdict program's fetch starts earlier, in the
+// page's first script (public/early.js), and this starts the app's wasm after it.
 performance.mark('boot');
 
 // Failures the wasm cannot report itself get the panel a Rust panic gets (src/bin/web.rs):
@@ -107,7 +108,7 @@ const paintVerdict = (v) => {
   performance.mark('first-verdict');
 };
 const early = typeof headroomEarly === 'object' && headroomEarly !== null ? headroomEarly : null;
-// A compiled program, then a function that runs it on the opening state.
+// A program's module (a promise, compiling), then a function that runs it on the opening state.
 const verdictRun = (module) => async () => {
   // Each program its own instance of the glue; once done, it and its linear memory (about
   // 1.3 MB) may be collected.
@@ -115,14 +116,6 @@ const verdictRun = (module) => async () => {
   await glue.init({ module_or_path: await module });
   return glue.first_verdict(early.link, early.stored, early.typed);
 };
-const verdictProgram = (url) =>
-  verdictRun(
-    WebAssembly.compileStreaming(fetch(url)).catch(() =>
-      fetch(url)
-        .then((r) => r.arrayBuffer())
-        .then((b) => WebAssembly.compile(b)),
-    ),
-  );
 
 try {
   const tag = document.querySelector('script[data-wasm]');
@@ -155,9 +148,9 @@ try {
         document.head.append(sheet);
       })
     : Promise.resolve();
-  // A server that does not send application/wasm makes compileStreaming refuse; the glue then
-  // fetches and compiles it the slow way.
-  const module = WebAssembly.compileStreaming(fetch(url)).catch(() => url);
+  // A server that does not send application/wasm makes compileStreaming refuse, and an older
+  // browser has none; the glue then fetches and compiles it the slow way.
+  const module = typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(fetch(url)).catch(() => url) : Promise.resolve(url);
   // __wbg_init is the glue's, when both are one inline module (scripts/inline-loader.mjs);
   // else its file comes beside the wasm.
   const glue = typeof __wbg_init === 'function' ? Promise.resolve(__wbg_init) : import(tag.dataset.js).then((m) => m.default);
@@ -166,7 +159,7 @@ try {
     let v = await run?.();
     // The catalog links' and the config's programs answer an empty list for a state they hand
     // over (a key early.js's test did not see): the program with everything plans it.
-    if (Array.isArray(v) && v.length === 0 && early.program.url !== early.all) v = await verdictProgram(early.all)();
+    if (Array.isArray(v) && v.length === 0 && early.program.url !== early.all) v = await verdictRun(early.compile(early.all))();
     if (v) {
       await domReady();
       paintVerdict(v);

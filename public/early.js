@@ -1,6 +1,6 @@
 // The page's first script: decides what the first verdict needs and starts fetching it. The
 // release build puts it in the page as a classic inline script right after the
-// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the three names below and
+// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the four names below and
 // adds its hash to the CSP), so it runs as soon as the parser reaches it, before anything is
 // laid out or painted.
 //
@@ -19,7 +19,8 @@
 //                        pasted config, or the one with everything for a seed example),
 //                        compiling as its bytes arrive;
 //   all                  the address of the program with everything, which plans any state
-//                        another program hands over (it answers an empty list).
+//                        another program hands over (it answers an empty list);
+//   compile(url)         a program's module, compiled as its bytes arrive.
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
@@ -40,29 +41,45 @@ var headroomEarly = (() => {
   // a link without one, as verdict::opening_state reads it; any typed texts, more cautious than
   // verdict::typed_texts, which keeps them for the same address).
   const planned = Object.hasOwn(PLANNED, link) && (link.includes('=') || stored === undefined) && typed === undefined ? PLANNED[link] : null;
-  // Whether the opening state names a seed example or a pasted config.json, which the catalog
-  // links' program hands over (src/verdict.rs, beyond_catalog): the address, the stored state it
-  // falls back to, and the typed texts are query strings (`config=` may be in the hash).
-  const names = (key) => [link, stored, typed].some((s) => typeof s === 'string' && new RegExp(`(?:^|[?&#\\n])${key}=`).test(s));
+  // The texts the page opens with, as src/verdict.rs reads them (opening_texts): the texts typed
+  // in this tab when they were kept for this same address (a reload), else the address's, else,
+  // for an address without a state, the stored state's. All are query strings (`config=` may be
+  // in the hash).
+  const nl = typeof typed === 'string' ? typed.indexOf('\n') : -1;
+  const href = nl >= 0 ? typed.slice(0, nl) : undefined;
+  const opening =
+    href !== undefined && (href === link || (link === '' && href === '?v=1'))
+      ? typed.slice(nl + 1)
+      : link.includes('=') || stored === undefined
+        ? link
+        : stored;
+  // Whether they name a seed example or a pasted config.json, which the catalog links' program
+  // hands over (src/verdict.rs, beyond_catalog). A key this test misses (a percent-encoded one)
+  // costs a second program, not a wrong verdict: the first answers an empty list.
+  const names = (key) => new RegExp(`(?:^|[?&#])${key}=`).test(opening);
   const example = names('example');
   const config = names('config');
+  // A program compiled as its bytes arrive, from one request. compileStreaming refuses a response
+  // a server sends as another type than application/wasm, and an older browser has none: then
+  // the bytes, compiled whole.
+  const compile = (url) => {
+    const module = fetch(url).then((r) => {
+      if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+      const wasm = /^application\/wasm\b/.test(r.headers.get('content-type') ?? '');
+      return wasm && typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b));
+    });
+    // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
+    module.catch(() => {});
+    return module;
+  };
   let program = null;
   if (!planned) {
     try {
       const url = example ? VERDICT_ALL : config ? VERDICT_CONFIG : VERDICT;
-      // A server that does not send application/wasm makes compileStreaming refuse: then the
-      // bytes, compiled whole.
-      const module = WebAssembly.compileStreaming(fetch(url)).catch(() =>
-        fetch(url)
-          .then((r) => r.arrayBuffer())
-          .then((b) => WebAssembly.compile(b)),
-      );
-      // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
-      module.catch(() => {});
-      program = { url, module };
+      program = { url, module: compile(url) };
     } catch {
       // No WebAssembly: boot.js says so when the app cannot start.
     }
   }
-  return { link, stored, typed, planned, program, all: VERDICT_ALL };
+  return { link, stored, typed, planned, program, all: VERDICT_ALL, compile };
 })();

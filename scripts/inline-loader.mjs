@@ -14,8 +14,8 @@
 // headroom-verdict-all-<hash>_bg.wasm), run through wasm-bindgen and wasm-opt; their one glue
 // goes into the same inline module inside a function (its names do not meet the app's);
 // public/early.js, a classic inline script before it, fetches the wasm the opening state needs
-// first (nothing is preloaded), and public/boot.js the app's once that has arrived. A debug build (trunk serve without --release, TRUNK_PROFILE=debug)
-// skips it: the app paints alone.
+// first (nothing is preloaded), and public/boot.js the app's once that has arrived. A debug
+// build (trunk serve without --release, TRUNK_PROFILE=debug) skips it: the app paints alone.
 //
 // With the verdict program, the app's glue is not inlined: it is not on the first verdict's path
 // (boot.js imports it beside the app's wasm, after the verdict), and the verdict's glue is.
@@ -218,9 +218,9 @@ if (!wasmPreload) fail("index.html has no preload of the wasm");
 html = html.replace(wasmPreload[0], '');
 const cspEnd = html.search(/<meta\s+http-equiv="Content-Security-Policy"/);
 const afterCsp = html.indexOf('/>', cspEnd) + 2;
-// With the verdict program there is no preload: boot.js fetches the verdict's wasm first, unless
-// the link's verdict was planned ahead, and the app's after it, so the first verdict's bytes do
-// not share the bandwidth with the app's.
+// With the verdict program there is no preload: public/early.js fetches the verdict's wasm first,
+// unless the link's verdict was planned ahead, and boot.js the app's after it, so the first
+// verdict's bytes do not share the bandwidth with the app's.
 if (!verdict) html = `${html.slice(0, afterCsp)}\n    ${wasmPreload[0]}${html.slice(afterCsp)}`;
 // With it, the page's first script goes there, before the inline module.
 else html = `${html.slice(0, afterCsp)}\n    <script>${earlyCode}</script>${html.slice(afterCsp)}`;

@@ -6,8 +6,8 @@
 //! text to `calc` types; `ui` (feature `web`) is the Leptos page.
 
 // `catalog-compiled` builds the first verdict's program for catalog links, which keeps a pasted
-// config.json and an example unread and hands them over: the page, the CLI and the tests need
-// the reader and the examples.
+// config.json (unless `config-reader` is on too) and an example unread and hands them over: the
+// page, the CLI and the tests need the reader and the examples.
 #[cfg(all(
     feature = "catalog-compiled",
     any(feature = "web", not(feature = "verdict"))

@@ -456,9 +456,9 @@ impl Field {
             Rule::Method => parse_method(t).map(drop),
             Rule::ModelId => model_row(self, t).map(drop),
             Rule::GpuId => catalog::gpu(t).map(drop).ok_or_else(|| unknown_gpu(t)),
-            // An example, like a pasted config below, is the other program's
-            // (verdict::plans_from_catalog_alone): the catalog links' one keeps its id unread, so
-            // its scenarios and measurements are not in that program.
+            // An example is the program with everything's (verdict::beyond_catalog): the programs
+            // built with `catalog-compiled` keep its id unread, so its scenarios and measurements
+            // are not in them.
             Rule::ExampleId if cfg!(feature = "catalog-compiled") => Ok(()),
             Rule::ExampleId => catalog::examples::info(t).map(drop).ok_or_else(|| {
                 format!(

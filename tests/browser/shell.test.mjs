@@ -112,6 +112,8 @@ const LINKS = [
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'config'],
   ['a broken pasted config.json', '/?v=1&config=e30', 'config'],
   ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'all'],
+  // An example under an encoded key beside a config: the config's program hands it over.
+  ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'config+all'],
   // A key the loader's test does not see (percent-encoded): the catalog links' program hands
   // the state over, and the other one plans it.
   ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'catalog+all'],
@@ -171,6 +173,45 @@ test("the verdict program is fetched by the page's first script, before the load
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assertClean(problems);
+  await context.close();
+});
+
+test('a stored pasted config takes the config program, and a link with its own state does not', async () => {
+  const seeded = async (link, program) => {
+    const { context, page, problems, release } = await held();
+    await context.addInitScript((q) => localStorage.setItem('headroom:last-query', q), `?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`);
+    await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#shell-verdict:not(.pending)');
+    const first = await readVerdict(page);
+    assert.deepEqual(verdictPrograms(problems), [program], link);
+    release();
+    await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+    assert.deepEqual(await readVerdict(page), first, link);
+    assertClean(problems);
+    await context.close();
+    return first;
+  };
+  // A link without a state opens on the stored one, a pasted config: its program plans it.
+  const stored = await seeded('/', 'config');
+  // A link with a state of its own does not read the stored one.
+  const own = await seeded('/?v=1&model=llama-3.1-70b-instruct&tp=4', 'catalog');
+  assert.notDeepEqual(own.figures, stored.figures);
+});
+
+test('a verdict program that does not arrive leaves the verdict to the app, with no error', async () => {
+  const { context, page, problems } = await open(browser, null);
+  const refused = [];
+  await context.route('**/headroom-verdict-*_bg.wasm', (route) => {
+    refused.push(new URL(route.request().url()).pathname);
+    return route.fulfill({ status: 404, body: 'gone' });
+  });
+  await page.goto(new URL('/?v=1&model=llama-3.1-70b-instruct&tp=4', BASE_URL).href);
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+  assert.match(await page.textContent('[data-testid=verdict-headline]'), /^(Starts|Fails at)/);
+  assert.equal(await page.locator('[data-testid="panic-panel"]').count(), 0);
+  assert.deepEqual(verdictPrograms({ requests: refused }), ['catalog'], 'asked for once');
+  // The failed request is the only console message (Chromium reports a 404).
+  assert.ok(problems.console.every((m) => /404|Failed to load resource/.test(m)), problems.console.join('\n'));
   await context.close();
 });
 
