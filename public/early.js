@@ -36,11 +36,6 @@ var headroomEarly = (() => {
   const link = `${location.search}${location.hash}`;
   const stored = item('localStorage', 'headroom:last-query');
   const typed = item('sessionStorage', 'headroom:typed');
-  // The default page's and the examples' verdicts, planned at build time by the same program:
-  // this link's, when nothing kept in the browser changes what it opens with (a stored state for
-  // a link without one, as verdict::opening_state reads it; any typed texts, more cautious than
-  // verdict::typed_texts, which keeps them for the same address).
-  const planned = Object.hasOwn(PLANNED, link) && (link.includes('=') || stored === undefined) && typed === undefined ? PLANNED[link] : null;
   // The texts the page opens with, as src/verdict.rs reads them (opening_texts): the texts typed
   // in this tab when they were kept for this same address (a reload), else the address's, else,
   // for an address without a state, the stored state's. All are query strings (`config=` may be
@@ -53,6 +48,9 @@ var headroomEarly = (() => {
       : link.includes('=') || stored === undefined
         ? link
         : stored;
+  // The default page's and the examples' verdicts, planned at build time by the same program
+  // from the address alone: this link's, when the page opens with the address's own texts.
+  const planned = Object.hasOwn(PLANNED, link) && opening === link ? PLANNED[link] : null;
   // Whether they name a seed example or a pasted config.json, which the catalog links' program
   // hands over (src/verdict.rs, beyond_catalog). A key this test misses (a percent-encoded one)
   // costs a second program, not a wrong verdict: the first answers an empty list.

@@ -5,7 +5,7 @@
 // (fetch, parse, link) after boot.js runs, and on the 2-core test machine that landed 10 to 20 ms
 // after the wasm had already compiled. Inline, the loader starts as the HTML is parsed and the
 // wasm's arrival is the only wait (first verdict 119-134 ms against 137-161 ms, medians of 15
-// loads, alternating builds). The CSP stays strict: no 'unsafe-inline', one hash.
+// loads, alternating builds). The CSP stays strict: no 'unsafe-inline', a hash per inline element.
 //
 // Then the first verdict before the app: the small verdict program (src/bin/verdict.rs, the
 // core without the page's framework) is built here in the same profile as the page, three times
@@ -147,9 +147,13 @@ const uncommented = (text, what) => {
 // With the verdict program the app's glue stays a file, fetched beside the app's wasm after the
 // first verdict (boot.js): its 8 KB (gzip) are not on the first verdict's path.
 const code = uncommented(verdict ? `${verdict.code}${boot}` : `${glue}\n${boot}`, 'the inline module');
-if (/<\/script/i.test(code) || code.includes('<!--')) fail('the inline module would contain "</script" or "<!--"');
-
-const hash = createHash('sha256').update(code, 'utf8').digest('base64');
+// What the page carries inline: text that cannot close its element or open a comment, and the
+// CSP source that allows exactly it.
+const inlined = (text, tag, what) => {
+  if (text.toLowerCase().includes(`</${tag}`) || text.includes('<!--')) fail(`${what} would contain "</${tag}" or "<!--"`);
+  return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+};
+const codeSource = inlined(code, 'script', 'the inline module');
 // The verdict programs' addresses are public/early.js's (below); the tag names them too, for the
 // service worker's manifest (scripts/sw-manifest.mjs) and scripts/measure-budgets.mjs.
 const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-config="${verdict.urlConfig}" data-verdict-all="${verdict.urlAll}"` : '';
@@ -173,8 +177,8 @@ if (verdict) {
     early = early.replace(at, () => `= ${value};`);
   }
   earlyCode = uncommented(early, 'public/early.js');
-  if (/<\/script/i.test(earlyCode) || earlyCode.includes('<!--')) fail('public/early.js would contain "</script" or "<!--"');
 }
+const earlySource = earlyCode === null ? null : inlined(earlyCode, 'script', 'public/early.js');
 // The rest of the page's rules (public/page.css, as Trunk links it): out of the head, where it
 // would block the first paint, and named to boot.js, which loads it beside the app's wasm and
 // starts the app once it is in (with its integrity hash, as Trunk wrote it).
@@ -192,18 +196,16 @@ const styleRe = /<link rel="stylesheet" href="([^"]*\/style-[0-9a-f]+\.css)"(?: 
 const style = html.match(styleRe);
 if (!style) fail('index.html has no stylesheet link for public/style.css (<link rel="stylesheet" href=".../style-HASH.css">)');
 const css = readFileSync(local(style[1]), 'utf8').replace(/\r\n?/g, '\n').trim();
-if (/<\/style/i.test(css) || css.includes('<!--')) fail('public/style.css would contain "</style" or "<!--"');
-const cssHash = createHash('sha256').update(css, 'utf8').digest('base64');
+const cssSource = inlined(css, 'style', 'public/style.css');
 html = html.replace(style[0], () => `<style>${css}</style>`);
 const styleCspRe = /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*style-src 'self')/;
 if (!styleCspRe.test(html)) fail("index.html's Content-Security-Policy has no \"style-src 'self'\"");
-html = html.replace(styleCspRe, (m) => `${m} 'sha256-${cssHash}'`);
+html = html.replace(styleCspRe, (m) => `${m} ${cssSource}`);
 rmSync(local(style[1]));
 
 const cspRe = /(<meta\s+http-equiv="Content-Security-Policy"\s+content="[^"]*script-src 'self' 'wasm-unsafe-eval')/;
 if (!cspRe.test(html)) fail("index.html's Content-Security-Policy has no \"script-src 'self' 'wasm-unsafe-eval'\"");
-const earlyHash = earlyCode === null ? '' : ` 'sha256-${createHash('sha256').update(earlyCode, 'utf8').digest('base64')}'`;
-html = html.replace(cspRe, (m) => `${m}${earlyHash} 'sha256-${hash}'`);
+html = html.replace(cspRe, (m) => `${m}${earlySource === null ? '' : ` ${earlySource}`} ${codeSource}`);
 
 const preload = new RegExp(`<link rel="modulepreload" href="${jsUrl.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"[^>]*>`);
 if (!preload.test(html)) fail(`index.html has no modulepreload of ${jsUrl}`);
@@ -233,7 +235,7 @@ html = [head.replace(/<!--[\s\S]*?-->\s*/g, ''), ...rest.map((part, i) => (i % 2
 writeFileSync(htmlPath, html);
 if (!verdict) rmSync(local(jsUrl));
 rmSync(local(`${base}boot.js`));
-console.log(`inline-loader: ${verdict ? 'the verdict glue' : jsUrl} and boot.js inlined (${code.length} B, sha256-${hash})`);
+console.log(`inline-loader: ${verdict ? 'the verdict glue' : jsUrl} and boot.js inlined (${code.length} B, ${codeSource})`);
 
 // The page is final: the service worker's manifest names its files (one hook, so in order).
 await import('./sw-manifest.mjs');

@@ -456,12 +456,6 @@ pub fn beyond_catalog(link: &str, stored: Option<&str>, typed: Option<&str>) -> 
     }
 }
 
-/// Whether the page's opening state plans from the catalog alone: neither a pasted config.json
-/// nor a seed example ([`beyond_catalog`]).
-pub fn plans_from_catalog_alone(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
-    beyond_catalog(link, stored, typed) == BeyondCatalog::default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,8 +488,8 @@ mod tests {
         let stored = format!("?v=1&config={pasted}");
         assert_eq!(beyond_catalog("", Some(&stored), None), config);
         assert_eq!(beyond_catalog("?v=1&tp=4", Some(&stored), None), neither);
-        assert!(plans_from_catalog_alone("?v=1&tp=4", None, None));
-        assert!(!plans_from_catalog_alone(&stored, None, None));
+        assert_eq!(beyond_catalog("?v=1&tp=4", None, None), neither);
+        assert_ne!(beyond_catalog(&stored, None, None), neither);
     }
 
     #[test]
@@ -694,7 +688,7 @@ mod tests {
     #[test]
     fn a_pasted_config_or_an_example_goes_to_the_program_with_everything() {
         let alone = |link: &str, stored: Option<&str>, typed: Option<&str>| {
-            plans_from_catalog_alone(link, stored, typed)
+            beyond_catalog(link, stored, typed) == BeyondCatalog::default()
         };
         assert!(alone("", None, None));
         assert!(alone("?v=1&model=qwen3-32b&tp=2", None, None));

@@ -41,7 +41,7 @@ impl fmt::Display for InputError {
 /// The scenario of one seed example, built once per example: every plan of an example
 /// scenario starts from it, and building it parses catalog rows. The first verdict's program for
 /// catalog links (`catalog-compiled`) has none: it hands an example to the full program
-/// (`verdict::plans_from_catalog_alone`).
+/// (`verdict::beyond_catalog`).
 pub(crate) fn example_scenario(id: &str) -> Option<&'static Scenario> {
     if cfg!(feature = "catalog-compiled") {
         return None;
