@@ -20,12 +20,92 @@
 //                        compiling as its bytes arrive;
 //   all                  the address of the program with everything, which plans any state
 //                        another program hands over (it answers an empty list);
-//   compile(url)         a program's module, compiled as its bytes arrive.
+//   compile(url)         a program's module, compiled as its bytes arrive (from its .gz where
+//                        the browser can decompress a stream).
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
   const VERDICT_CONFIG = HEADROOM_VERDICT_CONFIG;
   const VERDICT_ALL = HEADROOM_VERDICT_ALL;
+  const link = `${location.search}${location.hash}`;
+  // A program's bytes as a response to compile: the programs are kept gzip-compressed beside
+  // themselves (NAME_bg.wasm.gz, by zopfli: 5% smaller than a server's own gzip), and the
+  // browser decompresses them as they arrive. A server or proxy that decoded the file already
+  // (it sent Content-Encoding: gzip) hands over the wasm itself: its first two bytes tell.
+  const inflate = async (r) => {
+    const reader = r.body.getReader();
+    const chunks = [];
+    let seen = 0;
+    let done = false;
+    while (!done && seen < 2) {
+      const next = await reader.read();
+      done = next.done;
+      if (next.value) {
+        chunks.push(next.value);
+        seen += next.value.length;
+      }
+    }
+    const byte = (i) => {
+      for (const c of chunks) {
+        if (i < c.length) return c[i];
+        i -= c.length;
+      }
+      return undefined;
+    };
+    let body = new ReadableStream({
+      start(c) {
+        for (const chunk of chunks) c.enqueue(chunk);
+        if (done) c.close();
+      },
+      async pull(c) {
+        const next = await reader.read();
+        if (next.done) c.close();
+        else c.enqueue(next.value);
+      },
+      cancel: (why) => reader.cancel(why),
+    });
+    if (byte(0) === 0x1f && byte(1) === 0x8b) body = body.pipeThrough(new DecompressionStream('gzip'));
+    return new Response(body, { headers: { 'content-type': 'application/wasm' } });
+  };
+  // A program compiled as its bytes arrive, from one request: its .gz where the browser can
+  // decompress a stream and compile one. compileStreaming refuses a response a server sends as
+  // another type than application/wasm, and an older browser has none: then the plain file's
+  // bytes, compiled whole.
+  const gz =
+    typeof DecompressionStream === 'function' &&
+    typeof ReadableStream === 'function' &&
+    typeof WebAssembly === 'object' &&
+    typeof WebAssembly.compileStreaming === 'function';
+  const compile = (url, signal) => {
+    const module = fetch(gz ? `${url}.gz` : url, { signal }).then(async (r) => {
+      if (!r.ok) throw new Error(`${r.url}: HTTP ${r.status}`);
+      if (gz) return WebAssembly.compileStreaming(await inflate(r));
+      const wasm = /^application\/wasm\b/.test(r.headers.get('content-type') ?? '');
+      return wasm && typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b));
+    });
+    // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
+    module.catch(() => {});
+    return module;
+  };
+  // The program texts need: the one with everything for a seed example, the one with the
+  // config.json reader for a pasted config (src/verdict.rs, beyond_catalog), else the catalog
+  // links'. A key this test misses (a percent-encoded one) costs a second program, not a wrong
+  // verdict: the first answers an empty list.
+  const names = (text, key) => new RegExp(`(?:^|[?&#])${key}=`).test(text);
+  const programFor = (text) => (names(text, 'example') ? VERDICT_ALL : names(text, 'config') ? VERDICT_CONFIG : VERDICT);
+  // A link with a state of its own opens with it, but for a reload of this tab with other texts
+  // typed (below): its program is asked for before storage is read (the two reads took 5 to 35
+  // ms at CPU / 4), and cancelled in that rare case. Not for a link planned ahead.
+  let ahead = null;
+  if (link.includes('=') && !Object.hasOwn(PLANNED, link)) {
+    try {
+      const url = programFor(link);
+      const abort = new AbortController();
+      ahead = { url, abort, module: compile(url, abort.signal) };
+    } catch {
+      // No fetch or no WebAssembly: boot.js says so when the app cannot start.
+    }
+  }
   const item = (store, key) => {
     try {
       return globalThis[store]?.getItem(key) ?? undefined;
@@ -33,7 +113,6 @@ var headroomEarly = (() => {
       return undefined; // storage may be refused (a sandbox, privacy settings)
     }
   };
-  const link = `${location.search}${location.hash}`;
   const stored = item('localStorage', 'headroom:last-query');
   const typed = item('sessionStorage', 'headroom:typed');
   // The texts the page opens with, as src/verdict.rs reads them (opening_texts): the texts typed
@@ -51,33 +130,18 @@ var headroomEarly = (() => {
   // The default page's and the examples' verdicts, planned at build time by the same program
   // from the address alone: this link's, when the page opens with the address's own texts.
   const planned = Object.hasOwn(PLANNED, link) && opening === link ? PLANNED[link] : null;
-  // Whether they name a seed example or a pasted config.json, which the catalog links' program
-  // hands over (src/verdict.rs, beyond_catalog). A key this test misses (a percent-encoded one)
-  // costs a second program, not a wrong verdict: the first answers an empty list.
-  const names = (key) => new RegExp(`(?:^|[?&#])${key}=`).test(opening);
-  const example = names('example');
-  const config = names('config');
-  // A program compiled as its bytes arrive, from one request. compileStreaming refuses a response
-  // a server sends as another type than application/wasm, and an older browser has none: then
-  // the bytes, compiled whole.
-  const compile = (url) => {
-    const module = fetch(url).then((r) => {
-      if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-      const wasm = /^application\/wasm\b/.test(r.headers.get('content-type') ?? '');
-      return wasm && typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b));
-    });
-    // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
-    module.catch(() => {});
-    return module;
-  };
   let program = null;
   if (!planned) {
-    try {
-      const url = example ? VERDICT_ALL : config ? VERDICT_CONFIG : VERDICT;
-      program = { url, module: compile(url) };
-    } catch {
-      // No WebAssembly: boot.js says so when the app cannot start.
+    const url = programFor(opening);
+    if (ahead?.url === url) program = { url, module: ahead.module };
+    else {
+      try {
+        program = { url, module: compile(url) };
+      } catch {
+        // No fetch or no WebAssembly: boot.js says so when the app cannot start.
+      }
     }
   }
+  if (ahead && program?.module !== ahead.module) ahead.abort.abort();
   return { link, stored, typed, planned, program, all: VERDICT_ALL, compile };
 })();

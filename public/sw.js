@@ -12,6 +12,16 @@
 const BUILD = 'dev';
 const FILES = [];
 const CACHE = `headroom-${BUILD}`;
+// A verdict program is in FILES twice, as NAME_bg.wasm and its gzip NAME_bg.wasm.gz: a page
+// fetches the .gz where the browser can decompress and compile a stream (public/early.js), as
+// a worker of the same browser can, else the plain file. Installing keeps the one this browser's pages ask
+// for.
+const GZ =
+  typeof DecompressionStream === 'function' &&
+  typeof ReadableStream === 'function' &&
+  typeof WebAssembly === 'object' &&
+  typeof WebAssembly.compileStreaming === 'function';
+const KEPT = FILES.filter((p) => (p.endsWith('.gz') ? GZ : !(GZ && FILES.includes(`${p}.gz`))));
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -19,7 +29,7 @@ self.addEventListener('install', (event) => {
       const cache = await caches.open(CACHE);
       // Straight from the network: a stale HTTP cache must not pin an old file under a new build.
       await Promise.all(
-        FILES.map(async (p) => {
+        KEPT.map(async (p) => {
           const res = await fetch(p, { cache: 'no-cache' });
           if (!res.ok) throw new Error(`${p}: ${res.status}`);
           await cache.put(p, res);

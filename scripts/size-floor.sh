@@ -142,12 +142,15 @@ for verdict in "$ROOT"/dist/headroom-verdict-*_bg.wasm; do
   [[ -e "$verdict" ]] || continue
   found=1
   v=$(gzip -9c "$verdict" | wc -c)
+  # Served as its zopfli gzip where the browser can decompress a stream (public/early.js).
+  z=''
+  [[ -e "$verdict.gz" ]] && z=", $(wc -c < "$verdict.gz") B as served (zopfli)"
   case "$verdict" in
     *-verdict-all-*) what='with everything (an example not planned ahead)' ;;
     *-verdict-config-*) what='with the config.json reader (a pasted config)' ;;
     *) what='for catalog links' ;;
   esac
-  printf 'verdict %7d B gzip in dist/, %s (the core floor with its solvers and ledger: %d B), against the 150 KB critical path\n' "$v" "$what" "$core_total"
+  printf 'verdict %7d B gzip%s in dist/, %s (the core floor with its solvers and ledger: %d B), against the 150 KB critical path\n' "$v" "$z" "$what" "$core_total"
 done
 if [[ $found == 0 ]]; then
   echo 'verdict: no dist/headroom-verdict-*_bg.wasm (run trunk build --release first)'

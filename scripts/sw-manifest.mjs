@@ -3,8 +3,8 @@
 // cache without a network round trip and a new build (a new sw.js) replaces the old one.
 //
 // BUILD is a SHA-256 of every file's path and bytes, so any change to the page or a file it
-// names gives a new worker. FILES is '/' (the page, under every query) and
-// each file index.html refers to. Fails the build, naming what it did not find, if sw.js or
+// names gives a new worker. FILES is '/' (the page, under every query), each file index.html
+// refers to, and each verdict program's .gz. Fails the build, naming what it did not find, if sw.js or
 // the page does not have the shape this expects.
 //
 //   node scripts/sw-manifest.mjs [STAGING_DIR]     (Trunk sets TRUNK_STAGING_DIR; also run alone)
@@ -21,7 +21,10 @@ if (!dir) fail('no staging directory (TRUNK_STAGING_DIR is not set and none was 
 
 const html = readFileSync(join(dir, 'index.html'), 'utf8');
 const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data-verdict-config|data-verdict-all|data-css)="(\/[^"#?]*)"/g)].map((m) => m[1]);
-const files = ['/', ...new Set(named.filter((p) => p !== '/' && p !== '/sw.js'))];
+// Each verdict program's zopfli gzip beside it (NAME_bg.wasm.gz, scripts/inline-loader.mjs):
+// the page fetches it where the browser can decompress a stream, and the worker keeps it there.
+const verdicts = [...html.matchAll(/data-verdict(?:-config|-all)?="(\/[^"#?]*)"/g)].map((m) => `${m[1]}.gz`);
+const files = ['/', ...new Set([...named, ...verdicts].filter((p) => p !== '/' && p !== '/sw.js'))];
 for (const p of files.slice(1)) {
   if (!existsSync(join(dir, p))) fail(`index.html names ${p}, which the build does not have`);
 }

@@ -57,7 +57,9 @@ test('the page works offline once loaded', async () => {
   assert.ok(
     files.includes('/') &&
       files.some((p) => /^\/headroom-web-.*_bg\.wasm$/.test(p)) &&
-      files.some((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)) &&
+      // The verdict programs as this browser's pages fetch them: gzip-compressed (public/early.js).
+      files.filter((p) => /^\/headroom-verdict-.*_bg\.wasm\.gz$/.test(p)).length === 3 &&
+      !files.some((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)) &&
       files.some((p) => p.endsWith('.css')),
     files.join(' '),
   );

@@ -50,7 +50,8 @@ test('the shell names the link before any program runs, and shows no figure', as
   const gate = new Promise((r) => {
     release = r;
   });
-  await context.route('**/*.wasm', async (route) => {
+  // Every program: the app's wasm, and the verdict programs plain or gzip-compressed.
+  await context.route(/\.wasm(?:\.gz)?$/, async (route) => {
     await gate;
     await route.continue();
   });
@@ -121,7 +122,7 @@ const LINKS = [
 
 const verdictPrograms = (problems) =>
   problems.requests.flatMap((u) => {
-    const m = u.match(/\/headroom-verdict-(all-|config-)?[0-9a-f]{16}_bg\.wasm$/);
+    const m = u.match(/\/headroom-verdict-(all-|config-)?[0-9a-f]{16}_bg\.wasm(?:\.gz)?$/);
     return m ? [m[1] ? m[1].slice(0, -1) : 'catalog'] : [];
   });
 const fetchedVerdict = (problems) => verdictPrograms(problems).length > 0;
@@ -160,7 +161,7 @@ test("the verdict program is fetched by the page's first script, before the load
     const start = (re) => performance.getEntriesByType('resource').find((e) => re.test(e.name))?.startTime;
     return {
       early: typeof headroomEarly === 'object' && headroomEarly.program !== null,
-      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm$/),
+      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.gz)?$/),
       boot: performance.getEntriesByName('boot')[0]?.startTime,
       app: start(/\/headroom-web-[0-9a-f]+_bg\.wasm$/),
     };
@@ -174,6 +175,48 @@ test("the verdict program is fetched by the page's first script, before the load
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assertClean(problems);
   await context.close();
+});
+
+// The verdict programs are kept beside themselves gzip-compressed by zopfli (NAME_bg.wasm.gz),
+// which the page fetches and decompresses where the browser can (public/early.js). A browser
+// without DecompressionStream fetches the plain file; a server or proxy that decoded the .gz
+// already (Content-Encoding: gzip) hands over the wasm itself, compiled as it is. Either way
+// the verdict before the app is the app's.
+test('the verdict program comes gzip-compressed, plain without DecompressionStream, or decoded by the server', async () => {
+  const link = '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192';
+  const run = async (setup) => {
+    const { context, page, problems, release } = await held();
+    await setup(context);
+    await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
+    await page.waitForSelector('#shell-verdict:not(.pending)');
+    const first = await readVerdict(page);
+    const asked = problems.requests.filter((u) => /\/headroom-verdict-/.test(u)).map((u) => new URL(u).pathname);
+    release();
+    await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+    assert.deepEqual(await readVerdict(page), first, 'the app shows the verdict the program painted');
+    assertClean(problems);
+    await context.close();
+    return { first, asked };
+  };
+  const gz = await run(async () => {});
+  assert.equal(gz.asked.length, 1, gz.asked.join(' '));
+  assert.match(gz.asked[0], /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/);
+  const plain = await run((context) => context.addInitScript(() => delete globalThis.DecompressionStream));
+  assert.deepEqual(plain.asked, [gz.asked[0].slice(0, -'.gz'.length)]);
+  // This route answers before the harness's, which records the other requests.
+  const served = [];
+  const decoded = await run((context) =>
+    context.route(/_bg\.wasm\.gz$/, async (route) => {
+      served.push(new URL(route.request().url()).pathname);
+      const res = await route.fetch({ url: route.request().url().slice(0, -'.gz'.length) });
+      await route.fulfill({ response: res, headers: { 'content-type': 'application/wasm' } });
+    }),
+  );
+  assert.deepEqual(served, gz.asked);
+  assert.deepEqual(decoded.asked, []);
+  assert.deepEqual(plain.first, gz.first);
+  assert.deepEqual(decoded.first, gz.first);
+  assert.notEqual(gz.first.lines[0], 'Working out the plan…');
 });
 
 test('a stored pasted config takes the config program, and a link with its own state does not', async () => {
@@ -201,7 +244,7 @@ test('a stored pasted config takes the config program, and a link with its own s
 test('a verdict program that does not arrive leaves the verdict to the app, with no error', async () => {
   const { context, page, problems } = await open(browser, null);
   const refused = [];
-  await context.route('**/headroom-verdict-*_bg.wasm', (route) => {
+  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm(?:\.gz)?$/, (route) => {
     refused.push(new URL(route.request().url()).pathname);
     return route.fulfill({ status: 404, body: 'gone' });
   });
@@ -212,6 +255,29 @@ test('a verdict program that does not arrive leaves the verdict to the app, with
   assert.deepEqual(verdictPrograms({ requests: refused }), ['catalog'], 'asked for once');
   // The failed request is the only console message (Chromium reports a 404).
   assert.ok(problems.console.every((m) => /404|Failed to load resource/.test(m)), problems.console.join('\n'));
+  await context.close();
+});
+
+// public/early.js asks for a link's program before it reads storage; a reload of this tab with
+// other texts typed for the same address opens with them, and when they need another program
+// that first request is cancelled.
+test('texts typed for this address that need another program cancel the one asked for first', async () => {
+  const link = '/?v=1&model=llama-3.1-70b-instruct&tp=4';
+  const { context, page, problems, release } = await held();
+  await context.addInitScript(
+    ([href, texts]) => sessionStorage.setItem('headroom:typed', `${href}\n${texts}`),
+    [link.slice(1), `?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`],
+  );
+  await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#shell-verdict:not(.pending)');
+  const first = await readVerdict(page);
+  assert.deepEqual(verdictPrograms(problems), ['catalog', 'config']);
+  assert.equal(await page.evaluate(() => headroomEarly.program.url.includes('-verdict-config-')), true);
+  release();
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+  assert.deepEqual(await readVerdict(page), first);
+  assert.equal(await page.inputValue('[data-testid=tensor-parallel-size]'), '2', 'the typed texts, not the address');
+  assertClean(problems);
   await context.close();
 });
 
