@@ -174,7 +174,8 @@ test('inputs live in the URL: reload restores the same state', async () => {
   }
   assert.match(figures['kv-pool'], / GB$/);
   await page.reload();
-  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  // The app, not only the shell's first verdict: the figures below are the app's.
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.equal(page.url(), url);
   for (const [id, v] of Object.entries(figures)) assert.equal(await text(page, id), v, id);
   assert.equal(await page.inputValue('[data-testid="tensor-parallel-size"]'), '2');
@@ -404,7 +405,8 @@ test('a pasted config.json is a custom model that lives in the URL', async () =>
   assert.match(await text(page, 'verdict'), /65,536-token/);
   const custom = await text(page, 'kv-cache-tokens');
   await page.reload();
-  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  // The app, not only the shell's first verdict: the figures below are the app's.
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.equal(await text(page, 'kv-cache-tokens'), custom);
   assert.equal(await page.inputValue('[data-testid="config"]'), config);
   // A config the parser refuses is flagged at its field, and stops the plan: the figures
@@ -973,7 +975,8 @@ test('a reload keeps a text still in error, and placeholders come back once it i
   await page.locator('#max-model-len-err').filter({ hasText: /\S/ }).waitFor();
   await page.waitForTimeout(400); // the address and the storage follow 150 ms late
   await page.reload();
-  await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  // The app, not only the shell's first verdict: the figures below are the app's.
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   await page.waitForSelector('[data-testid="max-model-len"]');
   assert.equal(await page.inputValue('[data-testid="max-model-len"]'), '32k5');
   await page.locator('#max-model-len-err').filter({ hasText: /\S/ }).waitFor();
