@@ -145,11 +145,14 @@ mod tests {
             edit(&mut p.ranks[2]);
             assert_eq!(ranks(&p), [vec![0, 1], vec![2], vec![3]]);
         }
-        // The formula text counts too, even with the same bytes.
-        let mut p = base.clone();
-        let other = p.ranks[0].ledger[1].formula.clone();
-        p.ranks[1].ledger[0].formula = other;
-        assert_eq!(ranks(&p), [vec![0], vec![1], vec![2, 3]]);
+        // The formula text counts too, even with the same bytes (a build that writes
+        // formulas: the first verdict's program leaves them empty).
+        if crate::calc::planner::NOTES {
+            let mut p = base.clone();
+            let other = p.ranks[0].ledger[1].formula.clone();
+            p.ranks[1].ledger[0].formula = other;
+            assert_eq!(ranks(&p), [vec![0], vec![1], vec![2, 3]]);
+        }
         // Equal ranks apart are not one group: groups are runs of consecutive ranks.
         let mut p = base;
         p.ranks[1].ledger[0].bytes += 1;

@@ -8,6 +8,10 @@ use super::scenario::{AttentionBackend, KvCacheDtype, MaxLen, Measured, Scenario
 use super::units::{GIB, MIB};
 use super::version::VllmVersion;
 
+/// Whether an estimate states its basis in words: the first verdict's program shows only that a
+/// figure is an estimate, so it carries none of them (`planner::NOTES`).
+const TEXT: bool = super::planner::NOTES;
+
 /// `max_num_batched_tokens` and `max_num_seqs` defaults for `vllm serve`
 /// (`EngineArgs.get_batch_defaults`, API-server column), then the clamps vLLM applies to values
 /// the user did not set.
@@ -481,13 +485,21 @@ pub fn term(measured: &Option<Measured>, estimate: u64, basis: String) -> (u64, 
 /// figures, not a measurement.
 pub fn pre_snapshot_estimate(ranks: u32, version: VllmVersion) -> (u64, String) {
     let context = 512 * MIB;
+    let nccl = if ranks > 1 { 512 * MIB } else { 0 };
+    if !TEXT {
+        let own = if version.nccl_before_snapshot() {
+            nccl
+        } else {
+            0
+        };
+        return (context + own, String::new());
+    }
     if !version.nccl_before_snapshot() {
         return (
             context,
             "typical CUDA context + cuBLAS handles (0.5 GiB); vLLM 0.10.2 takes its snapshot before NCCL starts".into(),
         );
     }
-    let nccl = if ranks > 1 { 512 * MIB } else { 0 };
     let basis = if ranks > 1 {
         "typical CUDA context + cuBLAS handles (0.5 GiB) and NCCL communicators (0.5 GiB)"
     } else {
@@ -524,6 +536,9 @@ pub fn activation_estimate(
     } else {
         0
     };
+    if !TEXT {
+        return (hidden.saturating_add(logits), String::new());
+    }
     (
         hidden.saturating_add(logits),
         format!(
@@ -542,7 +557,14 @@ pub fn activation_estimate(
 /// communicators of more than one rank start after the snapshot (`Worker.init_device`), so
 /// they are non-torch memory inside the budget: a typical 0.5 GiB more.
 pub fn other_consumption_estimate(ranks: u32, version: VllmVersion) -> (u64, String) {
-    if ranks > 1 && !version.nccl_before_snapshot() {
+    let nccl_after = ranks > 1 && !version.nccl_before_snapshot();
+    if !TEXT {
+        return (
+            if nccl_after { 1024 * MIB } else { 512 * MIB },
+            String::new(),
+        );
+    }
+    if nccl_after {
         return (
             1024 * MIB,
             "typical runner buffers and kernel workspaces (0.5 GiB, as in the spec's worked examples) and NCCL communicators (0.5 GiB), which vLLM 0.10.2 starts after its memory snapshot, so the budget pays for them".into(),
@@ -561,6 +583,9 @@ pub fn other_consumption_estimate(ranks: u32, version: VllmVersion) -> (u64, Str
 pub fn cuda_graph_estimate(n_sizes: usize, version: VllmVersion) -> (u64, String) {
     let modes: u64 = if version.at_least(0, 11) { 2 } else { 1 };
     let graphs = modes * n_sizes as u64;
+    if !TEXT {
+        return (graphs * 6 * MIB, String::new());
+    }
     (
         graphs * 6 * MIB,
         if modes == 2 {

@@ -24,7 +24,9 @@ pub(super) fn init_fail(
     let (free0, requested) = (sh.free0, sh.requested);
     let total = s.gpu.total.0;
     if free0 < requested && init_fail.is_none() {
-        let msg = if s.version.requested_is_ceil() {
+        let msg = if !super::NOTES {
+            String::new()
+        } else if s.version.requested_is_ceil() {
             format!(
                 "Free memory on device cuda:{tp_rank} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
                 GibText(i128::from(free0)),
@@ -82,6 +84,8 @@ pub(super) fn init_phase(
         rank: init_fail.as_ref().map(|f| f.0),
         message: match &init_fail {
             Some((_, m, _)) => m.clone().into(),
+            // A passed check's sentence is the full page's (the first verdict shows failures).
+            None if !super::NOTES => String::new().into(),
             None => format!(
                 "free memory at start covers the budget {} = {} on every rank",
                 if v.requested_is_ceil() {
@@ -93,7 +97,10 @@ pub(super) fn init_phase(
             )
             .into(),
         },
-        vllm_error: init_fail.as_ref().map(|f| f.2.clone()),
+        vllm_error: init_fail
+            .as_ref()
+            .filter(|_| super::NOTES)
+            .map(|f| f.2.clone()),
         knobs: vec!["gpu-memory-utilization", "other processes on the GPU"],
         not_knobs: vec!["max-model-len", "max-num-seqs", "kv-cache-memory-bytes"],
     });

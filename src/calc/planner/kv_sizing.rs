@@ -240,7 +240,7 @@ fn kv_failed(
         ok: false,
         rank: Some(rank),
         message: message.into(),
-        vllm_error: Some(e.vllm_message(v)),
+        vllm_error: super::NOTES.then(|| e.vllm_message(v)),
         knobs: if phase == Phase::Capacity {
             capacity_knobs(s)
         } else {
@@ -305,15 +305,20 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
         phase: Phase::Capacity,
         ok: true,
         rank: Some(kvp.limiting_worker as u32),
-        message: format!(
-            "one {}-token request needs {} {}; the pool has {} blocks (limiting rank {})",
-            Grouped(i128::from(kvp.max_model_len)),
-            Grouped(i128::from(kvp.blocks_per_request)),
-            plural(kvp.blocks_per_request, "block", "blocks"),
-            Grouped(i128::from(kvp.num_blocks)),
-            kvp.limiting_worker
-        )
-        .into(),
+        // A passed check's sentence is the full page's (the first verdict shows failures).
+        message: if !super::NOTES {
+            String::new().into()
+        } else {
+            format!(
+                "one {}-token request needs {} {}; the pool has {} blocks (limiting rank {})",
+                Grouped(i128::from(kvp.max_model_len)),
+                Grouped(i128::from(kvp.blocks_per_request)),
+                plural(kvp.blocks_per_request, "block", "blocks"),
+                Grouped(i128::from(kvp.num_blocks)),
+                kvp.limiting_worker
+            )
+            .into()
+        },
         vllm_error: None,
         knobs: capacity_knobs(s),
         not_knobs: vec!["max-num-seqs (demand, not a reservation)"],

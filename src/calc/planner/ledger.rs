@@ -35,16 +35,23 @@ pub(super) fn layers_formula(layers: (u32, u32), tp: u32, breakdown: Option<&str
     )
 }
 
-pub(super) fn line(
+/// A ledger line. Its formula is written only where the plan keeps text ([`super::NOTES`]): the
+/// first verdict's program shows no formula, so it carries neither their words nor the code
+/// that writes them, and its lines hold an empty one.
+pub(super) fn line<F: Into<Formula>>(
     term: Term,
     bytes: i128,
-    formula: impl Into<Formula>,
+    formula: impl FnOnce() -> F,
     provenance: Provenance,
 ) -> LedgerLine {
     LedgerLine {
         term,
         bytes,
-        formula: formula.into(),
+        formula: if super::NOTES {
+            formula().into()
+        } else {
+            Formula::from("")
+        },
         provenance,
     }
 }
@@ -124,7 +131,7 @@ pub(super) fn fill_ranks(
         r.ledger.push(line(
             Term::KvPool,
             i128::from(pool),
-            pool_formula(blocks, w.bytes_per_block, &w.block_pages),
+            || pool_formula(blocks, w.bytes_per_block, &w.block_pages),
             pool_prov.clone(),
         ));
         let slack = r.available_kv - i128::from(pool);
@@ -137,7 +144,7 @@ pub(super) fn fill_ranks(
         r.ledger.push(line(
             Term::KvRoundingSlack,
             slack,
-            slack_formula,
+            || slack_formula,
             Provenance::combine(&[&line_prov(r, Term::AvailableKv), &pool_prov]),
         ));
         push_after_start(s, r, i128::from(pool), graphs_outside, &outside_prov);
@@ -195,10 +202,12 @@ pub(super) fn push_after_start(
     r.ledger.push(line(
         Term::OutsideBudget,
         outside,
-        if graphs_outside {
-            Formula::from("total - budget (CUDA graphs land here before v0.20)")
-        } else {
-            Formula::from("total - budget")
+        || {
+            if graphs_outside {
+                Formula::from("total - budget (CUDA graphs land here before v0.20)")
+            } else {
+                Formula::from("total - budget")
+            }
         },
         outside_prov.clone(),
     ));
@@ -209,7 +218,7 @@ pub(super) fn push_after_start(
         r.ledger.push(line(
             Term::MeasuredOverhead,
             i128::from(o.bytes.0),
-            "held once started besides weights, drafter and the pool; replaces the estimated activation, other use and graphs",
+            || "held once started besides weights, drafter and the pool; replaces the estimated activation, other use and graphs",
             held_prov.clone(),
         ));
     }
@@ -217,7 +226,7 @@ pub(super) fn push_after_start(
     r.ledger.push(line(
         Term::FreeAfterStart,
         free_after,
-        if implied_used {
+        || if implied_used {
             Formula::from("free at start - (the weights the measured pool implies: budget - available KV - other - activation - graphs inside the budget; + other + graphs + KV pool)")
         } else {
             Formula::from(held_what)

@@ -69,41 +69,45 @@ pub(super) fn weight_lines(
             ledger.push(line(
                 Term::WeightsEmbedding,
                 i128::from(embedding),
-                if place.holds_embedding(m) {
-                    Formula::template(
-                        "padded vocab {} / TP {} rows x hidden {} x {} B",
-                        &[
-                            Arg::Plain(i128::from(m.padded_vocab())),
-                            Arg::Plain(i128::from(tp)),
-                            Arg::Plain(i128::from(m.hidden_size)),
-                            Arg::Plain(i128::from(m.dtype.bytes())),
-                        ],
-                    )
-                } else {
-                    Formula::from("not on this stage")
+                || {
+                    if place.holds_embedding(m) {
+                        Formula::template(
+                            "padded vocab {} / TP {} rows x hidden {} x {} B",
+                            &[
+                                Arg::Plain(i128::from(m.padded_vocab())),
+                                Arg::Plain(i128::from(tp)),
+                                Arg::Plain(i128::from(m.hidden_size)),
+                                Arg::Plain(i128::from(m.dtype.bytes())),
+                            ],
+                        )
+                    } else {
+                        Formula::from("not on this stage")
+                    }
                 },
                 prov.clone(),
             ));
             ledger.push(line(
                 Term::WeightsLayers,
                 i128::from(layers_b),
-                layers_formula(layers, tp, Some(&breakdown)),
+                || layers_formula(layers, tp, Some(&breakdown)),
                 prov.clone(),
             ));
             ledger.push(line(
                 Term::WeightsHead,
                 i128::from(head),
-                if place.holds_head(m) {
-                    if place.head_is_embedding(m) {
-                        Formula::from("tied to the embedding: final norm only")
+                || {
+                    if place.holds_head(m) {
+                        if place.head_is_embedding(m) {
+                            Formula::from("tied to the embedding: final norm only")
+                        } else {
+                            Formula::template(
+                                "LM head: padded vocab / TP {} rows x hidden + final norm",
+                                &[Arg::Plain(i128::from(tp))],
+                            )
+                        }
                     } else {
-                        Formula::template(
-                            "LM head: padded vocab / TP {} rows x hidden + final norm",
-                            &[Arg::Plain(i128::from(tp))],
-                        )
+                        Formula::from("not on this stage")
                     }
-                } else {
-                    Formula::from("not on this stage")
                 },
                 prov.clone(),
             ));
@@ -111,7 +115,7 @@ pub(super) fn weight_lines(
                 ledger.push(line(
                     Term::WeightsVision,
                     i128::from(vision),
-                    format!(
+                    || format!(
                         "{} blocks of {} wide (MLP {}), patch embedding and projector: {} parameters / TP {tp} x {} B, built on {}",
                         v.depth,
                         v.hidden,
@@ -141,10 +145,12 @@ pub(super) fn weight_lines(
     ledger.push(line(
         Term::Weights,
         i128::from(w_total),
-        Formula::template(
-            "Model loading took {} GiB",
-            &[Arg::Gib(i128::from(w_total))],
-        ),
+        || {
+            Formula::template(
+                "Model loading took {} GiB",
+                &[Arg::Gib(i128::from(w_total))],
+            )
+        },
         w_prov.clone(),
     ));
     (w_total, w_prov)
@@ -216,12 +222,12 @@ pub(super) fn drafter_weights(
         ledger.push(line(
             Term::Drafter,
             i128::from(drafter.0),
-            "the speculative drafter, built on the last PP stage only",
+            || "the speculative drafter, built on the last PP stage only",
             drafter.1.clone(),
         ));
     }
     let weights_all = w_total + drafter.0;
-    if drafter.0 > 0 {
+    if drafter.0 > 0 && super::NOTES {
         // Both model runners load the drafter inside the same DeviceMemoryProfiler as
         // the target (GPUModelRunner.load_model), so vLLM's figure counts both.
         if let Some(l) = ledger.iter_mut().find(|l| l.term == Term::Weights) {
@@ -274,7 +280,7 @@ pub(super) fn load_need(
         ledger.push(line(
             Term::LoadPeak,
             i128::from(load_peak),
-            "transient above the weights while loading (e.g. an expert repack)",
+            || "transient above the weights while loading (e.g. an expert repack)",
             load_prov.clone(),
         ));
     }
@@ -287,14 +293,16 @@ pub(super) fn load_need(
     let pool_measured = s.runtime.for_stage(StageTerm::AvailableKv, stage).is_some();
     let weights_measured = s.runtime.for_stage(StageTerm::Weights, stage).is_some();
     if load_need > free0 && pool_measured && !weights_measured && s.runtime.load_peak.is_none() {
-        let note = format!(
-            "The estimated load peak of stage {stage} ({}) is more than the {} free, yet the measured available KV memory shows that loading passed: the weight estimate is contradicted by the measurement by at least {}; give the measured weights (--weights, \"Model loading took\") to replace it.",
-            amount(i128::from(load_need)),
-            amount(i128::from(free0)),
-            amount(i128::from(load_need - free0))
-        );
-        if !notes.contains(&note) && super::NOTES {
-            notes.push(note);
+        if super::NOTES {
+            let note = format!(
+                "The estimated load peak of stage {stage} ({}) is more than the {} free, yet the measured available KV memory shows that loading passed: the weight estimate is contradicted by the measurement by at least {}; give the measured weights (--weights, \"Model loading took\") to replace it.",
+                amount(i128::from(load_need)),
+                amount(i128::from(free0)),
+                amount(i128::from(load_need - free0))
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
         }
         return load_need;
     }
@@ -350,10 +358,12 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
         rank: load_fail.as_ref().map(|f| f.0),
         message: match (&load_fail, contradicted) {
             (Some((_, m)), _) => m.clone().into(),
+            // A passed check's sentence is the full page's (the first verdict shows failures).
+            (None, _) if !super::NOTES => String::new().into(),
             (None, Some(r)) => format!("passed on the measured run: the measured available KV memory shows that the weights loaded, though the estimate for rank {} is {} more than its free memory (the estimate is contradicted; see the notes)", r.rank, amount(-r.load_headroom)).into(),
             (None, None) => "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into(),
         },
-        vllm_error: load_fail.as_ref().map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
+        vllm_error: load_fail.as_ref().filter(|_| super::NOTES).map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
         knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel", "speculative-config (the drafter loads on the last stage)"],
         not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
     });

@@ -132,7 +132,7 @@ pub(super) fn measured_kv_plan(mut p: Planning) -> Plan {
         r.ledger.push(line(
             Term::KvPool,
             pool,
-            "about the pinned/available KV memory (block rounding unknown without the KV layout); its tokens come from the measured ratio",
+            || "about the pinned/available KV memory (block rounding unknown without the KV layout); its tokens come from the measured ratio",
             prov.clone(),
         ));
         push_after_start(s, r, pool, graphs_outside, &outside_prov);
@@ -245,7 +245,7 @@ fn starved(p: &mut Planning, tokens: u64, lim_idx: usize) -> bool {
             ok: false,
             rank: Some(r.rank),
             message: why.into(),
-            vllm_error: Some(e.vllm_message(s.version)),
+            vllm_error: super::NOTES.then(|| e.vllm_message(s.version)),
             knobs: kv_knobs(phase),
             not_knobs: vec!["max-model-len"],
         });

@@ -52,19 +52,19 @@ pub(super) fn profile_lines(
     ledger.push(line(
         Term::Activation,
         i128::from(act),
-        "profile run's peak above the resting allocation (transient_peak_headroom)",
+        || "profile run's peak above the resting allocation (transient_peak_headroom)",
         act_prov.clone(),
     ));
     ledger.push(line(
         Term::OtherConsumption,
         i128::from(other),
-        "persistent non-weight use after the snapshot (runner buffers, workspaces, non-torch)",
+        || "persistent non-weight use after the snapshot (runner buffers, workspaces, non-torch)",
         other_prov.clone(),
     ));
     ledger.push(line(
         Term::CudaGraphs,
         i128::from(cg),
-        if !graphs_on {
+        || if !graphs_on {
             Formula::from("--enforce-eager: no CUDA graphs")
         } else if s.engine.kv_cache_memory_bytes.is_some_and(|b| b > 0) {
             // The pinned path returns before the graph estimate (gpu_worker.py).
@@ -181,7 +181,7 @@ pub(super) fn available_kv(
     ledger.push(line(
         Term::AvailableKv,
         available,
-        avail_formula,
+        || avail_formula,
         avail_prov.clone(),
     ));
     if s.engine.kv_cache_memory_bytes.is_none()
@@ -227,7 +227,8 @@ fn implied_other(
     if implied >= 0 {
         if let Some(l) = ledger.iter_mut().find(|l| l.term == Term::OtherConsumption) {
             l.bytes = implied;
-            l.formula = Formula::template(
+            if super::NOTES {
+                l.formula = Formula::template(
                 "implied by the measured available KV: budget {} - available {} - weights {} - activation {} - graphs {}",
                 &[
                     Arg::Grouped(i128::from(requested)),
@@ -237,6 +238,7 @@ fn implied_other(
                     Arg::Grouped(i128::from(cg_in_budget)),
                 ],
             );
+            }
             l.provenance = Provenance::combine(&[
                 avail_prov,
                 &head[0].provenance,
@@ -293,7 +295,7 @@ pub(super) fn pinned_profile_phase(p: &mut Planning) -> bool {
                     amount(act(r) - room(r))
                 )
                 .into(),
-                vllm_error: Some("torch.OutOfMemoryError: CUDA out of memory.".into()),
+                vllm_error: super::NOTES.then(|| "torch.OutOfMemoryError: CUDA out of memory.".into()),
                 knobs: vec![
                     "max-num-batched-tokens (the profile's batch)",
                     "tensor-parallel-size",

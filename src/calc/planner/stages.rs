@@ -96,7 +96,9 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         .checkpoint_bytes
         .filter(|_| est_total > 0)
         .map(|c| c as f64 / est_total as f64);
+    // The weights' basis in words, only where the plan keeps text (`NOTES`).
     let weight_basis = match (scale, m.checkpoint_bytes) {
+        _ if !super::NOTES => String::new(),
         (Some(f), Some(c)) => format!(
             "parameter counts ({}) scaled by {:.3} to the checkpoint's {} bytes",
             m.quant.label(),
@@ -105,12 +107,18 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         ),
         _ => format!("parameter counts x bytes per weight ({})", m.quant.label()),
     };
-    let weight_basis = match weights::keep_full_text(m) {
+    let keep_full = if super::NOTES {
+        weights::keep_full_text(m)
+    } else {
+        None
+    };
+    let weight_basis = match keep_full {
         Some(k) => format!("{weight_basis}; {k}"),
         None => weight_basis,
     };
     // A format `--quantization` assumed for an unquantized config is the estimate's assumption.
-    let weight_basis = if m.quant_source == crate::calc::model::QuantSource::Assumed {
+    let weight_basis = if m.quant_source == crate::calc::model::QuantSource::Assumed && super::NOTES
+    {
         format!(
             "{weight_basis}; the format is assumed: {} on an unquantized config plans that method's usual checkpoint",
             m.quant_method
@@ -124,26 +132,27 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
     let (pre_est, pre_basis) = runtime::pre_snapshot_estimate(ranks_n, v);
     let requested = ceil_fraction(total, util);
     let requested_f = total as f64 * util;
-    let (budget, budget_formula) = if v.requested_is_ceil() {
-        (
-            requested,
-            format!(
-                "ceil({} x {util}) = {}",
-                Grouped(total as i128),
-                Grouped(requested as i128)
-            ),
-        )
+    let budget = if v.requested_is_ceil() {
+        requested
     } else {
         // Before 0.14 (Worker.init_device): requested_memory = total x utilization, a float;
         // the KV budget is int(requested_memory - non_kv), so the fraction of a byte is lost.
-        let floor = requested_f.floor() as u64;
-        (
-            floor,
-            format!(
-                "{} x {util} = {} (a float before 0.14: int(total x {util} - non_kv) drops the fraction)",
-                Grouped(total as i128),
-                crate::calc::units::py_float_str(requested_f)
-            ),
+        requested_f.floor() as u64
+    };
+    // The budget's formula, only where the plan keeps text (not in the first verdict's program).
+    let budget_formula = if !super::NOTES {
+        String::new()
+    } else if v.requested_is_ceil() {
+        format!(
+            "ceil({} x {util}) = {}",
+            Grouped(total as i128),
+            Grouped(requested as i128)
+        )
+    } else {
+        format!(
+            "{} x {util} = {} (a float before 0.14: int(total x {util} - non_kv) drops the fraction)",
+            Grouped(total as i128),
+            crate::calc::units::py_float_str(requested_f)
         )
     };
     let graphs_on = !s.engine.enforce_eager;
@@ -239,7 +248,7 @@ fn head_lines(
     head.push(line(
         Term::Total,
         i128::from(total),
-        format!("{} B as the driver reports it", Grouped(total as i128)),
+        || format!("{} B as the driver reports it", Grouped(total as i128)),
         // A driver total read off a device (a catalog reading, a total given, an article's
         // card) is a measurement, never exact arithmetic.
         if s.gpu.total_confirmed {
@@ -275,10 +284,12 @@ fn head_lines(
     head.push(line(
         Term::PreSnapshot,
         i128::from(total) - i128::from(free0),
-        format!(
-            "total - free at snapshot = {}",
-            Grouped((total - free0.min(total)) as i128)
-        ),
+        || {
+            format!(
+                "total - free at snapshot = {}",
+                Grouped((total - free0.min(total)) as i128)
+            )
+        },
         // What is in use is what the free figure's estimate assumes (the context and NCCL):
         // its basis comes first.
         Provenance::combine(&[&free_prov, &head[0].provenance]),
@@ -286,13 +297,13 @@ fn head_lines(
     head.push(line(
         Term::FreeAtStart,
         i128::from(free0),
-        free_formula,
+        || free_formula,
         free_prov.clone(),
     ));
     head.push(line(
         Term::Budget,
         i128::from(requested),
-        budget_formula.clone(),
+        || budget_formula.clone(),
         Provenance::combine(&[&head[0].provenance]),
     ));
     (head, free0)
@@ -361,7 +372,12 @@ pub(super) fn plan_stages(
                     r.rank = rank;
                     r.pp_rank = stage;
                     r.layers = layers;
-                    if let Some(l) = r.ledger.iter_mut().find(|l| l.term == Term::WeightsLayers) {
+                    if let Some(l) = r
+                        .ledger
+                        .iter_mut()
+                        .find(|l| l.term == Term::WeightsLayers)
+                        .filter(|_| super::NOTES)
+                    {
                         // Same shapes, same breakdown: only the layer indices move.
                         let breakdown = l.formula.split_once("; ").map(|(_, b)| b.to_string());
                         l.formula = layers_formula(layers, tp, breakdown.as_deref());

@@ -26,17 +26,19 @@ pub(super) fn unified_gate(
         Some(k) => line(
             Term::KvPool,
             i128::from(k),
-            format!(
-                "--kv-cache-memory-bytes {} = {}",
-                Grouped(i128::from(k)),
-                gib_text(i128::from(k))
-            ),
+            || {
+                format!(
+                    "--kv-cache-memory-bytes {} = {}",
+                    Grouped(i128::from(k)),
+                    gib_text(i128::from(k))
+                )
+            },
             Provenance::Exact,
         ),
         None => line(
             Term::KvPool,
             r.available_kv,
-            "the budget's KV share (pin it with --kv-cache-memory-bytes on unified memory)",
+            || "the budget's KV share (pin it with --kv-cache-memory-bytes on unified memory)",
             r.line(Term::AvailableKv)
                 .map(|l| l.provenance.clone())
                 .unwrap_or(Provenance::Exact),
@@ -46,7 +48,7 @@ pub(super) fn unified_gate(
         Some(o) => line(
             Term::OtherConsumption,
             i128::from(o.bytes.0),
-            "overhead: graphs, workspaces, activations (a remainder, not each part)",
+            || "overhead: graphs, workspaces, activations (a remainder, not each part)",
             Provenance::Measured(o.source.clone().into()),
         ),
         None => {
@@ -56,7 +58,7 @@ pub(super) fn unified_gate(
             line(
                 Term::OtherConsumption,
                 sum,
-                "activation + other + graphs estimates",
+                || "activation + other + graphs estimates",
                 Provenance::Estimate("sum of the estimated runtime terms".into()),
             )
         }
