@@ -268,10 +268,30 @@ test('texts typed for this address that need another program cancel the one aske
     ([href, texts]) => sessionStorage.setItem('headroom:typed', `${href}\n${texts}`),
     [link.slice(1), `?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`],
   );
+  // The page's own requests, as early.js makes them: a request cancelled in the task that made
+  // it may never reach the network (nor the harness's route), so they are counted at fetch().
+  await context.addInitScript(() => {
+    const real = globalThis.fetch;
+    globalThis.__asked = [];
+    globalThis.fetch = (input, init) => {
+      globalThis.__asked.push({ url: String(input), signal: init?.signal ?? null });
+      return real(input, init);
+    };
+  });
   await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('#shell-verdict:not(.pending)');
   const first = await readVerdict(page);
-  assert.deepEqual(verdictPrograms(problems), ['catalog', 'config']);
+  const asked = await page.evaluate(() =>
+    globalThis.__asked
+      .filter((a) => /\/headroom-verdict-/.test(a.url))
+      .map((a) => ({ url: new URL(a.url, location.href).pathname, cancelled: a.signal?.aborted ?? false })),
+  );
+  assert.deepEqual(verdictPrograms({ requests: asked.map((a) => a.url) }), ['catalog', 'config']);
+  assert.deepEqual(
+    asked.map((a) => a.cancelled),
+    [true, false],
+    'the first request is cancelled',
+  );
   assert.equal(await page.evaluate(() => headroomEarly.program.url.includes('-verdict-config-')), true);
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
