@@ -13,9 +13,9 @@ const BUILD = 'dev';
 const FILES = [];
 const CACHE = `headroom-${BUILD}`;
 // A verdict program is in FILES twice, as NAME_bg.wasm and its gzip NAME_bg.wasm.gz: a page
-// fetches the .gz where the browser can decompress and compile a stream (public/early.js), as
-// a worker of the same browser can, else the plain file. Installing keeps the one this browser's pages ask
-// for.
+// fetches the .gz where the browser can decompress and compile a stream (public/early.js), and
+// the plain file elsewhere. Installing keeps the one this browser's pages ask for, by the same
+// test in the worker's scope.
 const GZ =
   typeof DecompressionStream === 'function' &&
   typeof ReadableStream === 'function' &&

@@ -4,8 +4,8 @@
 //
 // BUILD is a SHA-256 of every file's path and bytes, so any change to the page or a file it
 // names gives a new worker. FILES is '/' (the page, under every query), each file index.html
-// refers to, and each verdict program's .gz. Fails the build, naming what it did not find, if sw.js or
-// the page does not have the shape this expects.
+// refers to, and each verdict program's .gz. Fails the build, naming what it did not find, if
+// sw.js or the page does not have the shape this expects.
 //
 //   node scripts/sw-manifest.mjs [STAGING_DIR]     (Trunk sets TRUNK_STAGING_DIR; also run alone)
 import { createHash } from 'node:crypto';

@@ -181,6 +181,13 @@ impl From<&'static str> for Formula {
     }
 }
 
+/// The empty formula.
+impl Default for Formula {
+    fn default() -> Formula {
+        Formula::from("")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -554,6 +554,13 @@ impl From<&str> for Message {
     }
 }
 
+/// The empty sentence.
+impl Default for Message {
+    fn default() -> Message {
+        Message::new(String::new())
+    }
+}
+
 impl std::ops::Deref for Message {
     type Target = str;
     fn deref(&self) -> &str {

@@ -8,9 +8,9 @@ use super::scenario::{AttentionBackend, KvCacheDtype, MaxLen, Measured, Scenario
 use super::units::{GIB, MIB};
 use super::version::VllmVersion;
 
-/// Whether an estimate states its basis in words: the first verdict's program shows only that a
-/// figure is an estimate, so it carries none of them (`planner::NOTES`).
-const TEXT: bool = super::planner::NOTES;
+// An estimate's basis in words is text only the full page shows (empty in the first verdict's
+// program, which shows only that a figure is an estimate).
+use super::planner::page_text;
 
 /// `max_num_batched_tokens` and `max_num_seqs` defaults for `vllm serve`
 /// (`EngineArgs.get_batch_defaults`, API-server column), then the clamps vLLM applies to values
@@ -485,27 +485,22 @@ pub fn term(measured: &Option<Measured>, estimate: u64, basis: String) -> (u64, 
 /// figures, not a measurement.
 pub fn pre_snapshot_estimate(ranks: u32, version: VllmVersion) -> (u64, String) {
     let context = 512 * MIB;
-    let nccl = if ranks > 1 { 512 * MIB } else { 0 };
-    if !TEXT {
-        let own = if version.nccl_before_snapshot() {
-            nccl
-        } else {
-            0
-        };
-        return (context + own, String::new());
-    }
-    if !version.nccl_before_snapshot() {
-        return (
-            context,
-            "typical CUDA context + cuBLAS handles (0.5 GiB); vLLM 0.10.2 takes its snapshot before NCCL starts".into(),
-        );
-    }
-    let basis = if ranks > 1 {
-        "typical CUDA context + cuBLAS handles (0.5 GiB) and NCCL communicators (0.5 GiB)"
+    let nccl = if ranks > 1 && version.nccl_before_snapshot() {
+        512 * MIB
     } else {
-        "typical CUDA context + cuBLAS handles (0.5 GiB)"
+        0
     };
-    (context + nccl, basis.to_string())
+    let basis = page_text(|| {
+        if !version.nccl_before_snapshot() {
+            "typical CUDA context + cuBLAS handles (0.5 GiB); vLLM 0.10.2 takes its snapshot before NCCL starts"
+        } else if ranks > 1 {
+            "typical CUDA context + cuBLAS handles (0.5 GiB) and NCCL communicators (0.5 GiB)"
+        } else {
+            "typical CUDA context + cuBLAS handles (0.5 GiB)"
+        }
+        .to_string()
+    });
+    (context + nccl, basis)
 }
 
 /// The profile run's activation peak above the resting allocation: hidden states and the MLP
@@ -536,19 +531,18 @@ pub fn activation_estimate(
     } else {
         0
     };
-    if !TEXT {
-        return (hidden.saturating_add(logits), String::new());
-    }
     (
         hidden.saturating_add(logits),
-        format!(
-            "{mnbt} batched tokens x (4 x hidden + 2 x intermediate / TP) x {act} B{}",
-            if last_stage {
-                format!(" + {reqs} rows of fp32 logits (x2 for the sampler)")
-            } else {
-                String::new()
-            }
-        ),
+        page_text(|| {
+            format!(
+                "{mnbt} batched tokens x (4 x hidden + 2 x intermediate / TP) x {act} B{}",
+                if last_stage {
+                    format!(" + {reqs} rows of fp32 logits (x2 for the sampler)")
+                } else {
+                    String::new()
+                }
+            )
+        }),
     )
 }
 
@@ -558,23 +552,15 @@ pub fn activation_estimate(
 /// they are non-torch memory inside the budget: a typical 0.5 GiB more.
 pub fn other_consumption_estimate(ranks: u32, version: VllmVersion) -> (u64, String) {
     let nccl_after = ranks > 1 && !version.nccl_before_snapshot();
-    if !TEXT {
-        return (
-            if nccl_after { 1024 * MIB } else { 512 * MIB },
-            String::new(),
-        );
-    }
-    if nccl_after {
-        return (
-            1024 * MIB,
-            "typical runner buffers and kernel workspaces (0.5 GiB, as in the spec's worked examples) and NCCL communicators (0.5 GiB), which vLLM 0.10.2 starts after its memory snapshot, so the budget pays for them".into(),
-        );
-    }
-    (
-        512 * MIB,
-        "typical runner buffers and kernel workspaces (0.5 GiB, as in the spec's worked examples)"
-            .into(),
-    )
+    let basis = page_text(|| {
+        if nccl_after {
+            "typical runner buffers and kernel workspaces (0.5 GiB, as in the spec's worked examples) and NCCL communicators (0.5 GiB), which vLLM 0.10.2 starts after its memory snapshot, so the budget pays for them"
+        } else {
+            "typical runner buffers and kernel workspaces (0.5 GiB, as in the spec's worked examples)"
+        }
+        .to_string()
+    });
+    (if nccl_after { 1024 * MIB } else { 512 * MIB }, basis)
 }
 
 /// CUDA-graph memory: about 6 MiB per captured graph, PIECEWISE and FULL for each size
@@ -583,15 +569,14 @@ pub fn other_consumption_estimate(ranks: u32, version: VllmVersion) -> (u64, Str
 pub fn cuda_graph_estimate(n_sizes: usize, version: VllmVersion) -> (u64, String) {
     let modes: u64 = if version.at_least(0, 11) { 2 } else { 1 };
     let graphs = modes * n_sizes as u64;
-    if !TEXT {
-        return (graphs * 6 * MIB, String::new());
-    }
     (
         graphs * 6 * MIB,
-        if modes == 2 {
-            format!("{n_sizes} capture sizes x 2 modes x ~6 MiB per graph")
-        } else {
-            format!("{n_sizes} capture sizes x 1 mode (PIECEWISE, vLLM 0.10.2's default) x ~6 MiB per graph")
-        },
+        page_text(|| {
+            if modes == 2 {
+                format!("{n_sizes} capture sizes x 2 modes x ~6 MiB per graph")
+            } else {
+                format!("{n_sizes} capture sizes x 1 mode (PIECEWISE, vLLM 0.10.2's default) x ~6 MiB per graph")
+            }
+        }),
     )
 }

@@ -82,13 +82,12 @@ pub(super) fn allocation_check(
     let get = |t: Term| worst.line(t).map_or(0, |l| l.bytes);
     let act = act_of(worst);
     let free = worst.free_after_start - act;
-    let (ok, message) = if free >= 0 && !super::NOTES {
-        // A passed check's sentence is the full page's (the first verdict shows failures).
-        (true, String::new())
-    } else if free >= 0 {
+    let (ok, message) = if free >= 0 {
         (
             true,
-            format!(
+            // A passed check's sentence: text only the full page shows.
+            super::page_text(|| {
+                format!(
                 "rank {}: {} stays free once the pool and graphs are allocated (the least of any rank){}",
                 worst.rank,
                 amount(free + act),
@@ -100,7 +99,8 @@ pub(super) fn allocation_check(
                 } else {
                     String::new()
                 }
-            ),
+            )
+            }),
         )
     } else if free + act + get(Term::CudaGraphs) < 0 {
         if super::NOTES {
@@ -158,8 +158,9 @@ pub(super) fn allocation_check(
         ok,
         rank: Some(worst.rank),
         message: message.into(),
-        vllm_error: (!ok && super::NOTES)
-            .then(|| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
+        vllm_error: super::page_text(|| {
+            (!ok).then(|| "torch.OutOfMemoryError: CUDA out of memory.".to_string())
+        }),
         knobs: {
             let mut k = kv_knobs(Phase::Allocation);
             if act > 0 {

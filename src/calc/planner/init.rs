@@ -24,27 +24,28 @@ pub(super) fn init_fail(
     let (free0, requested) = (sh.free0, sh.requested);
     let total = s.gpu.total.0;
     if free0 < requested && init_fail.is_none() {
-        let msg = if !super::NOTES {
-            String::new()
-        } else if s.version.requested_is_ceil() {
-            format!(
+        // vLLM's own error: text only the full page shows.
+        let msg = super::page_text(|| {
+            if s.version.requested_is_ceil() {
+                format!(
                 "Free memory on device cuda:{tp_rank} ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
                 GibText(i128::from(free0)),
                 GibText(i128::from(total)),
                 crate::calc::units::py_float_str(util),
                 GibText(i128::from(requested))
             )
-        } else {
-            // 0.10.2 to 0.13.0 (Worker.init_device): no device name, every figure
-            // round(x / GiB, 2), the requested one of the float total x utilization.
-            format!(
+            } else {
+                // 0.10.2 to 0.13.0 (Worker.init_device): no device name, every figure
+                // round(x / GiB, 2), the requested one of the float total x utilization.
+                format!(
                 "Free memory on device ({}/{} GiB) on startup is less than desired GPU memory utilization ({}, {} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.",
                 GibText(i128::from(free0)),
                 GibText(i128::from(total)),
                 crate::calc::units::py_float_str(util),
                 gib_round_f64(sh.requested_f)
             )
-        };
+            }
+        });
         let what = if s.version.requested_is_ceil() {
             format!("ceil(total x {util})")
         } else {
@@ -84,23 +85,21 @@ pub(super) fn init_phase(
         rank: init_fail.as_ref().map(|f| f.0),
         message: match &init_fail {
             Some((_, m, _)) => m.clone().into(),
-            // A passed check's sentence is the full page's (the first verdict shows failures).
-            None if !super::NOTES => String::new().into(),
-            None => format!(
-                "free memory at start covers the budget {} = {} on every rank",
-                if v.requested_is_ceil() {
-                    format!("ceil(total x {util})")
-                } else {
-                    format!("total x {util}")
-                },
-                amount(i128::from(requested))
-            )
-            .into(),
+            // A passed check's sentence: text only the full page shows.
+            None => super::page_text(|| {
+                format!(
+                    "free memory at start covers the budget {} = {} on every rank",
+                    if v.requested_is_ceil() {
+                        format!("ceil(total x {util})")
+                    } else {
+                        format!("total x {util}")
+                    },
+                    amount(i128::from(requested))
+                )
+                .into()
+            }),
         },
-        vllm_error: init_fail
-            .as_ref()
-            .filter(|_| super::NOTES)
-            .map(|f| f.2.clone()),
+        vllm_error: super::page_text(|| init_fail.as_ref().map(|f| f.2.clone())),
         knobs: vec!["gpu-memory-utilization", "other processes on the GPU"],
         not_knobs: vec!["max-model-len", "max-num-seqs", "kv-cache-memory-bytes"],
     });

@@ -240,7 +240,7 @@ fn kv_failed(
         ok: false,
         rank: Some(rank),
         message: message.into(),
-        vllm_error: super::NOTES.then(|| e.vllm_message(v)),
+        vllm_error: super::page_text(|| Some(e.vllm_message(v))),
         knobs: if phase == Phase::Capacity {
             capacity_knobs(s)
         } else {
@@ -305,10 +305,8 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
         phase: Phase::Capacity,
         ok: true,
         rank: Some(kvp.limiting_worker as u32),
-        // A passed check's sentence is the full page's (the first verdict shows failures).
-        message: if !super::NOTES {
-            String::new().into()
-        } else {
+        // A passed check's sentence: text only the full page shows.
+        message: super::page_text(|| {
             format!(
                 "one {}-token request needs {} {}; the pool has {} blocks (limiting rank {})",
                 Grouped(i128::from(kvp.max_model_len)),
@@ -318,7 +316,7 @@ fn kv_fits(mut p: Planning, kvp: KvPlan) -> Plan {
                 kvp.limiting_worker
             )
             .into()
-        },
+        }),
         vllm_error: None,
         knobs: capacity_knobs(s),
         not_knobs: vec!["max-num-seqs (demand, not a reservation)"],

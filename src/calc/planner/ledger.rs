@@ -35,9 +35,8 @@ pub(super) fn layers_formula(layers: (u32, u32), tp: u32, breakdown: Option<&str
     )
 }
 
-/// A ledger line. Its formula is written only where the plan keeps text ([`super::NOTES`]): the
-/// first verdict's program shows no formula, so it carries neither their words nor the code
-/// that writes them, and its lines hold an empty one.
+/// A ledger line. Its formula is text only the full page shows ([`super::page_text`]): empty in
+/// the first verdict's program.
 pub(super) fn line<F: Into<Formula>>(
     term: Term,
     bytes: i128,
@@ -47,11 +46,7 @@ pub(super) fn line<F: Into<Formula>>(
     LedgerLine {
         term,
         bytes,
-        formula: if super::NOTES {
-            formula().into()
-        } else {
-            Formula::from("")
-        },
+        formula: super::page_text(|| formula().into()),
         provenance,
     }
 }

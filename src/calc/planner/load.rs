@@ -227,15 +227,17 @@ pub(super) fn drafter_weights(
         ));
     }
     let weights_all = w_total + drafter.0;
-    if drafter.0 > 0 && super::NOTES {
+    if drafter.0 > 0 {
         // Both model runners load the drafter inside the same DeviceMemoryProfiler as
         // the target (GPUModelRunner.load_model), so vLLM's figure counts both.
         if let Some(l) = ledger.iter_mut().find(|l| l.term == Term::Weights) {
-            l.formula = format!(
+            l.formula = super::page_text(|| {
+                format!(
                 "target model only; vLLM's \"Model loading took {} GiB\" on this rank also counts the drafter",
                 GibText(i128::from(weights_all))
             )
-            .into();
+                .into()
+            });
         }
     }
     Loaded {
@@ -358,12 +360,11 @@ pub(super) fn load_phase(p: &mut Planning, load_fail: &Option<(u32, String)>) ->
         rank: load_fail.as_ref().map(|f| f.0),
         message: match (&load_fail, contradicted) {
             (Some((_, m)), _) => m.clone().into(),
-            // A passed check's sentence is the full page's (the first verdict shows failures).
-            (None, _) if !super::NOTES => String::new().into(),
-            (None, Some(r)) => format!("passed on the measured run: the measured available KV memory shows that the weights loaded, though the estimate for rank {} is {} more than its free memory (the estimate is contradicted; see the notes)", r.rank, amount(-r.load_headroom)).into(),
-            (None, None) => "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into(),
+            // A passed check's sentence: text only the full page shows.
+            (None, Some(r)) => super::page_text(|| format!("passed on the measured run: the measured available KV memory shows that the weights loaded, though the estimate for rank {} is {} more than its free memory (the estimate is contradicted; see the notes)", r.rank, amount(-r.load_headroom)).into()),
+            (None, None) => super::page_text(|| "weights (and any load-time transient) fit in the physical free memory of every rank; the utilization fraction does not cap this phase".into()),
         },
-        vllm_error: load_fail.as_ref().filter(|_| super::NOTES).map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string()),
+        vllm_error: super::page_text(|| load_fail.as_ref().map(|_| "torch.OutOfMemoryError: CUDA out of memory.".to_string())),
         knobs: vec!["tensor-parallel-size", "pipeline-parallel-size", "pp-layer-partition", "quantization", "enable-expert-parallel", "speculative-config (the drafter loads on the last stage)"],
         not_knobs: vec!["gpu-memory-utilization", "max-model-len", "kv-cache-memory-bytes"],
     });

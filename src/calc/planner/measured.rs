@@ -245,7 +245,7 @@ fn starved(p: &mut Planning, tokens: u64, lim_idx: usize) -> bool {
             ok: false,
             rank: Some(r.rank),
             message: why.into(),
-            vllm_error: super::NOTES.then(|| e.vllm_message(s.version)),
+            vllm_error: super::page_text(|| Some(e.vllm_message(s.version))),
             knobs: kv_knobs(phase),
             not_knobs: vec!["max-model-len"],
         });

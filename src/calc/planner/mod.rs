@@ -47,6 +47,19 @@ pub(super) use self::vllm_log::vllm_suggestion;
 /// neither, so it does not carry their text (a constant false drops each sentence from that
 /// build; the app, the CLI and the tests have them all).
 pub(crate) const NOTES: bool = !cfg!(all(feature = "verdict", not(feature = "web")));
+
+/// Text only the full page shows, written where the plan keeps text ([`NOTES`]): a ledger
+/// line's formula, an estimate's basis in words, a passed check's sentence, vLLM's own error.
+/// The first verdict's program reads none of them (it shows failures, figures and provenance
+/// labels), so there it is empty and the program carries neither the words nor the code that
+/// writes them.
+pub(crate) fn page_text<T: Default>(text: impl FnOnce() -> T) -> T {
+    if NOTES {
+        text()
+    } else {
+        T::default()
+    }
+}
 pub use self::vllm_log::SUGGESTION_MARGIN;
 
 /// A plan under way once every rank is planned: the scenario, the settings resolved, and what

@@ -227,8 +227,8 @@ fn implied_other(
     if implied >= 0 {
         if let Some(l) = ledger.iter_mut().find(|l| l.term == Term::OtherConsumption) {
             l.bytes = implied;
-            if super::NOTES {
-                l.formula = Formula::template(
+            l.formula = super::page_text(|| {
+                Formula::template(
                 "implied by the measured available KV: budget {} - available {} - weights {} - activation {} - graphs {}",
                 &[
                     Arg::Grouped(i128::from(requested)),
@@ -237,8 +237,8 @@ fn implied_other(
                     Arg::Grouped(i128::from(act)),
                     Arg::Grouped(i128::from(cg_in_budget)),
                 ],
-            );
-            }
+            )
+            });
             l.provenance = Provenance::combine(&[
                 avail_prov,
                 &head[0].provenance,
@@ -295,7 +295,7 @@ pub(super) fn pinned_profile_phase(p: &mut Planning) -> bool {
                     amount(act(r) - room(r))
                 )
                 .into(),
-                vllm_error: super::NOTES.then(|| "torch.OutOfMemoryError: CUDA out of memory.".into()),
+                vllm_error: super::page_text(|| Some("torch.OutOfMemoryError: CUDA out of memory.".into())),
                 knobs: vec![
                     "max-num-batched-tokens (the profile's batch)",
                     "tensor-parallel-size",

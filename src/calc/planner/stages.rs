@@ -96,36 +96,32 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         .checkpoint_bytes
         .filter(|_| est_total > 0)
         .map(|c| c as f64 / est_total as f64);
-    // The weights' basis in words, only where the plan keeps text (`NOTES`).
-    let weight_basis = match (scale, m.checkpoint_bytes) {
-        _ if !super::NOTES => String::new(),
-        (Some(f), Some(c)) => format!(
-            "parameter counts ({}) scaled by {:.3} to the checkpoint's {} bytes",
-            m.quant.label(),
-            f,
-            Grouped(c as i128)
-        ),
-        _ => format!("parameter counts x bytes per weight ({})", m.quant.label()),
-    };
-    let keep_full = if super::NOTES {
-        weights::keep_full_text(m)
-    } else {
-        None
-    };
-    let weight_basis = match keep_full {
-        Some(k) => format!("{weight_basis}; {k}"),
-        None => weight_basis,
-    };
-    // A format `--quantization` assumed for an unquantized config is the estimate's assumption.
-    let weight_basis = if m.quant_source == crate::calc::model::QuantSource::Assumed && super::NOTES
-    {
-        format!(
-            "{weight_basis}; the format is assumed: {} on an unquantized config plans that method's usual checkpoint",
-            m.quant_method
-        )
-    } else {
-        weight_basis
-    };
+    // The weights' estimate's basis in words: text only the full page shows.
+    let weight_basis = super::page_text(|| {
+        let basis = match (scale, m.checkpoint_bytes) {
+            (Some(f), Some(c)) => format!(
+                "parameter counts ({}) scaled by {:.3} to the checkpoint's {} bytes",
+                m.quant.label(),
+                f,
+                Grouped(c as i128)
+            ),
+            _ => format!("parameter counts x bytes per weight ({})", m.quant.label()),
+        };
+        let basis = match weights::keep_full_text(m) {
+            Some(k) => format!("{basis}; {k}"),
+            None => basis,
+        };
+        // A format `--quantization` assumed for an unquantized config is the estimate's
+        // assumption.
+        if m.quant_source == crate::calc::model::QuantSource::Assumed {
+            format!(
+                "{basis}; the format is assumed: {} on an unquantized config plans that method's usual checkpoint",
+                m.quant_method
+            )
+        } else {
+            basis
+        }
+    });
 
     let ranks_n = tp * pp;
     let v = s.version;
@@ -139,22 +135,22 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         // the KV budget is int(requested_memory - non_kv), so the fraction of a byte is lost.
         requested_f.floor() as u64
     };
-    // The budget's formula, only where the plan keeps text (not in the first verdict's program).
-    let budget_formula = if !super::NOTES {
-        String::new()
-    } else if v.requested_is_ceil() {
-        format!(
-            "ceil({} x {util}) = {}",
-            Grouped(total as i128),
-            Grouped(requested as i128)
-        )
-    } else {
-        format!(
+    // The budget's formula: text only the full page shows.
+    let budget_formula = super::page_text(|| {
+        if v.requested_is_ceil() {
+            format!(
+                "ceil({} x {util}) = {}",
+                Grouped(total as i128),
+                Grouped(requested as i128)
+            )
+        } else {
+            format!(
             "{} x {util} = {} (a float before 0.14: int(total x {util} - non_kv) drops the fraction)",
             Grouped(total as i128),
             crate::calc::units::py_float_str(requested_f)
         )
-    };
+        }
+    });
     let graphs_on = !s.engine.enforce_eager;
     let sizes = runtime::cudagraph_sizes(s, mns, mnbt);
     let tp_ranks_identical = !(s.parallel.expert_parallel
@@ -265,19 +261,21 @@ fn head_lines(
         Some(f) => (
             f.bytes.0,
             Provenance::Measured(f.source.clone().into()),
-            format!("{} B measured", Grouped(f.bytes.0 as i128)),
+            super::page_text(|| format!("{} B measured", Grouped(f.bytes.0 as i128))),
         ),
         None => {
             let used = pre_est + s.runtime.other_tenants.0;
             (
                 total.saturating_sub(used),
                 Provenance::Estimate(pre_basis.clone().into()),
-                format!(
-                    "{} - {} (context/NCCL) - {} (other tenants)",
-                    Grouped(total as i128),
-                    Grouped(pre_est as i128),
-                    Grouped(s.runtime.other_tenants.0 as i128)
-                ),
+                super::page_text(|| {
+                    format!(
+                        "{} - {} (context/NCCL) - {} (other tenants)",
+                        Grouped(total as i128),
+                        Grouped(pre_est as i128),
+                        Grouped(s.runtime.other_tenants.0 as i128)
+                    )
+                }),
             )
         }
     };
@@ -372,15 +370,12 @@ pub(super) fn plan_stages(
                     r.rank = rank;
                     r.pp_rank = stage;
                     r.layers = layers;
-                    if let Some(l) = r
-                        .ledger
-                        .iter_mut()
-                        .find(|l| l.term == Term::WeightsLayers)
-                        .filter(|_| super::NOTES)
-                    {
+                    if let Some(l) = r.ledger.iter_mut().find(|l| l.term == Term::WeightsLayers) {
                         // Same shapes, same breakdown: only the layer indices move.
-                        let breakdown = l.formula.split_once("; ").map(|(_, b)| b.to_string());
-                        l.formula = layers_formula(layers, tp, breakdown.as_deref());
+                        l.formula = super::page_text(|| {
+                            let breakdown = l.formula.split_once("; ").map(|(_, b)| b.to_string());
+                            layers_formula(layers, tp, breakdown.as_deref())
+                        });
                     }
                     out.ranks.push(r);
                     let mut w = out.workers[prev].clone();
