@@ -492,6 +492,39 @@ mod tests {
         assert_ne!(beyond_catalog(&stored, None, None), neither);
     }
 
+    /// Every build that reads a pasted config.json (the app, the CLI, and the first verdict's
+    /// programs for a pasted config and for everything) opens its verdict with what vLLM does
+    /// with an architecture it does not serve: the first verdict and the app's say the same.
+    #[test]
+    #[cfg(any(not(feature = "catalog-compiled"), feature = "config-reader"))]
+    fn a_pasted_architecture_vllm_does_not_serve_is_said_first() {
+        let link = |arch: &str| {
+            let config = format!(
+                r#"{{"architectures":["{arch}"],"model_type":"x","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":131072,"torch_dtype":"bfloat16"}}"#
+            );
+            let pasted = crate::input::query::base64url_encode(config.as_bytes());
+            format!("?v=1&gpu=h100-sxm-80gb&config={pasted}")
+        };
+        let sub = |arch: &str| first_verdict(&link(arch), None, None).sub;
+        let unknown = sub("FooBarForCausalLM");
+        assert!(
+            unknown.starts_with(
+                "vLLM 0.33.0 has no model class for \"FooBarForCausalLM\": only its Transformers backend might serve it. "
+            ),
+            "{unknown}"
+        );
+        let removed = sub("MPTForCausalLM");
+        assert!(
+            removed
+                .starts_with("vLLM 0.33.0 does not serve \"MPTForCausalLM\" (removed in 0.28.0). "),
+            "{removed}"
+        );
+        // An older release that still served it: nothing to say.
+        let older = first_verdict(&format!("{}&vllm=0.27", link("MPTForCausalLM")), None, None);
+        assert!(!older.sub.contains("does not serve"), "{}", older.sub);
+        assert!(!sub("LlamaForCausalLM").contains("model class"));
+    }
+
     #[test]
     fn an_input_in_error_is_said_first_and_never_under_a_green_banner() {
         // What the form holds after typing: the texts, one of them wrong.

@@ -802,3 +802,45 @@ fn mtp_drafters_are_the_families_vllm_maps() {
         "{v41:?}"
     );
 }
+
+#[test]
+fn every_catalog_architecture_is_served() {
+    // The first verdict's program for catalog links leaves vLLM's registry out
+    // (planner/mod.rs): it plans only these rows, so none may need the registry's words.
+    for m in catalog::models() {
+        let arch = &m.model.architecture;
+        assert_eq!(
+            headroom::calc::architectures::note(arch),
+            None,
+            "{}: {arch}",
+            m.id
+        );
+    }
+}
+
+#[test]
+fn the_registry_texts_are_sorted_one_name_per_line() {
+    use headroom::calc::architectures::{removed_in, supported, REMOVED, SUPPORTED};
+    let names: Vec<&str> = SUPPORTED.lines().collect();
+    assert!(names.len() > 400, "{}", names.len());
+    assert!(
+        names.windows(2).all(|w| w[0] < w[1]),
+        "SUPPORTED sorted, no repeats"
+    );
+    assert!(names.iter().all(|n| !n.is_empty() && !n.contains(' ')));
+    let removed: Vec<&str> = REMOVED.lines().collect();
+    assert!(
+        removed.windows(2).all(|w| w[0] < w[1]),
+        "REMOVED sorted, no repeats"
+    );
+    for line in removed {
+        let (name, since) = line.split_once(' ').expect("name and release");
+        assert!(!supported(name), "{name} both served and removed");
+        let (major, minor) = removed_in(name).expect("a release");
+        assert!(since.starts_with(&format!("{major}.{minor}.")), "{line}");
+    }
+    // A name that is a prefix of a removed one is not removed itself.
+    assert_eq!(removed_in("Aquila"), None);
+    assert_eq!(removed_in("AquilaForCausalLM"), Some((0, 24)));
+    assert!(!supported("LlamaForCausal") && supported("LlamaForCausalLM"));
+}

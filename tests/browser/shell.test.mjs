@@ -83,9 +83,9 @@ test('the shell names the link before any program runs, and shows no figure', as
 // page and the header's examples were planned at build time (no verdict program is fetched);
 // any other link runs a verdict program: the one for catalog links, the one with the config.json
 // reader for a pasted config, or, for an example, the one with everything, and only that one.
-const CONFIG = Buffer.from(
+const pasted = (architecture) => Buffer.from(
   JSON.stringify({
-    architectures: ['LlamaForCausalLM'],
+    architectures: [architecture],
     model_type: 'llama',
     num_hidden_layers: 32,
     hidden_size: 4096,
@@ -97,6 +97,7 @@ const CONFIG = Buffer.from(
     torch_dtype: 'bfloat16',
   }),
 ).toString('base64url');
+const CONFIG = pasted('LlamaForCausalLM');
 const LINKS = [
   ['the default page', '/', 'planned'],
   ['an example', '/?v=1&example=s1-three-cards', 'planned'],
@@ -112,6 +113,9 @@ const LINKS = [
   ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'config'],
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'config'],
   ['a broken pasted config.json', '/?v=1&config=e30', 'config'],
+  // The verdict opens with what vLLM does with an architecture it does not serve.
+  ['a pasted architecture vLLM never registered', `/?v=1&config=${pasted('FooBarForCausalLM')}`, 'config'],
+  ['a pasted architecture vLLM removed', `/?v=1&tp=2&config=${pasted('MPTForCausalLM')}`, 'config'],
   ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'all'],
   // An example under an encoded key beside a config: the config's program hands it over.
   ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'config+all'],
@@ -134,6 +138,7 @@ for (const [what, link, program] of LINKS) {
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
     assert.notEqual(first.lines[0], 'Working out the plan…');
+    if (/architecture vLLM/.test(what)) assert.match(first.lines.join(' '), /vLLM 0\.33\.0 (has no model class|does not serve)/);
     assert.equal(await page.locator('#shell').count(), 1, 'the app has not run');
     assert.deepEqual(verdictPrograms(problems), program === 'planned' ? [] : program.split('+'), `the verdict program(s) fetched for ${link}`);
     // The banner keeps the app's "Change the inputs" button (phones show it) unless the app's

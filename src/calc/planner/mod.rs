@@ -170,8 +170,15 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         notes.extend(deployment_notes(s, &p));
     }
     p.scenario = scenario_words(t.as_ref().unwrap_or(s));
-    // The first verdict's program shows no notes: it does not carry vLLM's registry.
-    #[cfg(not(all(feature = "verdict", not(feature = "web"))))]
+    // vLLM's registry, which the verdict opens with. The program for catalog links leaves it
+    // out: it plans only catalog rows, and vLLM serves each row's architecture (the test
+    // `every_catalog_architecture_is_served`).
+    #[cfg(not(all(
+        feature = "verdict",
+        not(feature = "web"),
+        feature = "catalog-compiled",
+        not(feature = "config-reader")
+    )))]
     {
         let arch = &s.model.architecture;
         // Planned under an older release's rules that still served it: nothing to say.
@@ -180,7 +187,9 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         if let Some((n, short)) =
             super::architectures::note_and_short(arch).filter(|_| !served_then)
         {
-            notes.insert(0, n);
+            if NOTES {
+                notes.insert(0, n);
+            }
             p.architecture_note = Some(short);
         }
     }
