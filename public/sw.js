@@ -14,8 +14,10 @@ const FILES = [];
 const CACHE = `headroom-${BUILD}`;
 // A verdict program is in FILES twice, as NAME_bg.wasm and its gzip NAME_bg.wasm.gz: a page
 // fetches the .gz where the browser can decompress and compile a stream (public/early.js), and
-// the plain file elsewhere. Installing keeps the one this browser's pages ask for, by the same
-// test in the worker's scope.
+// the plain file elsewhere. Installing keeps the one this browser's pages should ask for, by
+// the same test in the worker's scope. Should a page's answer differ from the worker's, a
+// request for the .gz the cache lacks gets the plain file it keeps (early.js tells them apart
+// by their first bytes).
 const GZ =
   typeof DecompressionStream === 'function' &&
   typeof ReadableStream === 'function' &&
@@ -62,7 +64,10 @@ self.addEventListener('fetch', (event) => {
     (async () => {
       // caches.match, not caches.open: a worker that a newer build replaced must not bring its
       // deleted cache back while it still serves an open page.
-      const hit = (await caches.match(key, { cacheName: CACHE })) ?? (key === '/' ? undefined : await caches.match(key));
+      const hit =
+        (await caches.match(key, { cacheName: CACHE })) ??
+        (key === '/' ? undefined : await caches.match(key)) ??
+        (key.endsWith('.gz') ? await caches.match(key.slice(0, -'.gz'.length), { cacheName: CACHE }) : undefined);
       if (hit && BUILD !== 'dev') return hit;
       try {
         const res = await fetch(req);

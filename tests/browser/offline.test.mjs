@@ -67,6 +67,36 @@ test('the page works offline once loaded', async () => {
   await context.close();
 });
 
+// The worker keeps the verdict programs in the form its own test says this browser's pages
+// ask for (public/sw.js). Should a page ask for a .gz the cache lacks, the worker answers with
+// the plain file it keeps, and the page compiles that (its first bytes tell, public/early.js).
+test('offline, a verdict program kept only plain answers a request for its .gz', async () => {
+  const { context, page, problems } = await controlled('/?v=1');
+  const gz = await page.evaluate(async () => {
+    const [name] = await caches.keys();
+    const cache = await caches.open(name);
+    const keys = (await cache.keys()).map((r) => new URL(r.url).pathname);
+    const gz = keys.find((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(p));
+    const plain = gz.slice(0, -'.gz'.length);
+    await cache.put(plain, await fetch(plain, { cache: 'no-store' }));
+    await cache.delete(gz);
+    return gz;
+  });
+  await context.setOffline(true);
+  const answers = [];
+  page.on('response', async (r) => {
+    if (new URL(r.url()).pathname === gz) answers.push([r.status(), r.fromServiceWorker(), [...(await r.body()).subarray(0, 4)]]);
+  });
+  await goto(page, '/?v=1&model=llama-3.1-70b-instruct&tp=4');
+  assert.match(await text(page, 'verdict-headline'), /^Starts/);
+  await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('.wasm.gz')));
+  await context.setOffline(false);
+  // One answer: the worker's, the plain wasm (its magic number, not gzip's 1f 8b).
+  assert.deepEqual(answers, [[200, true, [0, 0x61, 0x73, 0x6d]]]);
+  assertClean(problems);
+  await context.close();
+});
+
 test('a repeat visit makes no network round trip for any of the page files', async () => {
   const { context, page, problems } = await controlled('/?v=1');
   const before = problems.requests.length;

@@ -246,6 +246,30 @@ test('a stored pasted config takes the config program, and a link with its own s
   assert.notDeepEqual(own.figures, stored.figures);
 });
 
+// A host that did not publish the programs' .gz files: the page asks for the plain file.
+test('a verdict program without its .gz comes plain', async () => {
+  const { context, page, problems, release } = await held();
+  const refused = [];
+  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm\.gz$/, (route) => {
+    refused.push(new URL(route.request().url()).pathname);
+    return route.fulfill({ status: 404, body: 'gone' });
+  });
+  await page.goto(new URL('/?v=1&model=llama-3.1-70b-instruct&tp=4', BASE_URL).href, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('#shell-verdict:not(.pending)');
+  const first = await readVerdict(page);
+  assert.match(first.lines[0], /^(Starts|Fails at)/);
+  assert.equal(refused.length, 1, refused.join(' '));
+  const asked = problems.requests.filter((u) => /\/headroom-verdict-/.test(u)).map((u) => new URL(u).pathname);
+  assert.deepEqual(asked, [refused[0].slice(0, -'.gz'.length)]);
+  release();
+  await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
+  assert.deepEqual(await readVerdict(page), first);
+  // The refused .gz is the only console message (Chromium reports a 404).
+  problems.console = problems.console.filter((m) => !/404|Failed to load resource/.test(m));
+  assertClean(problems);
+  await context.close();
+});
+
 test('a verdict program that does not arrive leaves the verdict to the app, with no error', async () => {
   const { context, page, problems } = await open(browser, null);
   const refused = [];
@@ -257,7 +281,9 @@ test('a verdict program that does not arrive leaves the verdict to the app, with
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.match(await page.textContent('[data-testid=verdict-headline]'), /^(Starts|Fails at)/);
   assert.equal(await page.locator('[data-testid="panic-panel"]').count(), 0);
-  assert.deepEqual(verdictPrograms({ requests: refused }), ['catalog'], 'asked for once');
+  // The .gz, then the plain file, once each.
+  assert.deepEqual(verdictPrograms({ requests: refused }), ['catalog', 'catalog'], 'asked for once in each form');
+  assert.ok(refused[0].endsWith('.gz') && !refused[1].endsWith('.gz'), refused.join(' '));
   // The failed request is the only console message (Chromium reports a 404).
   assert.ok(problems.console.every((m) => /404|Failed to load resource/.test(m)), problems.console.join('\n'));
   await context.close();
