@@ -86,8 +86,8 @@ const domReady = () =>
 const paintVerdict = (v) => {
   const shell = document.getElementById('shell');
   const banner = document.getElementById('shell-verdict');
-  if (!shell || !banner || !Array.isArray(v) || v.length < 4) return;
-  const [cls, headline, sub, warn] = v;
+  if (!shell || !banner || !Array.isArray(v) || v.length < 5) return;
+  const [cls, headline, sub, warn, unit] = v;
   banner.className = cls;
   const lines = banner.querySelectorAll('p');
   lines[0].textContent = headline;
@@ -95,7 +95,9 @@ const paintVerdict = (v) => {
   lines[2].textContent = warn;
   // The app's button goes to the input at fault when one is ("Go to ..."): it brings its own.
   if (cls.includes('invalid')) banner.querySelector('button')?.remove();
-  for (let i = 4; i + 2 < v.length; i += 3) {
+  const radio = shell.querySelector(`input[name="unit"][data-testid="${unit}"]`);
+  if (radio) radio.checked = true;
+  for (let i = 5; i + 2 < v.length; i += 3) {
     const dd = shell.querySelector(`dd[data-testid="${v[i]}"]`);
     if (!dd) continue;
     dd.textContent = v[i + 1];

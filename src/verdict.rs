@@ -396,6 +396,8 @@ pub struct FirstVerdict {
     pub sub: String,
     /// [`defaults_note`] of the opening inputs.
     pub warn: String,
+    /// The test id of the unit radio the page opens with checked (`unit-gib`, `unit-gb`).
+    pub unit: &'static str,
     /// Per [`REPLICA_FIGURES`] id: the text ([`DASH`] without a pool) and the provenance
     /// label (empty without one).
     pub figures: Vec<(&'static str, String, &'static str)>,
@@ -424,6 +426,10 @@ pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> F
         headline,
         sub,
         warn: defaults_note(&checked.1),
+        unit: match unit {
+            UnitSystem::Binary => "unit-gib",
+            UnitSystem::Decimal => "unit-gb",
+        },
         figures,
     }
 }

@@ -27,7 +27,9 @@ const readVerdict = (page) =>
       const badge = dd.previousElementSibling.querySelector('.badge');
       return [id, dd.textContent, badge.textContent];
     });
-    return { class: banner.className, lines, figures };
+    // The unit radio checked (the shell's, from the verdict program; none before it runs).
+    const unit = document.querySelector('input[name=unit]:checked')?.dataset.testid ?? null;
+    return { class: banner.className, lines, figures, unit };
   }, FIGURES);
 
 /** A page whose app wasm is held back until `release()`; the verdict program's is not. */
@@ -65,6 +67,7 @@ test('the shell names the link before any program runs, and shows no figure', as
   assert.equal(await page.getAttribute('[data-testid=verdict]', 'class'), 'verdict pending');
   assert.equal(await page.textContent('[data-testid=verdict-headline]'), 'Working out the plan…');
   for (const id of FIGURES) assert.equal(await page.textContent(`[data-testid=${id}]`), '…');
+  assert.equal(await page.locator('input[name=unit]:checked').count(), 0, 'no unit before the plan');
   assert.equal(await page.locator('img').count(), 0, 'the address is never markup');
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
@@ -106,6 +109,7 @@ const LINKS = [
   ['start over', '/?v=1', 'planned'],
   ['another model and grid', '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', 'catalog'],
   ['a model by its Hugging Face repo', '/?v=1&model=Qwen/Qwen3-32B&tp=2&gpu=a100-sxm4-80gb', 'catalog'],
+  ['a catalog link in decimal GB', '/?v=1&model=qwen3-32b&tp=2&unit=gb', 'catalog'],
   ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'catalog'],
   ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'catalog'],
   ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'catalog'],
