@@ -46,11 +46,7 @@ pub(super) fn init_fail(
             )
             }
         });
-        let what = if s.version.requested_is_ceil() {
-            format!("ceil(total x {util})")
-        } else {
-            format!("total x {util}")
-        };
+        let what = budget_words(s.version, util);
         *init_fail = Some((
             rank,
             format!(
@@ -60,6 +56,16 @@ pub(super) fn init_fail(
             ),
             msg,
         ));
+    }
+}
+
+/// The budget as the init check words it: `ceil(total x 0.9)` where the release rounds it up
+/// (`requested_is_ceil`), else `total x 0.9`.
+fn budget_words(v: VllmVersion, util: f64) -> String {
+    if v.requested_is_ceil() {
+        format!("ceil(total x {util})")
+    } else {
+        format!("total x {util}")
     }
 }
 
@@ -89,11 +95,7 @@ pub(super) fn init_phase(
             None => super::page_text(|| {
                 format!(
                     "free memory at start covers the budget {} = {} on every rank",
-                    if v.requested_is_ceil() {
-                        format!("ceil(total x {util})")
-                    } else {
-                        format!("total x {util}")
-                    },
+                    budget_words(v, util),
                     amount(i128::from(requested))
                 )
                 .into()
