@@ -1141,10 +1141,37 @@ fn deepseek_v32_keeps_an_indexer_cache_beside_its_latent() {
 
 #[test]
 fn rocm_mla_keeps_tritons_block() {
-    // MI300X reports 9.4: not Hopper, so no FlashMLA 64-token block for an fp8 cache.
-    let p = plan_of("model=deepseek-v3&tp=8&gpu=mi300x-192gb&kv-dtype=fp8").unwrap();
-    assert_eq!(p.replica.unwrap().block_size, 16);
-    assert!(!p.log_lines.iter().any(|l| l.contains("FLASHMLA")));
+    // MI300X reports 9.4 and MI250X 9.0 (HIP's major and minor for gfx942 and gfx90a): neither
+    // is Hopper, so no FlashMLA 64-token block for an fp8 cache.
+    for (gpu, tp) in [("mi300x-192gb", 8), ("mi250x-gcd-64gb", 16)] {
+        let p = plan_of(&format!(
+            "model=deepseek-v3&tp={tp}&gpu={gpu}&kv-dtype=fp8&weights=40GiB"
+        ))
+        .unwrap();
+        assert_eq!(p.replica.unwrap().block_size, 16, "{gpu}");
+        assert!(!p.log_lines.iter().any(|l| l.contains("FLASHMLA")), "{gpu}");
+    }
+}
+
+#[test]
+fn an_amd_gpu_is_planned_under_rocm_whatever_its_capability() {
+    // MI250X's HIP capability 9.0 is Hopper's number: it is still ROCm, with ROCm's rules.
+    let (_, m) =
+        refused("model=llama-3.1-8b-instruct&gpu=mi250x-gcd-64gb&attention-backend=TRITON_ATTN");
+    assert!(m.contains("ROCm"), "{m}");
+    let (f, m) = refused("model=llama-3.1-8b-instruct&gpu=mi250x-gcd-64gb&vllm=0.13");
+    assert_eq!(f, "gpu");
+    assert!(m.contains("ROCm"), "{m}");
+    // FlashInfer's warm-up after the pool is CUDA's (capability 9 and later): none on ROCm.
+    let warm = |gpu: &str| {
+        plan_of(&format!("model=llama-3.1-8b-instruct&gpu={gpu}"))
+            .unwrap()
+            .settings
+            .warm_up_after_pool
+    };
+    assert!(warm("h100-sxm-80gb"));
+    assert!(!warm("mi300x-192gb"));
+    assert!(!warm("mi250x-gcd-64gb"));
 }
 
 #[test]

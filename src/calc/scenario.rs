@@ -21,10 +21,12 @@ pub struct Gpu {
 }
 
 impl Gpu {
-    /// An AMD GPU: ROCm reports gfx942 (MI300X) as compute capability 9.4, which no NVIDIA
-    /// part has. Its backends (TRITON_MLA, no FlashInfer) and block rules are ROCm's.
+    /// An AMD GPU, run by vLLM's ROCm platform: its backends (TRITON_MLA, no FlashInfer) and
+    /// block rules are ROCm's. Told by the device name ROCm's torch reports ("AMD Instinct
+    /// MI250X"), since HIP's compute capability can be an NVIDIA one: gfx90a (MI250X) reports
+    /// 9.0, Hopper's; gfx942 (MI300X) reports 9.4, which no NVIDIA part has.
     pub fn is_rocm(&self) -> bool {
-        self.compute_capability == (9, 4)
+        self.name.starts_with("AMD ") || self.compute_capability == (9, 4)
     }
 }
 

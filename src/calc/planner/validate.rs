@@ -654,7 +654,7 @@ pub(super) fn v4(
         ));
     }
     // The backends' supports_compute_capability: FlashMLA's SM 9.x and 10.x, FlashInfer's
-    // 10.x and 12.x. An unknown capability (0) is not checked; ROCm (9.4) has backends of
+    // 10.x and 12.x. An unknown capability (0) is not checked; ROCm (an AMD GPU) has backends of
     // its own (models/deepseek_v4/amd), noted below.
     let rocm = s.gpu.is_rocm();
     if cc.0 != 0 && !rocm {
