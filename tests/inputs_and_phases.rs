@@ -547,10 +547,14 @@ fn linear_attention_prefill_checkpoints_follow_vllm_0_33() {
             .any(|l| l.contains(") Padding mamba page size by 1.49% ")),
         "{log:?}"
     );
-    // MI300X reports 9.4 under ROCm: not Hopper.
-    let (block, state, _) =
-        groups("model=qwen3-next-80b-a3b-instruct&tp=2&pp=4&gpu=mi300x-192gb&max-model-len=65536");
-    assert_eq!((block, state[0]), (544, 2));
+    // ROCm has no FlashInfer: MI300X (9.4) and MI250X (HIP's 9.0, Hopper's number) prefill
+    // on Triton.
+    for (gpu, pp) in [("mi300x-192gb", 4), ("mi250x-gcd-64gb", 8)] {
+        let (block, state, _) = groups(&format!(
+            "model=qwen3-next-80b-a3b-instruct&tp=2&pp={pp}&gpu={gpu}&max-model-len=65536"
+        ));
+        assert_eq!((block, state[0]), (544, 2), "{gpu}");
+    }
     // Mamba2 mixers always keep a checkpoint block in align mode, on any GPU.
     let config = r#"{"architectures":["TestHybrid"],"model_type":"test_hybrid","hidden_size":4096,"intermediate_size":8192,"num_attention_heads":32,"num_key_value_heads":8,"head_dim":128,"num_hidden_layers":8,"vocab_size":32000,"max_position_embeddings":8192,"torch_dtype":"bfloat16","layer_types":["mamba","mamba","mamba","full_attention","mamba","mamba","mamba","full_attention"],"mamba_d_conv":4,"mamba_n_groups":8,"mamba_d_state":128,"mamba_n_heads":128,"mamba_d_head":64}"#;
     for gpu in ["h100-sxm-80gb", "a100-sxm4-80gb"] {
@@ -1172,6 +1176,26 @@ fn an_amd_gpu_is_planned_under_rocm_whatever_its_capability() {
     assert!(warm("h100-sxm-80gb"));
     assert!(!warm("mi300x-192gb"));
     assert!(!warm("mi250x-gcd-64gb"));
+    // ROCm's list of quantization methods, not CUDA's minimum capabilities.
+    let (f, m) =
+        refused("model=llama-3.1-8b-instruct&gpu=mi250x-gcd-64gb&quantization=experts_int8");
+    assert_eq!(f, "quantization");
+    assert!(m.contains("vLLM on ROCm refuses it"), "{m}");
+    assert!(
+        plan_of("model=llama-3.1-8b-instruct&gpu=h100-sxm-80gb&quantization=experts_int8").is_ok()
+    );
+    // DeepSeek-V3.2's sparse backends are CUDA's: none named on ROCm (not read there).
+    let sparse = |gpu: &str| {
+        plan_of(&format!(
+            "model=deepseek-v3.2&tp=16&gpu={gpu}&weights=45GiB"
+        ))
+        .unwrap()
+        .log_lines
+        .iter()
+        .any(|l| l.contains("MLA_SPARSE"))
+    };
+    assert!(sparse("h200-141gb"));
+    assert!(!sparse("mi250x-gcd-64gb"));
 }
 
 #[test]

@@ -172,8 +172,8 @@ pub fn runner_v2(s: &Scenario) -> bool {
 /// DeepSeek-V3.2's sparse MLA backend as vLLM 0.33.0 picks it (platforms/cuda.py's priorities),
 /// and whether its cache takes DeepSeek's fp8_ds_mla blob (656 B per token): asked for, or made
 /// of any other fp8 cache by FLASHMLA_SPARSE (`_canonicalize_sparse_mla_kv_cache_dtype`).
-/// `name` is `None` off SM 9.0 and 10.x, where the choice was not evaluated (an fp8 cache is
-/// then taken as FlashMLA's).
+/// `name` is `None` off SM 9.0 and 10.x and on ROCm, where the choice was not evaluated (an fp8
+/// cache is then taken as FlashMLA's).
 pub struct SparseMlaBackend {
     pub name: Option<AttentionBackend>,
     pub ds_mla: bool,
@@ -183,7 +183,13 @@ pub fn sparse_mla_backend(s: &Scenario) -> SparseMlaBackend {
     let dtype = s.engine.kv_cache_dtype;
     let fp8 = dtype.is_fp8() || s.model.kv_fp8_from_checkpoint;
     let heads = s.model.n_heads / u64::from(s.parallel.tp.max(1));
-    let name = match s.gpu.compute_capability {
+    // ROCm's sparse MLA backends were not read (MI250X reports Hopper's 9.0).
+    let cc = if s.gpu.is_rocm() {
+        (0, 0)
+    } else {
+        s.gpu.compute_capability
+    };
+    let name = match cc {
         // The only Hopper backend that keeps fp8_e4m3 as it is.
         (9, 0) if dtype == KvCacheDtype::Fp8E4m3 => Some(AttentionBackend::FlashinferMlaSparseSm90),
         (9, 0) if fp8 => Some(AttentionBackend::FlashmlaSparse),

@@ -132,8 +132,12 @@ pub(super) fn prefill_checkpoint(s: &Scenario, kind: &LayerKind) -> (u64, Option
 
 /// `_resolve_gdn_prefill_backend` on CUDA: FlashInfer on Hopper, and on Blackwell when the key
 /// head is 128 wide (vLLM 0.33's wheels are built for CUDA 13). Elsewhere Triton, which takes
-/// no checkpoints inside a prefill. ROCm's MI300X reports 9.4, not Hopper's 9.0.
+/// no checkpoints inside a prefill: ROCm has no FlashInfer, whatever capability HIP reports
+/// (MI250X's gfx90a reports Hopper's 9.0).
 pub(super) fn gdn_prefill_on_flashinfer(s: &Scenario) -> bool {
+    if s.gpu.is_rocm() {
+        return false;
+    }
     let k128 = s.model.linear.is_some_and(|l| l.k_dim == 128);
     match s.gpu.compute_capability {
         (9, 0) => true,
