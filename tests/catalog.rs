@@ -839,6 +839,28 @@ fn the_registry_texts_are_sorted_one_name_per_line() {
         let (major, minor) = removed_in(name).expect("a release");
         assert!(since.starts_with(&format!("{major}.{minor}.")), "{line}");
     }
+    // Every entry is found by the search, and nothing between or around them.
+    for n in &names {
+        assert!(supported(n), "{n}");
+        assert!(!supported(&format!("{n}X")) || names.contains(&format!("{n}X").as_str()));
+    }
+    for line in REMOVED.lines() {
+        let name = line.split(' ').next().unwrap();
+        assert!(removed_in(name).is_some(), "{name}");
+    }
+    for absent in [
+        "",
+        " ",
+        "A",
+        "ZZZ",
+        "0.24.0",
+        "AquilaForCausalLM 0.24.0",
+        "\n",
+        "é",
+    ] {
+        assert!(!supported(absent), "{absent:?}");
+        assert_eq!(removed_in(absent), None, "{absent:?}");
+    }
     // A name that is a prefix of a removed one is not removed itself.
     assert_eq!(removed_in("Aquila"), None);
     assert_eq!(removed_in("AquilaForCausalLM"), Some((0, 24)));

@@ -493,16 +493,35 @@ pub fn note(architecture: &str) -> Option<String> {
     note_and_short(architecture).map(|(n, _)| n)
 }
 
+/// The line of a sorted text (one entry per line) whose first word is `name`, by a binary
+/// search over the text's lines, split once (every plan looks up its architecture, a sweep
+/// once per point).
+fn find_line(
+    index: &'static std::sync::OnceLock<Vec<&'static str>>,
+    text: &'static str,
+    name: &str,
+) -> Option<&'static str> {
+    let lines = index.get_or_init(|| text.lines().collect());
+    let word = |l: &&'static str| l.split(' ').next().unwrap_or(l);
+    lines
+        .binary_search_by(|l| word(l).cmp(name))
+        .ok()
+        .map(|i| lines[i])
+}
+
+static SUPPORTED_LINES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+static REMOVED_LINES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+
 /// Whether vLLM 0.33.0 registers a model class for an architecture.
 pub fn supported(architecture: &str) -> bool {
-    SUPPORTED.lines().any(|a| a == architecture)
+    find_line(&SUPPORTED_LINES, SUPPORTED, architecture).is_some()
 }
 
 /// The release that removed an architecture's model class, as its text ("0.23.0").
 fn removed_since(architecture: &str) -> Option<&'static str> {
-    REMOVED
-        .lines()
-        .find_map(|l| l.strip_prefix(architecture)?.strip_prefix(' '))
+    find_line(&REMOVED_LINES, REMOVED, architecture)?
+        .split_once(' ')
+        .map(|(_, v)| v)
 }
 
 /// The release that removed an architecture's model class, as (major, minor).

@@ -182,10 +182,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     {
         let arch = &s.model.architecture;
         // Planned under an older release's rules that still served it: nothing to say.
-        let served_then = super::architectures::removed_in(arch)
-            .is_some_and(|(major, minor)| !s.version.at_least(major, minor));
+        let served_then = || {
+            super::architectures::removed_in(arch)
+                .is_some_and(|(major, minor)| !s.version.at_least(major, minor))
+        };
         if let Some((n, short)) =
-            super::architectures::note_and_short(arch).filter(|_| !served_then)
+            super::architectures::note_and_short(arch).filter(|_| !served_then())
         {
             if NOTES {
                 notes.insert(0, n);
