@@ -78,8 +78,9 @@ var headroomEarly = (() => {
     typeof WebAssembly.compileStreaming === 'function';
   const compile = (url, signal) => {
     const module = fetch(gz ? `${url}.gz` : url, { signal }).then(async (r) => {
-      // A host that did not publish the .gz: the plain file (inflate passes it through).
-      if (gz && r.status === 404) r = await fetch(url, { signal });
+      // A host that did not publish the .gz (404, or 403 from a bucket): the plain file
+      // (inflate passes it through).
+      if (gz && !r.ok) r = await fetch(url, { signal });
       if (!r.ok) throw new Error(`${r.url}: HTTP ${r.status}`);
       if (gz) return WebAssembly.compileStreaming(await inflate(r));
       const wasm = /^application\/wasm\b/.test(r.headers.get('content-type') ?? '');

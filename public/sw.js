@@ -15,9 +15,9 @@ const CACHE = `headroom-${BUILD}`;
 // A verdict program is in FILES twice, as NAME_bg.wasm and its gzip NAME_bg.wasm.gz: a page
 // fetches the .gz where the browser can decompress and compile a stream (public/early.js), and
 // the plain file elsewhere. Installing keeps the one this browser's pages should ask for, by
-// the same test in the worker's scope. Should a page's answer differ from the worker's, a
-// request for the .gz the cache lacks gets the plain file it keeps (early.js tells them apart
-// by their first bytes).
+// the same test in the worker's scope. Should a page's answer differ from the worker's, or the
+// host not have published the .gz, a request for the .gz the cache lacks gets the plain file
+// it keeps (early.js tells them apart by their first bytes).
 const GZ =
   typeof DecompressionStream === 'function' &&
   typeof ReadableStream === 'function' &&
@@ -32,9 +32,15 @@ self.addEventListener('install', (event) => {
       // Straight from the network: a stale HTTP cache must not pin an old file under a new build.
       await Promise.all(
         KEPT.map(async (p) => {
-          const res = await fetch(p, { cache: 'no-cache' });
-          if (!res.ok) throw new Error(`${p}: ${res.status}`);
-          await cache.put(p, res);
+          let [key, res] = [p, await fetch(p, { cache: 'no-cache' })];
+          // A host that did not publish a program's .gz: its plain file, which a request for
+          // the .gz then gets (below).
+          if (!res.ok && p.endsWith('.gz')) {
+            key = p.slice(0, -'.gz'.length);
+            res = await fetch(key, { cache: 'no-cache' });
+          }
+          if (!res.ok) throw new Error(`${key}: ${res.status}`);
+          await cache.put(key, res);
         }),
       );
       await self.skipWaiting();
@@ -67,7 +73,7 @@ self.addEventListener('fetch', (event) => {
       const hit =
         (await caches.match(key, { cacheName: CACHE })) ??
         (key === '/' ? undefined : await caches.match(key)) ??
-        (key.endsWith('.gz') ? await caches.match(key.slice(0, -'.gz'.length), { cacheName: CACHE }) : undefined);
+        (key.endsWith('.gz') ? await caches.match(key.slice(0, -'.gz'.length)) : undefined);
       if (hit && BUILD !== 'dev') return hit;
       try {
         const res = await fetch(req);

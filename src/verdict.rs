@@ -527,6 +527,7 @@ mod tests {
         );
         // An older release that still served it: nothing to say.
         let older = first_verdict(&format!("{}&vllm=0.27", link("MPTForCausalLM")), None, None);
+        assert_eq!(older.class, "verdict ok", "{}", older.headline);
         assert!(!older.sub.contains("does not serve"), "{}", older.sub);
         assert!(!sub("LlamaForCausalLM").contains("model class"));
     }

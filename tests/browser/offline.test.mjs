@@ -83,18 +83,49 @@ test('offline, a verdict program kept only plain answers a request for its .gz',
     return gz;
   });
   await context.setOffline(true);
-  const answers = [];
-  page.on('response', async (r) => {
-    if (new URL(r.url()).pathname === gz) answers.push([r.status(), r.fromServiceWorker(), [...(await r.body()).subarray(0, 4)]]);
-  });
+  const answer = page.waitForResponse((r) => new URL(r.url()).pathname === gz);
   await goto(page, '/?v=1&model=llama-3.1-70b-instruct&tp=4');
   assert.match(await text(page, 'verdict-headline'), /^Starts/);
-  await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('.wasm.gz')));
+  const r = await answer;
+  // The worker's answer: the plain wasm (its magic number, not gzip's 1f 8b).
+  assert.deepEqual([r.status(), r.fromServiceWorker(), [...(await r.body()).subarray(0, 4)]], [200, true, [0, 0x61, 0x73, 0x6d]]);
   await context.setOffline(false);
-  // One answer: the worker's, the plain wasm (its magic number, not gzip's 1f 8b).
-  assert.deepEqual(answers, [[200, true, [0, 0x61, 0x73, 0x6d]]]);
   assertClean(problems);
   await context.close();
+});
+
+// A host that did not publish the programs' .gz files: the page takes the plain files
+// (public/early.js), and the worker keeps them in their place, for offline visits too.
+test('a host without the .gz files: the worker keeps the plain programs and serves them offline', async () => {
+  const { state, server, base } = await deployServer();
+  state.noGz = true;
+  const context = await browser.newContext({ serviceWorkers: 'allow' });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const visit = async (q) => {
+    await page.goto(`${base}/${q}`);
+    await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  };
+  await visit('?v=1');
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
+  await visit('?v=1&tp=2');
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  const files = Object.values(await cacheKeys(page)).flat();
+  assert.equal(files.filter((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)).length, 3, files.join(' '));
+  assert.ok(!files.some((p) => p.endsWith('.gz')), files.join(' '));
+  await context.setOffline(true);
+  const answer = page.waitForResponse((r) => /\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(r.url()));
+  await visit('?v=1&model=llama-3.1-70b-instruct&tp=4');
+  const r = await answer;
+  assert.deepEqual([r.status(), r.fromServiceWorker(), [...(await r.body()).subarray(0, 4)]], [200, true, [0, 0x61, 0x73, 0x6d]]);
+  assert.match(await page.textContent('[data-testid=verdict-headline]'), /^Starts/);
+  await context.setOffline(false);
+  assert.deepEqual(errors, []);
+  await context.close();
+  server.close();
 });
 
 test('a repeat visit makes no network round trip for any of the page files', async () => {
@@ -126,12 +157,13 @@ test('a repeat visit makes no network round trip for any of the page files', asy
 async function deployServer() {
   const dist = new URL('../../dist/', import.meta.url).pathname;
   const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
-  const state = { build: null, hits: [] };
+  // build: the BUILD sw.js names instead of its own; noGz: answer 404 for every .gz.
+  const state = { build: null, hits: [], noGz: false };
   const server = createServer((req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
     state.hits.push(path);
     const file = join(dist, path === '/' ? 'index.html' : path);
-    if (!file.startsWith(dist) || !existsSync(file)) {
+    if (!file.startsWith(dist) || !existsSync(file) || (state.noGz && path.endsWith('.gz'))) {
       res.writeHead(404).end();
       return;
     }
