@@ -521,14 +521,19 @@ mod tests {
         );
         let removed = sub("MPTForCausalLM");
         assert!(
-            removed
-                .starts_with("vLLM 0.33.0 does not serve \"MPTForCausalLM\" (removed in 0.28.0). "),
+            removed.starts_with(
+                "vLLM 0.33.0 no longer serves \"MPTForCausalLM\" (served until 0.28.0): only its Transformers backend might. "
+            ),
             "{removed}"
         );
-        // An older release that still served it: nothing to say.
-        let older = first_verdict(&format!("{}&vllm=0.27", link("MPTForCausalLM")), None, None);
-        assert_eq!(older.class, "verdict ok", "{}", older.headline);
-        assert!(!older.sub.contains("does not serve"), "{}", older.sub);
+        // Planned under a release that still served it (0.28 itself, or older): nothing to say.
+        for v in ["0.28", "0.27"] {
+            let older = first_verdict(&format!("{}&vllm={v}", link("MPTForCausalLM")), None, None);
+            assert_eq!(older.class, "verdict ok", "{}", older.headline);
+            assert!(!older.sub.contains("serves"), "{v}: {}", older.sub);
+        }
+        let newer = first_verdict(&format!("{}&vllm=0.29", link("MPTForCausalLM")), None, None);
+        assert!(newer.sub.contains("served until 0.28.0"), "{}", newer.sub);
         assert!(!sub("LlamaForCausalLM").contains("model class"));
     }
 

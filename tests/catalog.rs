@@ -820,7 +820,7 @@ fn every_catalog_architecture_is_served() {
 
 #[test]
 fn the_registry_texts_are_sorted_one_name_per_line() {
-    use headroom::calc::architectures::{removed_in, supported, REMOVED, SUPPORTED};
+    use headroom::calc::architectures::{served_until, supported, REMOVED, SUPPORTED};
     let names: Vec<&str> = SUPPORTED.lines().collect();
     assert!(names.len() > 400, "{}", names.len());
     assert!(
@@ -836,8 +836,8 @@ fn the_registry_texts_are_sorted_one_name_per_line() {
     for line in removed {
         let (name, since) = line.split_once(' ').expect("name and release");
         assert!(!supported(name), "{name} both served and removed");
-        let (major, minor) = removed_in(name).expect("a release");
-        assert!(since.starts_with(&format!("{major}.{minor}.")), "{line}");
+        let (major, minor, patch) = served_until(name).expect("a release");
+        assert_eq!(since, format!("{major}.{minor}.{patch}"), "{line}");
     }
     // Every entry is found by the search, and nothing between or around them.
     for n in &names {
@@ -846,7 +846,7 @@ fn the_registry_texts_are_sorted_one_name_per_line() {
     }
     for line in REMOVED.lines() {
         let name = line.split(' ').next().unwrap();
-        assert!(removed_in(name).is_some(), "{name}");
+        assert!(served_until(name).is_some(), "{name}");
     }
     for absent in [
         "",
@@ -859,10 +859,10 @@ fn the_registry_texts_are_sorted_one_name_per_line() {
         "é",
     ] {
         assert!(!supported(absent), "{absent:?}");
-        assert_eq!(removed_in(absent), None, "{absent:?}");
+        assert_eq!(served_until(absent), None, "{absent:?}");
     }
     // A name that is a prefix of a removed one is not removed itself.
-    assert_eq!(removed_in("Aquila"), None);
-    assert_eq!(removed_in("AquilaForCausalLM"), Some((0, 24)));
+    assert_eq!(served_until("Aquila"), None);
+    assert_eq!(served_until("AquilaForCausalLM"), Some((0, 24, 0)));
     assert!(!supported("LlamaForCausal") && supported("LlamaForCausalLM"));
 }

@@ -363,11 +363,15 @@ fn an_architecture_vllm_does_not_serve_is_said_first() {
         sub.starts_with("vLLM 0.33.0 has no model class for \"FooBarForCausalLM\""),
         "{sub}"
     );
-    // vLLM 0.23.0 removed MiniMax-M1's class (registry.py's _PREVIOUSLY_SUPPORTED_MODELS).
-    let (_, sub) = verdict("MiniMaxM1ForCausalLM");
+    // vLLM served MiniMax-M1's class until 0.23.0 (registry.py's _PREVIOUSLY_SUPPORTED_MODELS).
+    let (note, sub) = verdict("MiniMaxM1ForCausalLM");
     assert!(
-        sub.starts_with("vLLM 0.33.0 does not serve \"MiniMaxM1ForCausalLM\" (removed in 0.23.0)."),
+        sub.starts_with("vLLM 0.33.0 no longer serves \"MiniMaxM1ForCausalLM\" (served until 0.23.0): only its Transformers backend might."),
         "{sub}"
+    );
+    assert!(
+        note.contains("\"Model architecture MiniMaxM1ForCausalLM was supported in vLLM until v0.23.0, and is not supported anymore.\""),
+        "{note}"
     );
     let (note, sub) = verdict("LlamaForCausalLM");
     assert!(

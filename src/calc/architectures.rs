@@ -1,5 +1,5 @@
-//! The model classes vLLM 0.33.0 registers, and those it has removed with the release that
-//! removed them: read from the sdist's `vllm/model_executor/models/registry.py`
+//! The model classes vLLM 0.33.0 registers, and those it has removed with the last release that
+//! served them: read from the sdist's `vllm/model_executor/models/registry.py`
 //! (`_TEXT_GENERATION_MODELS`, `_EMBEDDING_MODELS`, `_LATE_INTERACTION_MODELS`, `_REWARD_MODELS`,
 //! `_TOKEN_CLASSIFICATION_MODELS`, `_SEQUENCE_CLASSIFICATION_MODELS`, `_MULTIMODAL_MODELS`,
 //! `_SPECULATIVE_DECODING_MODELS`, `_TRANSFORMERS_SUPPORTED_MODELS`, `_TRANSFORMERS_BACKEND_MODELS`;
@@ -425,7 +425,9 @@ XLMRobertaForTokenClassification
 XLMRobertaModel
 Zamba2ForCausalLM";
 
-/// Architectures vLLM removed, with the release that removed them: one per line, sorted, the
+/// Architectures vLLM removed, with the last release that served them (`_PREVIOUSLY_SUPPORTED_
+/// MODELS`, which vLLM words "was supported in vLLM until v0.10.2": 0.10.2's registry still
+/// has `MllamaForConditionalGeneration`, 0.11.0 lists it here): one per line, sorted, the
 /// name and the release apart by a space.
 pub const REMOVED: &str = "\
 AquilaForCausalLM 0.24.0
@@ -485,7 +487,7 @@ XverseForCausalLM 0.23.0";
 /// ```
 /// use headroom::calc::architectures::note;
 /// assert_eq!(note("LlamaForCausalLM"), None);
-/// assert!(note("MiniMaxM1ForCausalLM").unwrap().contains("model class in 0.23.0"));
+/// assert!(note("MiniMaxM1ForCausalLM").unwrap().contains("until 0.23.0 and has removed its model class"));
 /// assert!(note("FooBarForCausalLM").unwrap().contains("no model class"));
 /// assert_eq!(note(""), None);
 /// ```
@@ -517,19 +519,19 @@ pub fn supported(architecture: &str) -> bool {
     find_line(&SUPPORTED_LINES, SUPPORTED, architecture).is_some()
 }
 
-/// The release that removed an architecture's model class, as its text ("0.23.0").
-fn removed_since(architecture: &str) -> Option<&'static str> {
+/// The last release that served a removed architecture, as its text ("0.23.0").
+fn served_until_text(architecture: &str) -> Option<&'static str> {
     find_line(&REMOVED_LINES, REMOVED, architecture)?
         .split_once(' ')
         .map(|(_, v)| v)
 }
 
-/// The release that removed an architecture's model class, as (major, minor).
-pub fn removed_in(architecture: &str) -> Option<(u32, u32)> {
-    let mut parts = removed_since(architecture)?
+/// The last release that served a removed architecture, as (major, minor, patch).
+pub fn served_until(architecture: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = served_until_text(architecture)?
         .split('.')
         .map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??))
+    Some((parts.next()??, parts.next()??, parts.next()??))
 }
 
 /// [`note`], with the short form the verdict opens with. The first verdict's programs show
@@ -539,19 +541,21 @@ pub fn note_and_short(architecture: &str) -> Option<(String, String)> {
         return None;
     }
     let quoted = crate::calc::quoted(architecture);
-    if let Some(since) = removed_since(architecture) {
+    // Either way vLLM 0.33.0 first tries its Transformers backend (ModelRegistry.inspect_model_cls
+    // with model_impl auto), then raises (`_raise_for_unsupported`).
+    if let Some(until) = served_until_text(architecture) {
         return Some((
             super::planner::page_text(|| {
                 format!(
-                "vLLM removed its {quoted} model class in {since}: vLLM 0.33.0 stops with \"Model architectures ['{architecture}'] are not supported\" (a release before {since} still serves it). Headroom plans the shape the config describes."
+                "vLLM served {quoted} until {until} and has removed its model class: vLLM 0.33.0 would try its Transformers modeling backend, which serves only a model transformers itself can build (a custom class with trust_remote_code), and otherwise stops with \"Model architecture {architecture} was supported in vLLM until v{until}, and is not supported anymore.\" Release {until} and those before it serve it. Headroom plans the shape the config describes."
             )
             }),
-            format!("vLLM 0.33.0 does not serve {quoted} (removed in {since})."),
+            format!("vLLM 0.33.0 no longer serves {quoted} (served until {until}): only its Transformers backend might."),
         ));
     }
     Some((
         super::planner::page_text(|| format!(
-            "vLLM 0.33.0 has no model class for the config's architecture {quoted}: it would try its Transformers modeling backend, which serves only a model transformers itself can build (a custom class with trust_remote_code), and otherwise stops with \"Model architectures ['{architecture}'] are not supported\". Headroom plans the shape the config describes, as a standard decoder where it knows no better."
+            "vLLM 0.33.0 has no model class for the config's architecture {quoted}: it would try its Transformers modeling backend, which serves only a model transformers itself can build (a custom class with trust_remote_code), and otherwise stops with \"Model architectures ['{architecture}'] are not supported for now.\" Headroom plans the shape the config describes, as a standard decoder where it knows no better."
         )),
         format!("vLLM 0.33.0 has no model class for {quoted}: only its Transformers backend might serve it."),
     ))

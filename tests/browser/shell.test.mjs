@@ -142,7 +142,7 @@ for (const [what, link, program] of LINKS) {
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
     assert.notEqual(first.lines[0], 'Working out the plan…');
-    if (/architecture vLLM/.test(what)) assert.match(first.lines.join(' '), /vLLM 0\.33\.0 (has no model class|does not serve)/);
+    if (/architecture vLLM/.test(what)) assert.match(first.lines.join(' '), /vLLM 0\.33\.0 (has no model class|no longer serves)/);
     assert.equal(await page.locator('#shell').count(), 1, 'the app has not run');
     assert.deepEqual(verdictPrograms(problems), program === 'planned' ? [] : program.split('+'), `the verdict program(s) fetched for ${link}`);
     // The banner keeps the app's "Change the inputs" button (phones show it) unless the app's

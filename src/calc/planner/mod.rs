@@ -181,10 +181,12 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     )))]
     {
         let arch = &s.model.architecture;
-        // Planned under an older release's rules that still served it: nothing to say.
+        // Planned under a release that still served it (that release or an older one): nothing
+        // to say.
         let served_then = || {
-            super::architectures::removed_in(arch)
-                .is_some_and(|(major, minor)| !s.version.at_least(major, minor))
+            super::architectures::served_until(arch).is_some_and(|(major, minor, patch)| {
+                !s.version.at_least_patch(major, minor, patch + 1)
+            })
         };
         if let Some((n, short)) =
             super::architectures::note_and_short(arch).filter(|_| !served_then())
