@@ -5,6 +5,8 @@
 //! `_SPECULATIVE_DECODING_MODELS`, `_TRANSFORMERS_SUPPORTED_MODELS`, `_TRANSFORMERS_BACKEND_MODELS`;
 //! `_PREVIOUSLY_SUPPORTED_MODELS`). Generated from that file.
 
+use super::version::VllmVersion;
+
 /// Architectures (`architectures[0]` of a config) vLLM 0.33.0 has a model class for, one per
 /// line, sorted. One text rather than a list of strings: a list carries a pointer and a length
 /// per name, which the first verdict's program for a pasted config.json would carry too.
@@ -482,7 +484,7 @@ TeleChatForCausalLM 0.25.0
 XverseForCausalLM 0.23.0";
 
 /// What vLLM 0.33.0 does with a config's architecture, when that is not simply "serves it":
-/// removed (and since when), or unknown to its registry.
+/// removed (and until when it was served), or unknown to its registry.
 ///
 /// ```
 /// use headroom::calc::architectures::note;
@@ -492,7 +494,7 @@ XverseForCausalLM 0.23.0";
 /// assert_eq!(note(""), None);
 /// ```
 pub fn note(architecture: &str) -> Option<String> {
-    note_and_short(architecture).map(|(n, _)| n)
+    note_and_short(architecture, VllmVersion::CURRENT).map(|(n, _)| n)
 }
 
 /// The line of a sorted text (one entry per line) whose first word is `name`, by a binary
@@ -526,18 +528,29 @@ fn served_until_text(architecture: &str) -> Option<&'static str> {
         .map(|(_, v)| v)
 }
 
-/// The last release that served a removed architecture, as (major, minor, patch).
-pub fn served_until(architecture: &str) -> Option<(u32, u32, u32)> {
+/// The last release that served a removed architecture. Read as its three numbers, not by
+/// [`VllmVersion::parse`], which refuses releases Headroom does not plan (0.9.2 is one); every
+/// entry's patch is the one Headroom plans its series under (0.10.2, else 0).
+pub fn served_until(architecture: &str) -> Option<VllmVersion> {
     let mut parts = served_until_text(architecture)?
         .split('.')
         .map(|p| p.parse::<u32>().ok());
-    Some((parts.next()??, parts.next()??, parts.next()??))
+    Some(VllmVersion {
+        major: parts.next()??,
+        minor: parts.next()??,
+        patch: parts.next()??,
+    })
 }
 
-/// [`note`], with the short form the verdict opens with. The first verdict's programs show
-/// only the short form: the note is the empty text there (`planner::page_text`).
-pub fn note_and_short(architecture: &str) -> Option<(String, String)> {
-    if architecture.is_empty() || supported(architecture) {
+/// [`note`] for a plan under `version`, with the short form the verdict opens with: nothing
+/// where that release still served a removed architecture (that release or an older one). The
+/// first verdict's programs show only the short form: the note is the empty text there
+/// (`planner::page_text`).
+pub fn note_and_short(architecture: &str, version: VllmVersion) -> Option<(String, String)> {
+    if architecture.is_empty()
+        || supported(architecture)
+        || served_until(architecture).is_some_and(|until| version <= until)
+    {
         return None;
     }
     let quoted = crate::calc::quoted(architecture);

@@ -183,13 +183,9 @@ pub fn sparse_mla_backend(s: &Scenario) -> SparseMlaBackend {
     let dtype = s.engine.kv_cache_dtype;
     let fp8 = dtype.is_fp8() || s.model.kv_fp8_from_checkpoint;
     let heads = s.model.n_heads / u64::from(s.parallel.tp.max(1));
-    // ROCm's sparse MLA backends were not read (MI250X reports Hopper's 9.0).
-    let cc = if s.gpu.is_rocm() {
-        (0, 0)
-    } else {
-        s.gpu.compute_capability
-    };
-    let name = match cc {
+    let name = match s.gpu.compute_capability {
+        // ROCm's sparse MLA backends were not read (MI250X reports Hopper's 9.0).
+        _ if s.gpu.is_rocm() => None,
         // The only Hopper backend that keeps fp8_e4m3 as it is.
         (9, 0) if dtype == KvCacheDtype::Fp8E4m3 => Some(AttentionBackend::FlashinferMlaSparseSm90),
         (9, 0) if fp8 => Some(AttentionBackend::FlashmlaSparse),

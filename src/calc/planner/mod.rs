@@ -180,16 +180,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
         not(feature = "config-reader")
     )))]
     {
-        let arch = &s.model.architecture;
-        // Planned under a release that still served it (that release or an older one): nothing
-        // to say.
-        let served_then = || {
-            super::architectures::served_until(arch).is_some_and(|(major, minor, patch)| {
-                !s.version.at_least_patch(major, minor, patch + 1)
-            })
-        };
         if let Some((n, short)) =
-            super::architectures::note_and_short(arch).filter(|_| !served_then())
+            super::architectures::note_and_short(&s.model.architecture, s.version)
         {
             if NOTES {
                 notes.insert(0, n);
