@@ -426,11 +426,17 @@ pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> F
         headline,
         sub,
         warn: defaults_note(&checked.1),
-        unit: match unit {
-            UnitSystem::Binary => "unit-gib",
-            UnitSystem::Decimal => "unit-gb",
-        },
+        unit: unit_radio(unit),
         figures,
+    }
+}
+
+/// The `data-testid` of the header's radio for a unit: the one the app checks, and the one the
+/// first verdict checks in the shell.
+pub fn unit_radio(unit: UnitSystem) -> &'static str {
+    match unit {
+        UnitSystem::Binary => "unit-gib",
+        UnitSystem::Decimal => "unit-gb",
     }
 }
 

@@ -300,8 +300,10 @@ pub fn App() -> impl IntoView {
     let unit = app.text(Field::Unit);
     // The header's live parts: the unit toggle and the copy status.
     effect(move || {
-        let gb = url::parse_unit(&unit.get()).ok() == Some(crate::calc::units::UnitSystem::Decimal);
-        for (id, on) in [("unit-gib", !gb), ("unit-gb", gb)] {
+        use crate::calc::units::UnitSystem;
+        let chosen = url::parse_unit(&unit.get()).unwrap_or_default();
+        for u in [UnitSystem::Binary, UnitSystem::Decimal] {
+            let (id, on) = (crate::verdict::unit_radio(u), u == chosen);
             if let Some(el) = document()
                 .query_selector(&format!("[data-testid={id}]"))
                 .ok()
