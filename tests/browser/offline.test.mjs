@@ -37,6 +37,11 @@ const cacheKeys = (page) =>
     return out;
   });
 
+/** A response's status, whether the worker gave it, and its first four bytes. */
+const answered = async (r) => [r.status(), r.fromServiceWorker(), [...(await r.body()).subarray(0, 4)]];
+// The plain wasm from the worker: its magic number, not gzip's 1f 8b.
+const PLAIN_FROM_WORKER = [200, true, [0, 0x61, 0x73, 0x6d]];
+
 test('the page works offline once loaded', async () => {
   const { context, page, problems } = await controlled('/?v=1&tp=2');
   const verdict = await text(page, 'verdict');
@@ -87,8 +92,8 @@ test('offline, a verdict program kept only plain answers a request for its .gz',
   await goto(page, '/?v=1&model=llama-3.1-70b-instruct&tp=4');
   assert.match(await text(page, 'verdict-headline'), /^Starts/);
   const r = await answer;
-  // The worker's answer: the plain wasm (its magic number, not gzip's 1f 8b).
-  assert.deepEqual([r.status(), r.fromServiceWorker(), [...(await r.body()).subarray(0, 4)]], [200, true, [0, 0x61, 0x73, 0x6d]]);
+  // The worker's answer: the plain wasm.
+  assert.deepEqual(await answered(r), PLAIN_FROM_WORKER);
   await context.setOffline(false);
   assertClean(problems);
   await context.close();
@@ -99,20 +104,7 @@ test('offline, a verdict program kept only plain answers a request for its .gz',
 test('a host without the .gz files: the worker keeps the plain programs and serves them offline', async () => {
   const { state, server, base } = await deployServer();
   state.noGz = true;
-  const context = await browser.newContext({ serviceWorkers: 'allow' });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  const visit = async (q) => {
-    await page.goto(`${base}/${q}`);
-    await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
-  };
-  await visit('?v=1');
-  await page.evaluate(async () => {
-    await navigator.serviceWorker.ready;
-  });
-  await visit('?v=1&tp=2');
-  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  const { context, page, errors, visit } = await controlledAt(base);
   const files = Object.values(await cacheKeys(page)).flat();
   assert.equal(files.filter((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)).length, 3, files.join(' '));
   assert.ok(!files.some((p) => p.endsWith('.gz')), files.join(' '));
@@ -120,7 +112,7 @@ test('a host without the .gz files: the worker keeps the plain programs and serv
   const answer = page.waitForResponse((r) => /\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(r.url()));
   await visit('?v=1&model=llama-3.1-70b-instruct&tp=4');
   const r = await answer;
-  assert.deepEqual([r.status(), r.fromServiceWorker(), [...(await r.body()).subarray(0, 4)]], [200, true, [0, 0x61, 0x73, 0x6d]]);
+  assert.deepEqual(await answered(r), PLAIN_FROM_WORKER);
   assert.match(await page.textContent('[data-testid=verdict-headline]'), /^Starts/);
   await context.setOffline(false);
   assert.deepEqual(errors, []);
@@ -178,8 +170,11 @@ async function deployServer() {
   return { state, server, base: `http://127.0.0.1:${server.address().port}` };
 }
 
-test('a new build replaces the old one: its worker installs, the build before stays one deploy for a page still loading, older ones go', async () => {
-  const { state, server, base } = await deployServer();
+/**
+ * A page of `deployServer`'s build once its worker controls it (installed on the first visit,
+ * in charge from the second): `visit(q)` loads a link there, `errors` collects page errors.
+ */
+async function controlledAt(base) {
   const context = await browser.newContext({ serviceWorkers: 'allow' });
   const page = await context.newPage();
   const errors = [];
@@ -194,6 +189,12 @@ test('a new build replaces the old one: its worker installs, the build before st
   });
   await visit('?v=1&tp=2');
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  return { context, page, errors, visit };
+}
+
+test('a new build replaces the old one: its worker installs, the build before stays one deploy for a page still loading, older ones go', async () => {
+  const { state, server, base } = await deployServer();
+  const { context, page, errors, visit } = await controlledAt(base);
   const [oldCache] = Object.keys(await cacheKeys(page));
   assert.match(oldCache, /^headroom-[0-9a-f]{16}$/);
   // The deploy: sw.js names another build. The browser checks the worker for updates on its
