@@ -132,7 +132,10 @@ fn attrs_of(s: &str) -> Option<Vec<(&str, &str)>> {
     let mut out = Vec::new();
     let mut rest = s.trim_start();
     while !rest.is_empty() {
-        let eq = rest.find("=\"")?;
+        // The first `="`, byte by byte (a two-byte pattern would set up a substring searcher
+        // for every attribute of every element compared).
+        let b = rest.as_bytes();
+        let eq = (1..b.len()).find(|&i| b[i] == b'"' && b[i - 1] == b'=')? - 1;
         let name = &rest[..eq];
         if name.is_empty() || name.contains(char::is_whitespace) {
             return None;
@@ -140,11 +143,40 @@ fn attrs_of(s: &str) -> Option<Vec<(&str, &str)>> {
         let value_and_rest = &rest[eq + 2..];
         let close = value_and_rest.find('"')?;
         let value = &value_and_rest[..close];
-        unescape(value)?;
+        if !entities_known(value) {
+            return None;
+        }
         out.push((name, value));
         rest = value_and_rest[close + 1..].trim_start();
     }
     Some(out)
+}
+
+/// The entities [`unescape`] reads.
+const ENTITIES: [(&str, char); 6] = [
+    ("&amp;", '&'),
+    ("&lt;", '<'),
+    ("&gt;", '>'),
+    ("&quot;", '"'),
+    ("&apos;", '\''),
+    ("&#39;", '\''),
+];
+
+/// Whether every entity in `s` is one [`unescape`] reads, without building the text: most
+/// attributes compared are checked, few are written.
+fn entities_known(s: &str) -> bool {
+    let mut rest = s;
+    while let Some(amp) = rest.find('&') {
+        rest = &rest[amp..];
+        let Some(semi) = rest.find(';') else {
+            return false;
+        };
+        if !ENTITIES.iter().any(|(e, _)| *e == &rest[..=semi]) {
+            return false;
+        }
+        rest = &rest[semi + 1..];
+    }
+    true
 }
 
 /// Text as written in markup, unescaped: the five XML entities and `&#39;`; `None` for any
@@ -159,14 +191,7 @@ fn unescape(s: &str) -> Option<String> {
         out.push_str(&rest[..amp]);
         rest = &rest[amp..];
         let semi = rest.find(';')?;
-        out.push(match &rest[..=semi] {
-            "&amp;" => '&',
-            "&lt;" => '<',
-            "&gt;" => '>',
-            "&quot;" => '"',
-            "&apos;" | "&#39;" => '\'',
-            _ => return None,
-        });
+        out.push(ENTITIES.iter().find(|(e, _)| *e == &rest[..=semi])?.1);
         rest = &rest[semi + 1..];
     }
     out.push_str(rest);
@@ -309,6 +334,20 @@ a &amp; c
         assert_eq!(ops(one, "<svg><rect y=1/></svg>"), None);
         assert_eq!(ops("<text>a</text>", "<text>&nbsp;</text>"), None);
         assert_eq!(ops("<text>a</text>", "<text>a < b</text>"), None);
+        // In an attribute too: an entity this does not read, or a '&' that starts none.
+        for value in ["a&nbsp;b", "a & b", "a &amp b"] {
+            let new = format!(r#"<g t="{value}"></g>"#);
+            assert_eq!(ops(r#"<g t="a"></g>"#, &new), None, "{value}");
+        }
+        assert_eq!(
+            ops(
+                r#"<g t="a"></g>"#,
+                r#"<g t="&lt;a &amp; &#39;b&#39;&gt;"></g>"#
+            ),
+            Some(vec![Op::SetAttr(0, "t".into(), "<a & 'b'>".into())])
+        );
+        // Attribute names end at the first `="`; a name with a space in it is not one.
+        assert_eq!(ops(r#"<g t="a"></g>"#, r#"<g t x="a"></g>"#), None);
         // A quoted '>' does not end the tag.
         assert_eq!(
             ops(r#"<g t="a>b"></g>"#, r#"<g t="a>c"></g>"#),
