@@ -360,9 +360,22 @@ test('the first verdict reads the stored state and a reload keeps the texts as t
   const typed = await readVerdict(page);
   // The tab keeps its texts once the address is written (debounced).
   await page.waitForFunction(() => sessionStorage.getItem('headroom:typed')?.includes('lots'));
+  // The reload holds the app back again, past the cache: from the cache the app's wasm comes
+  // without a request and the app can replace the shell a few frames after its first verdict,
+  // before the shell is read (seen under load, 3 runs in 16).
+  let releaseAgain;
+  const gate = new Promise((r) => {
+    releaseAgain = r;
+  });
+  await context.route('**/headroom-web-*_bg.wasm', async (route) => {
+    await gate;
+    await route.continue();
+  });
+  await (await context.newCDPSession(page)).send('Network.setCacheDisabled', { cacheDisabled: true });
   await page.reload({ waitUntil: 'domcontentloaded' });
   await page.waitForSelector('#shell-verdict:not(.pending)');
   assert.deepEqual(await readVerdict(page), typed);
+  releaseAgain();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.deepEqual(await readVerdict(page), typed);
   assertClean(problems);
