@@ -32,18 +32,23 @@ const readVerdict = (page) =>
     return { class: banner.className, lines, figures, unit };
   }, FIGURES);
 
-/** A page whose app wasm is held back until `release()`; the verdict program's is not. */
-async function held(options = {}) {
-  const o = await open(browser, null, options);
+/** Holds the app's wasm back in `context` until the function it answers is called. */
+async function holdApp(context) {
   let release;
   const gate = new Promise((r) => {
     release = r;
   });
-  await o.context.route('**/headroom-web-*_bg.wasm', async (route) => {
+  await context.route('**/headroom-web-*_bg.wasm', async (route) => {
     await gate;
     await route.continue();
   });
-  return { ...o, release };
+  return release;
+}
+
+/** A page whose app wasm is held back until `release()`; the verdict program's is not. */
+async function held(options = {}) {
+  const o = await open(browser, null, options);
+  return { ...o, release: await holdApp(o.context) };
 }
 
 test('the shell names the link before any program runs, and shows no figure', async () => {
@@ -363,14 +368,7 @@ test('the first verdict reads the stored state and a reload keeps the texts as t
   // The reload holds the app back again, past the cache: from the cache the app's wasm comes
   // without a request and the app can replace the shell a few frames after its first verdict,
   // before the shell is read (seen under load, 3 runs in 16).
-  let releaseAgain;
-  const gate = new Promise((r) => {
-    releaseAgain = r;
-  });
-  await context.route('**/headroom-web-*_bg.wasm', async (route) => {
-    await gate;
-    await route.continue();
-  });
+  const releaseAgain = await holdApp(context);
   await (await context.newCDPSession(page)).send('Network.setCacheDisabled', { cacheDisabled: true });
   await page.reload({ waitUntil: 'domcontentloaded' });
   await page.waitForSelector('#shell-verdict:not(.pending)');
