@@ -532,9 +532,12 @@ fn served_until_text(architecture: &str) -> Option<&'static str> {
 /// [`VllmVersion::parse`], which refuses releases Headroom does not plan (0.9.2 is one); every
 /// entry's patch is the one Headroom plans its series under (0.10.2, else 0).
 pub fn served_until(architecture: &str) -> Option<VllmVersion> {
-    let mut parts = served_until_text(architecture)?
-        .split('.')
-        .map(|p| p.parse::<u32>().ok());
+    served_until_text(architecture).and_then(release)
+}
+
+/// A release as [`REMOVED`] writes it ("0.23.0").
+fn release(text: &str) -> Option<VllmVersion> {
+    let mut parts = text.split('.').map(|p| p.parse::<u32>().ok());
     Some(VllmVersion {
         major: parts.next()??,
         minor: parts.next()??,
@@ -547,16 +550,17 @@ pub fn served_until(architecture: &str) -> Option<VllmVersion> {
 /// first verdict's programs show only the short form: the note is the empty text there
 /// (`planner::page_text`).
 pub fn note_and_short(architecture: &str, version: VllmVersion) -> Option<(String, String)> {
-    if architecture.is_empty()
-        || supported(architecture)
-        || served_until(architecture).is_some_and(|until| version <= until)
-    {
+    if architecture.is_empty() || supported(architecture) {
+        return None;
+    }
+    let until = served_until_text(architecture);
+    if until.and_then(release).is_some_and(|last| version <= last) {
         return None;
     }
     let quoted = crate::calc::quoted(architecture);
     // Either way vLLM 0.33.0 first tries its Transformers backend (ModelRegistry.inspect_model_cls
     // with model_impl auto), then raises (`_raise_for_unsupported`).
-    if let Some(until) = served_until_text(architecture) {
+    if let Some(until) = until {
         return Some((
             super::planner::page_text(|| {
                 format!(
