@@ -403,6 +403,25 @@ pub struct FirstVerdict {
     pub figures: Vec<(&'static str, String, &'static str)>,
 }
 
+impl FirstVerdict {
+    /// The list of strings the verdict programs hand to public/boot.js: the class, the headline,
+    /// the second line, the warning and the unit radio's test id, then per leading figure its
+    /// test id, text and provenance label.
+    pub fn words(self) -> Vec<String> {
+        let mut out = vec![
+            self.class,
+            self.headline,
+            self.sub,
+            self.warn,
+            self.unit.to_string(),
+        ];
+        for (id, text, prov) in self.figures {
+            out.extend([id.to_string(), text, prov.to_string()]);
+        }
+        out
+    }
+}
+
 /// The first verdict of a page opened on `link` (its address from `?` on) with `stored` and
 /// `typed` the browser's items under [`STORAGE_KEY`] and [`TYPED_KEY`].
 pub fn first_verdict(link: &str, stored: Option<&str>, typed: Option<&str>) -> FirstVerdict {
@@ -784,5 +803,86 @@ mod tests {
             "After.",
         );
         assert_eq!(sub, "And a second sentence. After.");
+    }
+}
+
+/// The first verdict before the app is the app's own in every build that paints it (issue 18:
+/// no flash of another verdict). tests/snapshots/first_verdicts.jsonl holds 300 links and the
+/// words the app's build (feature `web`) gives for each, picked by `scripts/verdict-diff.py`
+/// from 30,000 random ones so that every outcome, headline kind, model, GPU, input key and
+/// pasted config's architecture is there. test.sh runs this under the app's features and under
+/// each verdict program's (`verdict`, which leaves the page's text out; `catalog-compiled`;
+/// `config-reader`): each must give the app's words for every link it plans itself.
+#[cfg(test)]
+mod every_build {
+    use super::*;
+
+    const SNAPSHOT: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/snapshots/first_verdicts.jsonl"
+    );
+
+    /// Whether this build hands the link to the program with everything (src/bin/verdict.rs).
+    fn handed_over(link: &str) -> bool {
+        cfg!(feature = "catalog-compiled") && {
+            let b = beyond_catalog(link, None, None);
+            b.example || (b.config && !cfg!(feature = "config-reader"))
+        }
+    }
+
+    #[test]
+    fn paints_the_apps_first_verdict() {
+        let text = std::fs::read_to_string(SNAPSHOT).expect("the snapshot of first verdicts");
+        let update = cfg!(feature = "web")
+            && std::env::var("HEADROOM_UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1");
+        let mut rewritten = String::new();
+        let (mut planned, mut differ) = (0, Vec::new());
+        for line in text.lines() {
+            let record: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+            let link = record["link"].as_str().expect("a link");
+            let want: Vec<String> =
+                serde_json::from_value(record["words"].clone()).expect("a list of words");
+            if handed_over(link) {
+                rewritten.push_str(line);
+                rewritten.push('\n');
+                continue;
+            }
+            planned += 1;
+            let got = first_verdict(link, None, None).words();
+            if got != want {
+                differ.push((link.to_string(), want, got.clone()));
+            }
+            let record = serde_json::json!({ "link": link, "words": got });
+            rewritten.push_str(&record.to_string());
+            rewritten.push('\n');
+        }
+        if update {
+            std::fs::write(SNAPSHOT, rewritten).expect("the snapshot rewritten");
+            return;
+        }
+        // Not vacuous: the catalog links' build plans the links without a config (about 230).
+        assert!(planned >= 200, "only {planned} links planned");
+        let shown: Vec<String> = differ
+            .iter()
+            .take(3)
+            .map(|(link, want, got)| {
+                let words: Vec<String> = want
+                    .iter()
+                    .zip(got)
+                    .enumerate()
+                    .filter(|(_, (w, g))| w != g)
+                    .map(|(i, (w, g))| format!("  word {i}: the app {w:?}\n  this build {g:?}"))
+                    .collect();
+                format!("{link}\n{}", words.join("\n"))
+            })
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{} of {planned} links differ from the app's first verdict:\n{}\n(after a change \
+             to the planner's words, in the app's build: HEADROOM_UPDATE_SNAPSHOTS=1 cargo test \
+             --lib every_build)",
+            differ.len(),
+            shown.join("\n")
+        );
     }
 }

@@ -25,10 +25,5 @@ pub fn first_verdict(link: &str, stored: Option<String>, typed: Option<String>) 
             return Vec::new();
         }
     }
-    let v = headroom::verdict::first_verdict(link, stored, typed);
-    let mut out = vec![v.class, v.headline, v.sub, v.warn, v.unit.to_string()];
-    for (id, text, prov) in v.figures {
-        out.extend([id.to_string(), text, prov.to_string()]);
-    }
-    out
+    headroom::verdict::first_verdict(link, stored, typed).words()
 }
