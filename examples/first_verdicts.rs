@@ -1,7 +1,7 @@
 //! The first verdict of each link read from stdin (one per line, the address from `?` on), as
 //! this build plans it: one JSON line per link, the list of strings a verdict program hands to
 //! public/boot.js, or `null` where a build with `catalog-compiled` hands the link over to the
-//! program with everything (`verdict::beyond_catalog`, as src/bin/verdict.rs does).
+//! program with everything (`verdict::handed_over`, as src/bin/verdict.rs does).
 //!
 //! `scripts/verdict-diff.py` builds this under the app's features and under each verdict
 //! program's, and compares their answers on random links.
@@ -16,12 +16,8 @@ fn main() {
             eprintln!("first_verdicts: stdin is not UTF-8 text");
             std::process::exit(2);
         };
-        let handed_over = cfg!(feature = "catalog-compiled") && {
-            let b = headroom::verdict::beyond_catalog(&link, None, None);
-            b.example || (b.config && !cfg!(feature = "config-reader"))
-        };
-        let words =
-            (!handed_over).then(|| headroom::verdict::first_verdict(&link, None, None).words());
+        let words = (!headroom::verdict::handed_over(&link, None, None))
+            .then(|| headroom::verdict::first_verdict(&link, None, None).words());
         let json = serde_json::to_string(&words).expect("a list of strings serializes");
         if writeln!(out, "{json}").is_err() {
             std::process::exit(1);

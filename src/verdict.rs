@@ -468,6 +468,17 @@ pub struct BeyondCatalog {
     pub example: bool,
 }
 
+/// Whether this build's verdict program leaves the opening state to the program with
+/// everything (its answer is then an empty list, src/bin/verdict.rs): a build with
+/// `catalog-compiled` hands over a seed example, and a pasted config.json unless it has
+/// `config-reader`. Every other build plans every state.
+pub fn handed_over(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
+    cfg!(feature = "catalog-compiled") && {
+        let b = beyond_catalog(link, stored, typed);
+        b.example || (b.config && !cfg!(feature = "config-reader"))
+    }
+}
+
 /// What the page's opening state needs beyond the catalog's rows. The first verdict's programs
 /// built with `catalog-compiled` plan only what they carry (the one for catalog links neither,
 /// the one with `config-reader` a pasted config.json) and hand the others to the program with
@@ -822,14 +833,6 @@ mod every_build {
         "/tests/snapshots/first_verdicts.jsonl"
     );
 
-    /// Whether this build hands the link to the program with everything (src/bin/verdict.rs).
-    fn handed_over(link: &str) -> bool {
-        cfg!(feature = "catalog-compiled") && {
-            let b = beyond_catalog(link, None, None);
-            b.example || (b.config && !cfg!(feature = "config-reader"))
-        }
-    }
-
     #[test]
     fn paints_the_apps_first_verdict() {
         let text = std::fs::read_to_string(SNAPSHOT).expect("the snapshot of first verdicts");
@@ -842,7 +845,7 @@ mod every_build {
             let link = record["link"].as_str().expect("a link");
             let want: Vec<String> =
                 serde_json::from_value(record["words"].clone()).expect("a list of words");
-            if handed_over(link) {
+            if handed_over(link, None, None) {
                 rewritten.push_str(line);
                 rewritten.push('\n');
                 continue;

@@ -19,11 +19,8 @@ fn main() {}
 #[wasm_bindgen]
 pub fn first_verdict(link: &str, stored: Option<String>, typed: Option<String>) -> Vec<String> {
     let (stored, typed) = (stored.as_deref(), typed.as_deref());
-    if cfg!(feature = "catalog-compiled") {
-        let beyond = headroom::verdict::beyond_catalog(link, stored, typed);
-        if beyond.example || (beyond.config && !cfg!(feature = "config-reader")) {
-            return Vec::new();
-        }
+    if headroom::verdict::handed_over(link, stored, typed) {
+        return Vec::new();
     }
     headroom::verdict::first_verdict(link, stored, typed).words()
 }
