@@ -201,7 +201,7 @@ def main():
         path = os.path.join(ROOT, 'tests', 'snapshots', 'first_verdicts.jsonl')
         with open(path, 'w') as f:
             for link, words in chosen:
-                f.write(json.dumps({'link': link, 'words': words}, ensure_ascii=False) + '\n')
+                f.write(json.dumps({'link': link, 'words': words}, ensure_ascii=False, separators=(',', ':')) + '\n')
         print(f'wrote {len(chosen)} links to {os.path.relpath(path, ROOT)}')
     sys.exit(1 if failed else 0)
 
