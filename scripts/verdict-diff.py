@@ -6,14 +6,14 @@ builds examples/first_verdicts.rs under the app's features and under each progra
 random links with each, and reports every link where a program's words differ from the app's.
 
     python3 scripts/verdict-diff.py [--links 20000] [--configs 0.3] [--seed 1]
-    python3 scripts/verdict-diff.py --snapshot 270      # also rewrites the test's links
+    python3 scripts/verdict-diff.py --links 30000 --seed 5 --snapshot 300   # the test's links
 
 Links: random catalog models and GPUs with zero to six other keys drawn from each input's
 usual values and some wrong ones; a share of them (--configs) carry a catalog row's config.json
-instead, sometimes broken (a key removed, an unknown architecture, a wrong layer count).
+instead, a fifth of those altered (a key removed, an unknown architecture, a wrong layer count).
 
 --snapshot N picks N of the links (greedily, so that every outcome class, headline kind,
-model, GPU and input key is covered) and writes them with the app's words to
+model, GPU, input key and pasted architecture is covered) and writes them with the app's words to
 tests/snapshots/first_verdicts.jsonl, which src/verdict.rs's test plans under every build that
 test.sh runs. Exits 1 when any program differs from the app.
 """
@@ -167,10 +167,10 @@ def pick(pairs, n, rng):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
-    ap.add_argument('--links', type=int, default=20000)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument('--links', type=int, default=20000, help='how many random links')
     ap.add_argument('--configs', type=float, default=0.3, help='share of links with a pasted config.json')
-    ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--seed', type=int, default=1, help='the random sequence')
     ap.add_argument('--snapshot', type=int, default=0, help='write N links to tests/snapshots/first_verdicts.jsonl')
     a = ap.parse_args()
     rng = random.Random(a.seed)
