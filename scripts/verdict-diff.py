@@ -190,7 +190,6 @@ def main():
         differ = [i for i in planned if got[i] != app[i]]
         print(f'{name} ({BUILDS[name]}): planned {len(planned)}, handed over {len(ls) - len(planned)}, differ {len(differ)}')
         for i in differ[:5]:
-            failed = True
             print(f'  {ls[i][:300]}')
             for j, (x, y) in enumerate(zip(app[i], got[i])):
                 if x != y:
