@@ -2,7 +2,7 @@
 # Installs what Headroom's web build and browser tests need, from the registries only, and skips
 # every step whose tool is already present at the right version (a re-run takes about a second).
 #
-#   bash scripts/setup.sh            # wasm32 target, trunk, wasm-bindgen-cli, npm tools, crates
+#   bash scripts/setup.sh            # wasm32 target, rust-src, trunk, wasm-bindgen-cli, npm tools, crates
 #   bash scripts/setup.sh --browser  # the same, plus Debian's chromium for the browser tests
 #
 # Versions: trunk 0.21.14 is the newest release that builds on rustc 1.95; wasm-bindgen-cli must
@@ -45,6 +45,15 @@ if rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown;
 else
   step "installing the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
+fi
+
+# 1b. std's source: the verdict programs compile the standard library again for their size
+#     (scripts/inline-loader.mjs, -Zbuild-std).
+if [[ -f "$(rustc --print sysroot)/lib/rustlib/src/rust/library/Cargo.lock" ]]; then
+  step "rust-src: present"
+else
+  step "installing the rust-src component"
+  rustup component add rust-src
 fi
 
 # 2. Trunk (about 15 minutes to compile on a fresh machine).
