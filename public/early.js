@@ -91,11 +91,13 @@ var headroomEarly = (() => {
     return module;
   };
   // The program texts need: the one with everything for a seed example, the one with the
-  // config.json reader for a pasted config (src/verdict.rs, beyond_catalog), else the catalog
+  // config.json reader for a pasted config (src/verdict.rs, beyond_catalog) but for one with a
+  // drafter named by draft-model (that program carries no other model row), else the catalog
   // links'. A key this test misses (a percent-encoded one) costs a second program, not a wrong
   // verdict: the first answers an empty list.
   const names = (text, key) => new RegExp(`(?:^|[?&#])${key}=`).test(text);
-  const programFor = (text) => (names(text, 'example') ? VERDICT_ALL : names(text, 'config') ? VERDICT_CONFIG : VERDICT);
+  const programFor = (text) =>
+    names(text, 'example') ? VERDICT_ALL : names(text, 'config') ? (names(text, 'draft-model') ? VERDICT_ALL : VERDICT_CONFIG) : VERDICT;
   // A link with a state of its own opens with it, but for a reload of this tab with other texts
   // typed (below): its program is asked for before storage is read (the two reads took 5 to 35
   // ms at CPU / 4), and cancelled in that rare case. Not for a link planned ahead.

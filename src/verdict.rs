@@ -466,16 +466,28 @@ pub struct BeyondCatalog {
     pub config: bool,
     /// A seed example: its measurements and walkthrough.
     pub example: bool,
+    /// A drafter named by draft-model: its catalog row.
+    pub draft_model: bool,
+    /// A model input: its catalog row, unless a pasted config.json replaces it.
+    pub model: bool,
 }
 
 /// Whether this build's verdict program leaves the opening state to the program with
 /// everything (its answer is then an empty list, src/bin/verdict.rs): a build with
 /// `catalog-compiled` hands over a seed example, and a pasted config.json unless it has
-/// `config-reader`. Every other build plans every state.
+/// `config-reader`. With `config-reader` the program carries one model row, the default's
+/// (`catalog::load_row`), and hands over a state whose plan reads another: a drafter named by
+/// draft-model, or a model input without a pasted config (public/early.js picks that program
+/// for neither; a link whose config was refused reaches it). Every other build plans every
+/// state.
 pub fn handed_over(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
     cfg!(feature = "catalog-compiled") && {
         let b = beyond_catalog(link, stored, typed);
-        b.example || (b.config && !cfg!(feature = "config-reader"))
+        if cfg!(feature = "config-reader") {
+            b.example || b.draft_model || (b.model && !b.config)
+        } else {
+            b.example || b.config
+        }
     }
 }
 
@@ -495,6 +507,8 @@ pub fn beyond_catalog(link: &str, stored: Option<&str>, typed: Option<&str>) -> 
     BeyondCatalog {
         config: set(Field::Config),
         example: set(Field::Example),
+        draft_model: set(Field::DraftModel),
+        model: set(Field::Model),
     }
 }
 
@@ -508,18 +522,35 @@ mod tests {
         let neither = BeyondCatalog::default();
         let config = BeyondCatalog {
             config: true,
-            example: false,
+            ..BeyondCatalog::default()
         };
         // A config every build reads alike (the catalog links' program keeps any text unread).
         let pasted = crate::input::query::base64url_encode(
             br#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":131072,"torch_dtype":"bfloat16"}"#,
         );
-        assert_eq!(beyond("?v=1&model=qwen3-32b&tp=2"), neither);
+        assert_eq!(beyond("?v=1&tp=2"), neither);
+        assert_eq!(
+            beyond("?v=1&model=qwen3-32b&tp=2"),
+            BeyondCatalog {
+                model: true,
+                ..BeyondCatalog::default()
+            }
+        );
         assert_eq!(
             beyond("?v=1&example=s1-three-cards"),
             BeyondCatalog {
-                config: false,
-                example: true
+                example: true,
+                ..BeyondCatalog::default()
+            }
+        );
+        assert_eq!(
+            beyond(&format!(
+                "?v=1&spec=draft_model&draft-model=qwen3-4b#config={pasted}"
+            )),
+            BeyondCatalog {
+                config: true,
+                draft_model: true,
+                ..BeyondCatalog::default()
             }
         );
         // A pasted config in the query, in the fragment, or under a percent-encoded key.
@@ -532,6 +563,35 @@ mod tests {
         assert_eq!(beyond_catalog("?v=1&tp=4", Some(&stored), None), neither);
         assert_eq!(beyond_catalog("?v=1&tp=4", None, None), neither);
         assert_ne!(beyond_catalog(&stored, None, None), neither);
+        // What each build plans itself: the catalog links' program no config and no example;
+        // the pasted config's no drafter and no model but one a config replaces; the others
+        // everything.
+        let cases = [
+            ("?v=1&tp=2".to_string(), false, false),
+            ("?v=1&model=qwen3-32b&tp=2".to_string(), false, true),
+            // A config the reader refuses (`{}`) is no config to the builds that read it (the
+            // default model's row plans it), and an unread text to the catalog links'.
+            ("?v=1&tp=2&config=e30".to_string(), true, false),
+            ("?v=1&model=qwen3-32b&config=e30".to_string(), true, true),
+            ("?v=1&example=s1-three-cards".to_string(), true, true),
+            (format!("?v=1&tp=2#config={pasted}"), true, false),
+            (format!("?v=1&model=qwen3-32b#config={pasted}"), true, false),
+            (
+                format!("?v=1&spec=draft_model&draft-model=qwen3-4b#config={pasted}"),
+                true,
+                true,
+            ),
+        ];
+        for (link, catalog_links, config) in cases {
+            let want = if !cfg!(feature = "catalog-compiled") {
+                false
+            } else if cfg!(feature = "config-reader") {
+                config
+            } else {
+                catalog_links
+            };
+            assert_eq!(handed_over(&link, None, None), want, "{link}");
+        }
     }
 
     /// Every build that reads a pasted config.json (the app, the CLI, and the first verdict's
@@ -622,11 +682,13 @@ mod tests {
 
     #[test]
     fn the_verdict_names_its_scenario_and_why() {
-        let v = first_verdict(
-            "?v=1&model=llama-3.1-70b-instruct&tp=4&gpus=4&gpu=h100-sxm-80gb&max-model-len=16384",
-            None,
-            None,
-        );
+        let link =
+            "?v=1&model=llama-3.1-70b-instruct&tp=4&gpus=4&gpu=h100-sxm-80gb&max-model-len=16384";
+        // Not the pasted config's program: it hands a catalog link over.
+        if handed_over(link, None, None) {
+            return;
+        }
+        let v = first_verdict(link, None, None);
         assert!(
             v.sub.ends_with("Planned: Llama 3.1 70B Instruct (bfloat16) on 4 x NVIDIA H100 SXM 80GB, TP 4 x PP 1; max-model-len 16,384."),
             "{v:?}"
@@ -769,7 +831,8 @@ mod tests {
     #[test]
     fn a_pasted_config_or_an_example_goes_to_the_program_with_everything() {
         let alone = |link: &str, stored: Option<&str>, typed: Option<&str>| {
-            beyond_catalog(link, stored, typed) == BeyondCatalog::default()
+            let b = beyond_catalog(link, stored, typed);
+            !b.config && !b.example
         };
         assert!(alone("", None, None));
         assert!(alone("?v=1&model=qwen3-32b&tp=2", None, None));
@@ -863,8 +926,14 @@ mod every_build {
             std::fs::write(SNAPSHOT, rewritten).expect("the snapshot rewritten");
             return;
         }
-        // Not vacuous: the catalog links' build plans the links without a config (about 230).
-        assert!(planned >= 200, "only {planned} links planned");
+        // Not vacuous: the catalog links' build plans the links without a config (about 230),
+        // the pasted config's those with one and no drafter named (about 65).
+        let least = if cfg!(all(feature = "catalog-compiled", feature = "config-reader")) {
+            50
+        } else {
+            200
+        };
+        assert!(planned >= least, "only {planned} links planned");
         let shown: Vec<String> = differ
             .iter()
             .take(3)

@@ -426,7 +426,7 @@ use crate::calc::model::{
 };
 use crate::calc::scenario::Gpu;
 use crate::calc::units::Bytes;
-use crate::catalog::{GpuRow, ModelRow};
+use crate::catalog::{GpuRow, ModelRow, Shape};
 
 /// A list from runs of equal values.
 fn runs<T: Clone>(r: &[(T, u32)]) -> Vec<T> {
@@ -447,6 +447,37 @@ fn generate() -> String {
     .unwrap();
     for r in &rows {
         writeln!(o, "    {:?},", r.id).unwrap();
+    }
+    let default = rows
+        .iter()
+        .position(|r| r.id == headroom::input::values::DEFAULT_MODEL)
+        .expect("the default model is a catalog row");
+    write!(
+        o,
+        "];\n\n/// The default model's position in [`IDS`]: the one row the program for a pasted \
+         config.json carries.\npub const DEFAULT_ROW: usize = {default};\n\n/// Each row's \
+         Hugging Face repo, in [`IDS`]' order.\npub const HF_REPOS: [&str; {}] = [\n",
+        rows.len()
+    )
+    .unwrap();
+    for r in &rows {
+        writeln!(o, "    {:?},", r.hf_repo).unwrap();
+    }
+    write!(
+        o,
+        "];\n\n/// Each row's shape, in [`IDS`]' order (a pasted config.json is named after the \
+         row of its shape).\npub const SHAPES: [Shape; {}] = [\n",
+        rows.len()
+    )
+    .unwrap();
+    for r in &rows {
+        let m = &r.model;
+        writeln!(
+            o,
+            "    Shape {{ name: {:?}, architecture: {:?}, n_layers: {}, hidden_size: {}, n_heads: {}, n_kv_heads: {}, intermediate_size: {}, vocab_size: {} }},",
+            r.name, m.architecture, m.n_layers, m.hidden_size, m.n_heads, m.n_kv_heads, m.intermediate_size, m.vocab_size
+        )
+        .unwrap();
     }
     o.push_str("];\n\n/// The model row at `i` of [`IDS`].\npub fn model_row(i: usize) -> Option<ModelRow> {\n    Some(match i {\n");
     for (i, r) in rows.iter().enumerate() {
@@ -494,6 +525,17 @@ fn the_compiled_catalog_is_the_catalog_as_parsed() {
         );
     }
     assert!(compiled::model_row(parsed.len()).is_none());
+    // The program for a pasted config.json knows every row by its id, repo and shape.
+    assert_eq!(
+        compiled::IDS[compiled::DEFAULT_ROW],
+        headroom::input::values::DEFAULT_MODEL
+    );
+    assert_eq!(compiled::HF_REPOS.len(), parsed.len());
+    for (i, r) in parsed.iter().enumerate() {
+        assert_eq!(compiled::HF_REPOS[i], r.hf_repo);
+        assert_eq!(compiled::SHAPES[i], catalog::Shape::of(r), "{}", r.id);
+    }
+    assert_eq!(catalog::shapes(), &compiled::SHAPES[..]);
     let gpus: Vec<String> = catalog::gpus()
         .iter()
         .map(|g| format!("{:?}", min_gpu_row(g)))

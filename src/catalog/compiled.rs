@@ -13,7 +13,7 @@ use crate::calc::model::{
 };
 use crate::calc::scenario::Gpu;
 use crate::calc::units::Bytes;
-use crate::catalog::{GpuRow, ModelRow};
+use crate::catalog::{GpuRow, ModelRow, Shape};
 
 /// A list from runs of equal values.
 fn runs<T: Clone>(r: &[(T, u32)]) -> Vec<T> {
@@ -68,6 +68,105 @@ pub const IDS: [&str; 44] = [
     "qwen3-next-80b-a3b-instruct",
     "qwen3.5-35b-a3b",
     "qwen3.5-397b-a17b-nvfp4",
+];
+
+/// The default model's position in [`IDS`]: the one row the program for a pasted config.json carries.
+pub const DEFAULT_ROW: usize = 15;
+
+/// Each row's Hugging Face repo, in [`IDS`]' order.
+pub const HF_REPOS: [&str; 44] = [
+    "deepseek-ai/DeepSeek-R1",
+    "deepseek-ai/DeepSeek-V3.2",
+    "deepseek-ai/DeepSeek-V3",
+    "deepseek-ai/DeepSeek-V4-Flash",
+    "google/gemma-2-27b-it",
+    "google/gemma-2-9b-it",
+    "google/gemma-3-12b-it",
+    "google/gemma-3-27b-it",
+    "google/gemma-3-4b-it",
+    "zai-org/GLM-4.5-Air",
+    "openai/gpt-oss-120b",
+    "openai/gpt-oss-20b",
+    "moonshotai/Kimi-K2-Instruct",
+    "meta-llama/Llama-3.1-405B-Instruct-FP8",
+    "meta-llama/Llama-3.1-70B-Instruct",
+    "meta-llama/Llama-3.1-8B-Instruct",
+    "meta-llama/Llama-3.3-70B-Instruct",
+    "nvidia/Llama-3_3-Nemotron-Super-49B-v1",
+    "meta-llama/Llama-4-Scout-17B-16E-Instruct",
+    "mistralai/Magistral-Small-2509",
+    "MiniMaxAI/MiniMax-M2.7",
+    "mistralai/Mistral-7B-Instruct-v0.3",
+    "mistralai/Mistral-Nemo-Base-2407",
+    "mistralai/Mixtral-8x22B-Instruct-v0.1",
+    "mistralai/Mixtral-8x7B-Instruct-v0.1",
+    "nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16",
+    "microsoft/phi-4",
+    "Qwen/Qwen2.5-14B-Instruct",
+    "Qwen/Qwen2.5-32B-Instruct-GPTQ-Int4",
+    "Qwen/Qwen2.5-72B-Instruct",
+    "Qwen/Qwen2.5-7B-Instruct",
+    "Qwen/Qwen3-14B",
+    "Qwen/Qwen3-235B-A22B-FP8",
+    "Qwen/Qwen3-235B-A22B-Instruct-2507",
+    "Qwen/Qwen3-235B-A22B",
+    "Qwen/Qwen3-30B-A3B-Thinking-2507-FP8",
+    "Qwen/Qwen3-30B-A3B",
+    "Qwen/Qwen3-32B-FP8",
+    "Qwen/Qwen3-32B",
+    "Qwen/Qwen3-4B",
+    "Qwen/Qwen3-8B",
+    "Qwen/Qwen3-Next-80B-A3B-Instruct",
+    "Qwen/Qwen3.5-35B-A3B",
+    "nvidia/Qwen3.5-397B-A17B-NVFP4",
+];
+
+/// Each row's shape, in [`IDS`]' order (a pasted config.json is named after the row of its shape).
+pub const SHAPES: [Shape; 44] = [
+    Shape { name: "DeepSeek R1", architecture: "DeepseekV3ForCausalLM", n_layers: 61, hidden_size: 7168, n_heads: 128, n_kv_heads: 128, intermediate_size: 18432, vocab_size: 129280 },
+    Shape { name: "DeepSeek V3.2", architecture: "DeepseekV32ForCausalLM", n_layers: 61, hidden_size: 7168, n_heads: 128, n_kv_heads: 128, intermediate_size: 18432, vocab_size: 129280 },
+    Shape { name: "DeepSeek V3", architecture: "DeepseekV3ForCausalLM", n_layers: 61, hidden_size: 7168, n_heads: 128, n_kv_heads: 128, intermediate_size: 18432, vocab_size: 129280 },
+    Shape { name: "DeepSeek V4 Flash", architecture: "DeepseekV4ForCausalLM", n_layers: 43, hidden_size: 4096, n_heads: 64, n_kv_heads: 1, intermediate_size: 16384, vocab_size: 129280 },
+    Shape { name: "Gemma 2 27B IT", architecture: "Gemma2ForCausalLM", n_layers: 46, hidden_size: 4608, n_heads: 32, n_kv_heads: 16, intermediate_size: 36864, vocab_size: 256000 },
+    Shape { name: "Gemma 2 9B IT", architecture: "Gemma2ForCausalLM", n_layers: 42, hidden_size: 3584, n_heads: 16, n_kv_heads: 8, intermediate_size: 14336, vocab_size: 256000 },
+    Shape { name: "Gemma 3 12B IT", architecture: "Gemma3ForConditionalGeneration", n_layers: 48, hidden_size: 3840, n_heads: 16, n_kv_heads: 8, intermediate_size: 15360, vocab_size: 262144 },
+    Shape { name: "Gemma 3 27B IT", architecture: "Gemma3ForConditionalGeneration", n_layers: 62, hidden_size: 5376, n_heads: 32, n_kv_heads: 16, intermediate_size: 21504, vocab_size: 262144 },
+    Shape { name: "Gemma 3 4B IT", architecture: "Gemma3ForConditionalGeneration", n_layers: 34, hidden_size: 2560, n_heads: 8, n_kv_heads: 4, intermediate_size: 10240, vocab_size: 262144 },
+    Shape { name: "GLM-4.5-Air", architecture: "Glm4MoeForCausalLM", n_layers: 46, hidden_size: 4096, n_heads: 96, n_kv_heads: 8, intermediate_size: 10944, vocab_size: 151552 },
+    Shape { name: "gpt-oss-120b", architecture: "GptOssForCausalLM", n_layers: 36, hidden_size: 2880, n_heads: 64, n_kv_heads: 8, intermediate_size: 2880, vocab_size: 201088 },
+    Shape { name: "gpt-oss-20b", architecture: "GptOssForCausalLM", n_layers: 24, hidden_size: 2880, n_heads: 64, n_kv_heads: 8, intermediate_size: 2880, vocab_size: 201088 },
+    Shape { name: "Kimi K2 Instruct", architecture: "", n_layers: 61, hidden_size: 7168, n_heads: 64, n_kv_heads: 64, intermediate_size: 18432, vocab_size: 163840 },
+    Shape { name: "Llama 3.1 405B Instruct FP8", architecture: "LlamaForCausalLM", n_layers: 126, hidden_size: 16384, n_heads: 128, n_kv_heads: 8, intermediate_size: 53248, vocab_size: 128256 },
+    Shape { name: "Llama 3.1 70B Instruct", architecture: "LlamaForCausalLM", n_layers: 80, hidden_size: 8192, n_heads: 64, n_kv_heads: 8, intermediate_size: 28672, vocab_size: 128256 },
+    Shape { name: "Llama 3.1 8B Instruct", architecture: "LlamaForCausalLM", n_layers: 32, hidden_size: 4096, n_heads: 32, n_kv_heads: 8, intermediate_size: 14336, vocab_size: 128256 },
+    Shape { name: "Llama 3.3 70B Instruct", architecture: "LlamaForCausalLM", n_layers: 80, hidden_size: 8192, n_heads: 64, n_kv_heads: 8, intermediate_size: 28672, vocab_size: 128256 },
+    Shape { name: "Llama 3.3 Nemotron Super 49B v1", architecture: "DeciLMForCausalLM", n_layers: 80, hidden_size: 8192, n_heads: 64, n_kv_heads: 8, intermediate_size: 32768, vocab_size: 128256 },
+    Shape { name: "Llama 4 Scout 17B-16E Instruct", architecture: "Llama4ForConditionalGeneration", n_layers: 48, hidden_size: 5120, n_heads: 40, n_kv_heads: 8, intermediate_size: 8192, vocab_size: 202048 },
+    Shape { name: "Magistral Small 2509 (24B)", architecture: "Mistral3ForConditionalGeneration", n_layers: 40, hidden_size: 5120, n_heads: 32, n_kv_heads: 8, intermediate_size: 32768, vocab_size: 131072 },
+    Shape { name: "MiniMax M2.7 (FP8)", architecture: "MiniMaxM2ForCausalLM", n_layers: 62, hidden_size: 3072, n_heads: 48, n_kv_heads: 8, intermediate_size: 1536, vocab_size: 200064 },
+    Shape { name: "Mistral 7B Instruct v0.3", architecture: "MistralForCausalLM", n_layers: 32, hidden_size: 4096, n_heads: 32, n_kv_heads: 8, intermediate_size: 14336, vocab_size: 32768 },
+    Shape { name: "Mistral Nemo Base 2407 (12B)", architecture: "MistralForCausalLM", n_layers: 40, hidden_size: 5120, n_heads: 32, n_kv_heads: 8, intermediate_size: 14336, vocab_size: 131072 },
+    Shape { name: "Mixtral 8x22B Instruct v0.1", architecture: "MixtralForCausalLM", n_layers: 56, hidden_size: 6144, n_heads: 48, n_kv_heads: 8, intermediate_size: 16384, vocab_size: 32768 },
+    Shape { name: "Mixtral 8x7B Instruct v0.1", architecture: "MixtralForCausalLM", n_layers: 32, hidden_size: 4096, n_heads: 32, n_kv_heads: 8, intermediate_size: 14336, vocab_size: 32000 },
+    Shape { name: "NVIDIA Nemotron 3 Nano 30B-A3B", architecture: "NemotronHForCausalLM", n_layers: 52, hidden_size: 2688, n_heads: 32, n_kv_heads: 2, intermediate_size: 1856, vocab_size: 131072 },
+    Shape { name: "Phi-4 (14B)", architecture: "Phi3ForCausalLM", n_layers: 40, hidden_size: 5120, n_heads: 40, n_kv_heads: 10, intermediate_size: 17920, vocab_size: 100352 },
+    Shape { name: "Qwen2.5 14B Instruct", architecture: "Qwen2ForCausalLM", n_layers: 48, hidden_size: 5120, n_heads: 40, n_kv_heads: 8, intermediate_size: 13824, vocab_size: 152064 },
+    Shape { name: "Qwen2.5 32B Instruct GPTQ Int4", architecture: "Qwen2ForCausalLM", n_layers: 64, hidden_size: 5120, n_heads: 40, n_kv_heads: 8, intermediate_size: 27648, vocab_size: 152064 },
+    Shape { name: "Qwen2.5 72B Instruct", architecture: "Qwen2ForCausalLM", n_layers: 80, hidden_size: 8192, n_heads: 64, n_kv_heads: 8, intermediate_size: 29568, vocab_size: 152064 },
+    Shape { name: "Qwen2.5 7B Instruct", architecture: "Qwen2ForCausalLM", n_layers: 28, hidden_size: 3584, n_heads: 28, n_kv_heads: 4, intermediate_size: 18944, vocab_size: 152064 },
+    Shape { name: "Qwen3 14B", architecture: "Qwen3ForCausalLM", n_layers: 40, hidden_size: 5120, n_heads: 40, n_kv_heads: 8, intermediate_size: 17408, vocab_size: 151936 },
+    Shape { name: "Qwen3 235B-A22B FP8", architecture: "Qwen3MoeForCausalLM", n_layers: 94, hidden_size: 4096, n_heads: 64, n_kv_heads: 4, intermediate_size: 12288, vocab_size: 151936 },
+    Shape { name: "Qwen3 235B-A22B Instruct 2507", architecture: "Qwen3MoeForCausalLM", n_layers: 94, hidden_size: 4096, n_heads: 64, n_kv_heads: 4, intermediate_size: 12288, vocab_size: 151936 },
+    Shape { name: "Qwen3 235B-A22B", architecture: "Qwen3MoeForCausalLM", n_layers: 94, hidden_size: 4096, n_heads: 64, n_kv_heads: 4, intermediate_size: 12288, vocab_size: 151936 },
+    Shape { name: "Qwen3 30B-A3B Thinking 2507 (FP8)", architecture: "Qwen3MoeForCausalLM", n_layers: 48, hidden_size: 2048, n_heads: 32, n_kv_heads: 4, intermediate_size: 6144, vocab_size: 151936 },
+    Shape { name: "Qwen3 30B-A3B", architecture: "Qwen3MoeForCausalLM", n_layers: 48, hidden_size: 2048, n_heads: 32, n_kv_heads: 4, intermediate_size: 6144, vocab_size: 151936 },
+    Shape { name: "Qwen3 32B FP8", architecture: "Qwen3ForCausalLM", n_layers: 64, hidden_size: 5120, n_heads: 64, n_kv_heads: 8, intermediate_size: 25600, vocab_size: 151936 },
+    Shape { name: "Qwen3 32B", architecture: "Qwen3ForCausalLM", n_layers: 64, hidden_size: 5120, n_heads: 64, n_kv_heads: 8, intermediate_size: 25600, vocab_size: 151936 },
+    Shape { name: "Qwen3 4B", architecture: "Qwen3ForCausalLM", n_layers: 36, hidden_size: 2560, n_heads: 32, n_kv_heads: 8, intermediate_size: 9728, vocab_size: 151936 },
+    Shape { name: "Qwen3 8B", architecture: "Qwen3ForCausalLM", n_layers: 36, hidden_size: 4096, n_heads: 32, n_kv_heads: 8, intermediate_size: 12288, vocab_size: 151936 },
+    Shape { name: "Qwen3-Next 80B-A3B Instruct", architecture: "Qwen3NextForCausalLM", n_layers: 48, hidden_size: 2048, n_heads: 16, n_kv_heads: 2, intermediate_size: 5120, vocab_size: 151936 },
+    Shape { name: "Qwen3.5 35B-A3B", architecture: "Qwen3_5MoeForConditionalGeneration", n_layers: 40, hidden_size: 2048, n_heads: 16, n_kv_heads: 2, intermediate_size: 8192, vocab_size: 248320 },
+    Shape { name: "Qwen3.5 397B-A17B (NVFP4)", architecture: "Qwen3_5MoeForConditionalGeneration", n_layers: 60, hidden_size: 4096, n_heads: 32, n_kv_heads: 2, intermediate_size: 16384, vocab_size: 248320 },
 ];
 
 /// The model row at `i` of [`IDS`].

@@ -19,7 +19,7 @@ use crate::calc::version::VllmVersion;
 use crate::catalog;
 
 use super::query::UrlState;
-use super::schema::{model_row, unknown_gpu, Rule};
+use super::schema::{model_row, unknown_gpu, unknown_model, Rule};
 use super::values::{
     parse_bool, parse_byte_count, parse_bytes_list, parse_config, parse_count, parse_fraction,
     parse_max_len, parse_method, parse_partition, DEFAULT_GPU, DEFAULT_MODEL,
@@ -140,6 +140,13 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
                 ))
             }
             Field::Step => {}
+            // A pasted config.json replaces the model (it comes after it): the name is only
+            // checked then, so the program for a pasted config needs no other row.
+            Field::Model if state.get(Field::Config).is_some() => {
+                if !catalog::model_known(text) {
+                    return Err(err(unknown_model(field, text)));
+                }
+            }
             Field::Model => {
                 s.model = model_row(field, text).map_err(err)?.model.clone();
             }
@@ -359,8 +366,7 @@ fn name_pasted(m: &mut crate::calc::model::Model) {
     if m.name.contains('/') || m.name.contains(' ') {
         return;
     }
-    let same = |r: &&catalog::ModelRow| {
-        let c = &r.model;
+    let same = |c: &&catalog::Shape| {
         c.architecture == m.architecture
             && c.n_layers == m.n_layers
             && c.hidden_size == m.hidden_size
@@ -369,7 +375,7 @@ fn name_pasted(m: &mut crate::calc::model::Model) {
             && c.intermediate_size == m.intermediate_size
             && c.vocab_size == m.vocab_size
     };
-    let name = match catalog::models().iter().find(same) {
+    let name = match catalog::shapes().iter().find(same) {
         Some(r) => format!("{}, shaped like {}", m.name, r.name),
         None if m.name == m.architecture || m.architecture.is_empty() => format!(
             "{}, {} layers, hidden {}",

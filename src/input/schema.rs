@@ -454,7 +454,13 @@ impl Field {
             Rule::Version => VllmVersion::parse(t).map(drop),
             Rule::Unit => parse_unit(t).map(drop),
             Rule::Method => parse_method(t).map(drop),
-            Rule::ModelId => model_row(self, t).map(drop),
+            Rule::ModelId => {
+                if catalog::model_known(t) {
+                    Ok(())
+                } else {
+                    Err(unknown_model(self, t))
+                }
+            }
             Rule::GpuId => catalog::gpu(t).map(drop).ok_or_else(|| unknown_gpu(t)),
             // An example is the program with everything's (verdict::beyond_catalog): the programs
             // built with `catalog-compiled` keep its id unread, so its scenarios and measurements
@@ -519,13 +525,16 @@ pub(crate) fn unknown_gpu(id: &str) -> String {
 }
 
 pub(crate) fn model_row(field: Field, text: &str) -> Result<&'static catalog::ModelRow, String> {
-    catalog::model(text).ok_or_else(|| {
-        if field == Field::DraftModel {
-            format!("draft-model {} is not in the catalog (a catalog id or its Hugging Face repo; the CLI also reads a config.json path in the speculative config's model)", crate::calc::quoted(text))
-        } else {
-            format!("model {} is not in the catalog (pick one from the list, or paste its config.json below)", crate::calc::quoted(text))
-        }
-    })
+    catalog::model(text).ok_or_else(|| unknown_model(field, text))
+}
+
+/// The error of a model or draft-model input that names no catalog row.
+pub(crate) fn unknown_model(field: Field, text: &str) -> String {
+    if field == Field::DraftModel {
+        format!("draft-model {} is not in the catalog (a catalog id or its Hugging Face repo; the CLI also reads a config.json path in the speculative config's model)", crate::calc::quoted(text))
+    } else {
+        format!("model {} is not in the catalog (pick one from the list, or paste its config.json below)", crate::calc::quoted(text))
+    }
 }
 
 #[cfg(test)]

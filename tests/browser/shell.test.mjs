@@ -122,6 +122,13 @@ const LINKS = [
   ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'config'],
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'config'],
   ['a broken pasted config.json', '/?v=1&config=e30', 'config'],
+  // That program carries one model row: a model the config replaces is only checked by name,
+  // and a drafter named by draft-model is the program with everything's.
+  ['a pasted config.json beside the model it replaces', `/?v=1&model=qwen3-32b&tp=2&config=${CONFIG}`, 'config'],
+  ['a pasted config.json beside a model named by its repo', `/?v=1&model=Qwen/Qwen3-32B#config=${CONFIG}`, 'config'],
+  ['a pasted config.json beside an unknown model', `/?v=1&model=no-such-model&config=${CONFIG}`, 'config'],
+  ['a pasted config.json with a drafter named', `/?v=1&spec=draft_model&draft-model=qwen3-4b&config=${CONFIG}`, 'all'],
+  ['a pasted config.json with a drafter under an encoded key', `/?v=1&spec=draft_model&%64raft-model=qwen3-4b&config=${CONFIG}`, 'config+all'],
   // The verdict opens with what vLLM does with an architecture it does not serve.
   ['a pasted architecture vLLM never registered', `/?v=1&config=${pasted('FooBarForCausalLM')}`, 'config'],
   ['a pasted architecture vLLM removed', `/?v=1&tp=2&config=${pasted('MPTForCausalLM')}`, 'config'],
