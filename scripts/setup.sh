@@ -74,17 +74,19 @@ else
   cargo install wasm-bindgen-cli --version "$WBG"
 fi
 
-# 4. npm tools: binaryen (wasm-opt), zopfli (the verdict programs' gzip) and playwright-core,
+# 4. npm tools: binaryen (wasm-opt), zopfli (the verdict programs' gzip), terser (the page's
+#    inline scripts) and playwright-core,
 #    exactly as package-lock.json says.
 npm_ok=1
 [[ "$(node_modules/.bin/wasm-opt --version 2>/dev/null || true)" == *"(version_132)"* ]] || npm_ok=0
 [[ -f node_modules/playwright-core/package.json ]] || npm_ok=0
 [[ -f node_modules/@gfx/zopfli/package.json ]] || npm_ok=0
+[[ -f node_modules/terser/package.json ]] || npm_ok=0
 if [[ -f node_modules/.package-lock.json && package-lock.json -nt node_modules/.package-lock.json ]]; then
   npm_ok=0
 fi
 if [[ $npm_ok == 1 ]]; then
-  step "node_modules (binaryen 132, zopfli, playwright-core): present"
+  step "node_modules (binaryen 132, zopfli, terser, playwright-core): present"
 else
   step "installing node_modules with npm ci"
   npm ci --no-audit --no-fund
