@@ -386,8 +386,8 @@ fn row_ids() -> impl Iterator<Item = &'static str> {
 /// `config-reader`) carries one row, the default model's, which the page's state starts from
 /// before the config replaces it: the others' values were 7.7 KB gzip of its 159 KB. It knows
 /// every row's id, repo and shape ([`model_known`], [`shapes`]), and hands a state whose plan
-/// needs another row (a drafter named by draft-model) to the program with everything
-/// (`verdict::handed_over`).
+/// needs another row (a drafter named by draft-model, or a model input without a pasted config)
+/// to the program with everything (`verdict::handed_over`).
 fn load_row(i: usize) -> Option<ModelRow> {
     #[cfg(not(feature = "catalog-compiled"))]
     return MODEL_FILES

@@ -454,13 +454,9 @@ impl Field {
             Rule::Version => VllmVersion::parse(t).map(drop),
             Rule::Unit => parse_unit(t).map(drop),
             Rule::Method => parse_method(t).map(drop),
-            Rule::ModelId => {
-                if catalog::model_known(t) {
-                    Ok(())
-                } else {
-                    Err(unknown_model(self, t))
-                }
-            }
+            Rule::ModelId => catalog::model_known(t)
+                .then_some(())
+                .ok_or_else(|| unknown_model(self, t)),
             Rule::GpuId => catalog::gpu(t).map(drop).ok_or_else(|| unknown_gpu(t)),
             // An example is the program with everything's (verdict::beyond_catalog): the programs
             // built with `catalog-compiled` keep its id unread, so its scenarios and measurements
