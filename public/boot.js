@@ -72,8 +72,9 @@ try {
 // The first verdict, before the app: a small verdict program (src/bin/verdict.rs, the core's
 // own planner and words; its glue is `headroomVerdictGlue` in this inline module) plans the
 // page's opening state and its words go into the shell as text. There are three builds of it:
-// the one for catalog links (the catalog as values, no JSON reader), the one with the
-// config.json reader too, and the one with everything, for a seed example. The page's first
+// the one for catalog links and the seed examples (the catalog as values, no JSON reader), the
+// one with the config.json reader too, and the one with everything, for a config beside an
+// example or a drafter. The page's first
 // script (public/early.js, inline before this module) read the opening state, and started
 // fetching and compiling the program it needs, if any: a link planned at build time needs none.
 // Nothing is preloaded, and the app's wasm is fetched once the verdict's has arrived, so the two

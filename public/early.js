@@ -15,9 +15,10 @@
 //                        texts kept for this tab (storage may be refused: then undefined);
 //   planned              the opening state's verdict planned at build time, or null;
 //   program              null, or { url, module }: the verdict program this state needs (the
-//                        one for catalog links, the one with the config.json reader for a
-//                        pasted config, or the one with everything for a seed example),
-//                        compiling as its bytes arrive;
+//                        one for catalog links and the seed examples, the one with the
+//                        config.json reader for a pasted config, or the one with everything
+//                        for a config beside an example or a drafter), compiling as its bytes
+//                        arrive;
 //   all                  the address of the program with everything, which plans any state
 //                        another program hands over (it answers an empty list);
 //   compile(url)         a program's module, compiled as its bytes arrive (from its .gz where
@@ -90,14 +91,14 @@ var headroomEarly = (() => {
     module.catch(() => {});
     return module;
   };
-  // The program texts need: the one with everything for a seed example, the one with the
-  // config.json reader for a pasted config (src/verdict.rs, beyond_catalog) but for one with a
-  // drafter named by draft-model (that program carries no other model row), else the catalog
-  // links'. A key this test misses (a percent-encoded one) costs a second program, not a wrong
-  // verdict: the first answers an empty list.
+  // The program texts need: the one with the config.json reader for a pasted config
+  // (src/verdict.rs, handed_over) but for one beside a seed example or a drafter named by
+  // draft-model (that program carries no other model row): the one with everything; else the
+  // catalog links', which plans the examples too. A key this test misses (a percent-encoded
+  // one) costs a second program, not a wrong verdict: the first answers an empty list.
   const names = (text, key) => new RegExp(`(?:^|[?&#])${key}=`).test(text);
   const programFor = (text) =>
-    names(text, 'example') ? VERDICT_ALL : names(text, 'config') ? (names(text, 'draft-model') ? VERDICT_ALL : VERDICT_CONFIG) : VERDICT;
+    names(text, 'config') ? (names(text, 'example') || names(text, 'draft-model') ? VERDICT_ALL : VERDICT_CONFIG) : VERDICT;
   // A link with a state of its own opens with it, but for a reload of this tab with other texts
   // typed (below): its program is asked for before storage is read (the two reads took 5 to 35
   // ms at CPU / 4), and cancelled in that rare case. Not for a link planned ahead.

@@ -72,14 +72,15 @@ for (const r of rows) console.log(`size ${r.file}: ${r.raw} B raw, ${r.file.ends
 console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 1000).toFixed(1)} KB, ${totalBr} B brotli = ${(totalBr / 1000).toFixed(1)} KB`);
 // The critical path: what must arrive before the first verdict. The page (its inline module
 // holds the verdict programs' glue and the loader), its stylesheet (render-blocking) and the
-// verdict program's wasm: for a catalog link the catalog links' program (data-verdict), for a
-// pasted config.json the one with the config reader (data-verdict-config), for an example not
-// planned ahead the one with everything (data-verdict-all); the app's wasm and glue load after.
+// verdict program's wasm: for a catalog link or an example not planned ahead the catalog links'
+// program (data-verdict), for a pasted config.json the one with the config reader
+// (data-verdict-config), for a pasted config.json beside an example or a drafter the one with
+// everything (data-verdict-all); the app's wasm and glue load after.
 const html = readFileSync(join(DIST, 'index.html'), 'utf8');
 for (const [attr, what] of [
-  ['data-verdict', 'a catalog link'],
+  ['data-verdict', 'a catalog link or an example not planned ahead'],
   ['data-verdict-config', 'a pasted config.json'],
-  ['data-verdict-all', 'an example not planned ahead'],
+  ['data-verdict-all', 'a pasted config.json beside an example or a drafter'],
 ]) {
   const verdictWasm = html.match(new RegExp(`${attr}="/([^"]+)"`))?.[1];
   // The stylesheets the head links (render-blocking); page.css is loaded after the verdict.

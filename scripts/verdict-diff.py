@@ -10,7 +10,8 @@ random links with each, and reports every link where a program's words differ fr
 
 Links: random catalog models and GPUs with zero to six other keys drawn from each input's
 usual values and some wrong ones; a share of them (--configs) carry a catalog row's config.json
-instead, a fifth of those altered (a key removed, an unknown architecture, a wrong layer count).
+instead, a fifth of those altered (a key removed, an unknown architecture, a wrong layer count);
+a share (--examples) name a seed example, mostly without a model or GPU of their own.
 
 --snapshot N picks N of the links (greedily, so that every outcome class, headline kind,
 model, GPU, input key and pasted architecture is covered) and writes them with the app's words to
@@ -86,7 +87,10 @@ def b64(text):
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip('=')
 
 
-def links(n, configs, rng):
+EXAMPLES = ['s1-three-cards', 's2-unified-gate', 's3-synthetic-tp4']
+
+
+def links(n, configs, rng, examples=0.15):
     models = sorted(f[:-5] for f in os.listdir(os.path.join(ROOT, 'catalog/models')))
     rows = {m: json.load(open(os.path.join(ROOT, 'catalog/models', m + '.json')))['config'] for m in models}
     gpus = [g['id'] for g in json.load(open(os.path.join(ROOT, 'catalog/gpus.json')))]
@@ -96,9 +100,14 @@ def links(n, configs, rng):
     for _ in range(n):
         parts = ['v=1']
         config = rng.random() < configs
-        if (not config or rng.random() < 0.3) and rng.random() < 0.9:
+        # A seed example with keys of its own (a shared what-if), now and then an unknown one;
+        # its model and GPU are the example's unless a key replaces them.
+        example = rng.random() < examples
+        if example:
+            parts.append('example=' + rng.choice(EXAMPLES + ['nope'] if rng.random() < 0.05 else EXAMPLES))
+        if (not config or rng.random() < 0.3) and rng.random() < (0.15 if example else 0.9):
             parts.append('model=' + rng.choice(models))
-        if rng.random() < 0.9:
+        if rng.random() < (0.15 if example else 0.9):
             parts.append('gpu=' + rng.choice(gpus))
         for k in rng.sample(keys, rng.randint(0, 6)):
             parts.append(f'{k}={rng.choice(values[k])}')
@@ -138,7 +147,7 @@ def features(link, words):
     config = '#config=' in link
     f = {('class', cls, config), ('kind', kind.group(1) if kind else head[:30], config), ('head', head[:40])}
     for k, v in query.items():
-        f.add((k, v, cls) if k in ('model', 'gpu') else ('key', k, cls))
+        f.add((k, v, cls) if k in ('model', 'gpu', 'example') else ('key', k, cls))
     if config:
         # The pasted config's architecture and shape, per outcome.
         raw = link.split('#config=', 1)[1]
@@ -170,11 +179,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument('--links', type=int, default=20000, help='how many random links')
     ap.add_argument('--configs', type=float, default=0.3, help='share of links with a pasted config.json')
+    ap.add_argument('--examples', type=float, default=0.15, help='share of links that name a seed example')
     ap.add_argument('--seed', type=int, default=1, help='the random sequence')
     ap.add_argument('--snapshot', type=int, default=0, help='write N links to tests/snapshots/first_verdicts.jsonl')
     a = ap.parse_args()
     rng = random.Random(a.seed)
-    ls = links(a.links, a.configs, rng)
+    ls = links(a.links, a.configs, rng, a.examples)
     text = '\n'.join(ls) + '\n'
     answers = {}
     for name, feats in BUILDS.items():

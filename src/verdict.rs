@@ -474,27 +474,27 @@ pub struct BeyondCatalog {
 
 /// Whether this build's verdict program leaves the opening state to the program with
 /// everything (its answer is then an empty list, src/bin/verdict.rs): a build with
-/// `catalog-compiled` hands over a seed example, and a pasted config.json unless it has
-/// `config-reader`. With `config-reader` the program carries one model row, the default's
-/// (`catalog::load_row`), and hands over a state whose plan reads another: a drafter named by
-/// draft-model, or a model input without a pasted config (public/early.js picks that program
-/// for neither; a link whose config was refused reaches it). Every other build plans every
-/// state.
+/// `catalog-compiled` hands over a pasted config.json unless it has `config-reader`. With
+/// `config-reader` the program carries one model row, the default's (`catalog::load_row`), and
+/// hands over a state whose plan reads another: a seed example (DeepSeek-V4-Flash), a drafter
+/// named by draft-model, or a model input without a pasted config (public/early.js picks that
+/// program for none of them; a link whose config was refused reaches it). Every other build
+/// plans every state.
 pub fn handed_over(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
     cfg!(feature = "catalog-compiled") && {
         let b = beyond_catalog(link, stored, typed);
         if cfg!(feature = "config-reader") {
             b.example || b.draft_model || (b.model && !b.config)
         } else {
-            b.example || b.config
+            b.config
         }
     }
 }
 
 /// What the page's opening state needs beyond the catalog's rows. The first verdict's programs
-/// built with `catalog-compiled` plan only what they carry (the one for catalog links neither,
-/// the one with `config-reader` a pasted config.json) and hand the others to the program with
-/// everything (`src/bin/verdict.rs`, public/boot.js).
+/// built with `catalog-compiled` plan only what they carry (the one for catalog links the
+/// examples and no config, the one with `config-reader` a config and no example; `handed_over`)
+/// and hand the others to the program with everything (`src/bin/verdict.rs`, public/boot.js).
 pub fn beyond_catalog(link: &str, stored: Option<&str>, typed: Option<&str>) -> BeyondCatalog {
     let (texts, _) = opening_texts(link, stored, typed);
     let set = |field: Field| {
@@ -563,8 +563,8 @@ mod tests {
         assert_eq!(beyond_catalog("?v=1&tp=4", Some(&stored), None), neither);
         assert_eq!(beyond_catalog("?v=1&tp=4", None, None), neither);
         assert_ne!(beyond_catalog(&stored, None, None), neither);
-        // What each build plans itself: the catalog links' program no config and no example;
-        // the pasted config's no drafter and no model but one a config replaces; the others
+        // What each build plans itself: the catalog links' program no config; the pasted
+        // config's no example, no drafter and no model but one a config replaces; the others
         // everything.
         let cases = [
             ("?v=1&tp=2".to_string(), false, false),
@@ -573,7 +573,17 @@ mod tests {
             // default model's row plans it), and an unread text to the catalog links'.
             ("?v=1&tp=2&config=e30".to_string(), true, false),
             ("?v=1&model=qwen3-32b&config=e30".to_string(), true, true),
-            ("?v=1&example=s1-three-cards".to_string(), true, true),
+            ("?v=1&example=s1-three-cards".to_string(), false, true),
+            (
+                "?v=1&example=s3-synthetic-tp4&util=0.8".to_string(),
+                false,
+                true,
+            ),
+            (
+                format!("?v=1&example=s1-three-cards#config={pasted}"),
+                true,
+                true,
+            ),
             (format!("?v=1&tp=2#config={pasted}"), true, false),
             (format!("?v=1&model=qwen3-32b#config={pasted}"), true, false),
             (
@@ -784,8 +794,8 @@ mod tests {
 
     #[test]
     #[cfg_attr(
-        feature = "catalog-compiled",
-        ignore = "an example or a pasted config.json: the catalog links' program hands it over"
+        all(feature = "catalog-compiled", feature = "config-reader"),
+        ignore = "an example: the pasted config's program hands it over"
     )]
     fn the_verdict_names_the_figure_or_the_failing_phase() {
         let ok = plan_of(&[(Field::Example, "s3-synthetic-tp4")]);

@@ -13,9 +13,10 @@ fn main() {}
 /// the browser's stored state and a reload's typed texts (`null` when absent): the banner's
 /// class, headline, second line and warning, the test id of the unit radio to check, then per
 /// leading figure its test id, text and provenance label, as one list of strings. Built with
-/// `catalog-compiled` (no seed examples: the program for catalog links, or with
-/// `config-reader` the one for a pasted config.json), an empty list when the page opens with
-/// what the build does not carry: public/boot.js then runs the program with everything.
+/// `catalog-compiled` (the program for catalog links and the seed examples, without a
+/// config.json reader, or with `config-reader` the one for a pasted config.json, with one model
+/// row), an empty list when the page opens with what the build does not carry
+/// (`verdict::handed_over`): public/boot.js then runs the program with everything.
 #[wasm_bindgen]
 pub fn first_verdict(link: &str, stored: Option<String>, typed: Option<String>) -> Vec<String> {
     let (stored, typed) = (stored.as_deref(), typed.as_deref());

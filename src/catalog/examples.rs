@@ -241,31 +241,42 @@ impl ExampleInfo {
     }
 }
 
+/// What builds an example's scenario (it reads the catalog rows it uses).
+pub type Build = fn() -> Scenario;
+
+/// Each example's id and scenario, without the menu's words: what the first verdict's programs
+/// read (`input::scenario`), so they carry no title, summary or article name.
+pub const SCENARIOS: [(&str, Build); 3] = [
+    ("s1-three-cards", s1_three_cards),
+    ("s2-unified-gate", s2_unified_gate),
+    ("s3-synthetic-tp4", s3_synthetic_tp4),
+];
+
 /// All three, in article order.
 pub const INFO: [ExampleInfo; 3] = [
     ExampleInfo {
-        id: "s1-three-cards",
+        id: SCENARIOS[0].0,
         title: "Three cards, pipeline parallel (DeepSeek-V4-Flash, PP=3)",
         summary: "gpu-memory-utilization acts at the init check and KV sizing, not while loading; the drafter on the last stage shifts the balanced split.",
         article: "000: why two configs crashing on the same line mean VRAM is not the cause",
         unit: UnitSystem::Binary,
-        build: s1_three_cards,
+        build: SCENARIOS[0].1,
     },
     ExampleInfo {
-        id: "s2-unified-gate",
+        id: SCENARIOS[1].0,
         title: "A start gate on unified memory (2x GB10, TP=2)",
         summary: "On unified memory the fraction misfires; the pool is pinned in bytes and the start is gated on MemAvailable.",
         article: "002: memory budget, what one start must fit",
         unit: UnitSystem::Binary,
-        build: s2_unified_gate,
+        build: SCENARIOS[1].1,
     },
     ExampleInfo {
-        id: "s3-synthetic-tp4",
+        id: SCENARIOS[2].0,
         title: "A synthetic TP=4 worker (80 GB devices, decimal GB)",
         summary: "The pool is preallocated from the budget; max-num-seqs x max-model-len is demand, not a reservation.",
         article: "003: vLLM crashes with out of memory during startup; debug it",
         unit: UnitSystem::Decimal,
-        build: s3_synthetic_tp4,
+        build: SCENARIOS[2].1,
     },
 ];
 
@@ -299,6 +310,11 @@ pub fn example(id: &str) -> Option<Example> {
 /// `typed(flag)` says whether the user gave that flag themself; what they typed stays. A gate
 /// term the user typed for a gate that goes is refused by name. The CLI and the page both
 /// apply it after every flag.
+///
+/// Never inlined: the first verdict's program for catalog links compiles a function whole on
+/// its first call, and a link without an example would compile this one inside
+/// `input::scenario` (12.8 KB of wasm) without running it.
+#[inline(never)]
 pub fn give_way(
     s: &mut Scenario,
     example: &Scenario,

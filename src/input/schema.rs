@@ -458,16 +458,23 @@ impl Field {
                 .then_some(())
                 .ok_or_else(|| unknown_model(self, t)),
             Rule::GpuId => catalog::gpu(t).map(drop).ok_or_else(|| unknown_gpu(t)),
-            // An example is the program with everything's (verdict::beyond_catalog): the programs
-            // built with `catalog-compiled` keep its id unread, so its scenarios and measurements
-            // are not in them.
-            Rule::ExampleId if cfg!(feature = "catalog-compiled") => Ok(()),
-            Rule::ExampleId => catalog::examples::info(t).map(drop).ok_or_else(|| {
-                format!(
-                    "example {} is not one of the seed examples",
-                    crate::calc::quoted(t)
-                )
-            }),
+            // By id alone (the menu's words are the page's). The pasted config's first-verdict
+            // program keeps it unread: it hands an example over (verdict::handed_over).
+            Rule::ExampleId
+                if cfg!(all(feature = "catalog-compiled", feature = "config-reader")) =>
+            {
+                Ok(())
+            }
+            Rule::ExampleId => catalog::examples::SCENARIOS
+                .iter()
+                .any(|(id, _)| id.eq_ignore_ascii_case(t.trim()))
+                .then_some(())
+                .ok_or_else(|| {
+                    format!(
+                        "example {} is not one of the seed examples",
+                        crate::calc::quoted(t)
+                    )
+                }),
             // The catalog links' first-verdict program keeps a pasted config's text unread: the
             // state then names it, and the program hands it over (verdict::beyond_catalog)
             // instead of planning as if no config were given. The one with `config-reader`

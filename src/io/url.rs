@@ -63,8 +63,8 @@ mod tests {
     /// the state it writes plans with the flag as the box shows it.
     #[test]
     #[cfg_attr(
-        feature = "catalog-compiled",
-        ignore = "an example or a pasted config.json: the catalog links' program hands it over"
+        all(feature = "catalog-compiled", feature = "config-reader"),
+        ignore = "an example: the pasted config's program hands it over"
     )]
     fn flag_text_drops_a_default_and_overrides_an_example() {
         let flags = [Field::Ep, Field::Eager, Field::NoHybrid, Field::NoAsync];

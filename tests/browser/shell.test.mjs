@@ -89,8 +89,9 @@ test('the shell names the link before any program runs, and shows no figure', as
 
 // Each link's first verdict, then the app's: the same class, lines and figures. The default
 // page and the header's examples were planned at build time (no verdict program is fetched);
-// any other link runs a verdict program: the one for catalog links, the one with the config.json
-// reader for a pasted config, or, for an example, the one with everything, and only that one.
+// any other link runs a verdict program: the one for catalog links (and an example with keys of
+// its own), the one with the config.json reader for a pasted config, or, for a config beside an
+// example or a drafter, the one with everything, and only that one.
 const pasted = (architecture) => Buffer.from(
   JSON.stringify({
     architectures: [architecture],
@@ -118,7 +119,12 @@ const LINKS = [
   ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'catalog'],
   ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'catalog'],
   ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'catalog'],
-  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'all'],
+  // An example with keys of its own (a shared what-if) is not planned ahead: the catalog links'
+  // program carries the examples.
+  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'catalog'],
+  ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'catalog'],
+  ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'catalog'],
+  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'catalog'],
   ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'config'],
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'config'],
   ['a broken pasted config.json', '/?v=1&config=e30', 'config'],
