@@ -474,8 +474,8 @@ fn generate() -> String {
         let m = &r.model;
         writeln!(
             o,
-            "    Shape {{ name: {:?}, architecture: {:?}, n_layers: {}, hidden_size: {}, n_heads: {}, n_kv_heads: {}, intermediate_size: {}, vocab_size: {} }},",
-            r.name, m.architecture, m.n_layers, m.hidden_size, m.n_heads, m.n_kv_heads, m.intermediate_size, m.vocab_size
+            "    Shape {{ name: {:?}, architecture: {:?}, n_layers: {}, hidden_size: {}, n_heads: {}, n_kv_heads: {}, intermediate_size: {}, vocab_size: {}, quant_method: {:?} }},",
+            r.name, m.architecture, m.n_layers, m.hidden_size, m.n_heads, m.n_kv_heads, m.intermediate_size, m.vocab_size, m.quant_method
         )
         .unwrap();
     }

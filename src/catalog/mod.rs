@@ -402,7 +402,9 @@ fn load_row(i: usize) -> Option<ModelRow> {
 }
 
 /// What a pasted config.json is compared with to be named after a catalog row ("llama, shaped
-/// like Llama 3.1 8B Instruct"): a row's name and the config fields that tell its structure.
+/// like Llama 3.1 8B Instruct"): a row's name and the config fields that tell its structure,
+/// and its quantization method, so that of two rows of one shape (Qwen3 32B and its FP8
+/// checkpoint) the config is named after the one quantized as it is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub name: &'static str,
@@ -413,6 +415,8 @@ pub struct Shape {
     pub n_kv_heads: u64,
     pub intermediate_size: u64,
     pub vocab_size: u64,
+    /// `quantization_config.quant_method` as the row's config writes it, `""` when unquantized.
+    pub quant_method: &'static str,
 }
 
 impl Shape {
@@ -428,6 +432,7 @@ impl Shape {
             n_kv_heads: m.n_kv_heads,
             intermediate_size: m.intermediate_size,
             vocab_size: m.vocab_size,
+            quant_method: &m.quant_method,
         }
     }
 }

@@ -365,7 +365,9 @@ fn measured_list(field: Field, text: &str) -> Result<Vec<Option<Measured>>, Inpu
 /// A pasted config.json without `_name_or_path` is named by its `model_type` or architecture
 /// ("llama"): the page says what it is instead, by the catalog row of the same shape, else by
 /// its architecture and size ("llama, shaped like Llama 3.1 8B Instruct"; "LlamaForCausalLM,
-/// 40 layers, hidden 5120").
+/// 40 layers, hidden 5120"). Of two rows of one shape it takes the one quantized as the config
+/// is, else the unquantized one: a bf16 or AWQ Qwen3 32B config is shaped like Qwen3 32B, an
+/// FP8 one like Qwen3 32B FP8.
 fn name_pasted(m: &mut crate::calc::model::Model) {
     if m.name.contains('/') || m.name.contains(' ') {
         return;
@@ -379,7 +381,18 @@ fn name_pasted(m: &mut crate::calc::model::Model) {
             && c.intermediate_size == m.intermediate_size
             && c.vocab_size == m.vocab_size
     };
-    let name = match catalog::shapes().iter().find(same) {
+    // Of the rows of this shape, the first quantized as the config is, else the first
+    // unquantized one (the shape's base model), else the first.
+    let row = catalog::shapes().iter().filter(same).min_by_key(|c| {
+        if c.quant_method == m.quant_method {
+            0
+        } else if c.quant_method.is_empty() {
+            1
+        } else {
+            2
+        }
+    });
+    let name = match row {
         Some(r) => format!("{}, shaped like {}", m.name, r.name),
         None if m.name == m.architecture || m.architecture.is_empty() => format!(
             "{}, {} layers, hidden {}",
@@ -488,5 +501,32 @@ mod tests {
         assert_eq!(d.ignored, vec![]);
         // The config names the model; the catalog id beside it is only remembered.
         assert_eq!(scenario(&d.state).unwrap().model.n_layers, 32);
+    }
+
+    /// Qwen3 32B and its FP8 checkpoint have one shape; a pasted config is named after the row
+    /// quantized as it is (the FP8 row comes first in the catalog's order).
+    #[test]
+    #[cfg_attr(
+        all(feature = "catalog-compiled", not(feature = "config-reader")),
+        ignore = "a pasted config.json: the catalog links' program hands it over"
+    )]
+    fn a_pasted_config_is_named_after_the_row_quantized_as_it_is() {
+        let config = |row: &str| {
+            let v: serde_json::Value = serde_json::from_str(row).unwrap();
+            v["config"].to_string()
+        };
+        let named = |text: &str| {
+            let mut st = UrlState::default();
+            st.set(Field::Config, text).unwrap();
+            scenario(&st).unwrap().model.name
+        };
+        let bf16 = config(include_str!("../../catalog/models/qwen3-32b.json"));
+        let fp8 = config(include_str!("../../catalog/models/qwen3-32b-fp8.json"));
+        assert_eq!(named(&bf16), "qwen3, shaped like Qwen3 32B");
+        assert_eq!(named(&fp8), "qwen3, shaped like Qwen3 32B FP8");
+        // Quantized another way than either row: the unquantized row of the shape.
+        let other = fp8.replace(r#""quant_method":"fp8""#, r#""quant_method":"fbgemm_fp8""#);
+        assert_ne!(other, fp8);
+        assert_eq!(named(&other), "qwen3, shaped like Qwen3 32B");
     }
 }
