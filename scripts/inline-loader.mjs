@@ -70,10 +70,11 @@ const moduleBody = (text, what) => {
 const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 
 // The verdict programs: built, bound and optimised, or null in a debug build. Three builds of
-// src/bin/verdict.rs: the one for catalog links (`catalog-compiled`: the catalog as Rust values,
-// no JSON or config.json reader, no seed examples), which every link but a pasted config or an
-// example fetches; the one for a pasted config.json (`config-reader` too); and the one with
-// everything (the catalog's JSON text, the seed examples), for an example not planned ahead.
+// src/bin/verdict.rs: the one for catalog links and the seed examples (`catalog-compiled`: the
+// catalog as Rust values, no JSON or config.json reader), which every link but a pasted config
+// fetches; the one for a pasted config.json (`config-reader` too, one model row, no examples);
+// and the one with everything (the catalog's JSON text), for a config beside an example or a
+// drafter.
 // public/early.js chooses from the address and storage; the first two answer an empty list for
 // a state they hand over. Their glue is the same (the same exports and imports), checked here,
 // so the page carries it once.

@@ -146,7 +146,7 @@ for verdict in "$ROOT"/dist/headroom-verdict-*_bg.wasm; do
   z=''
   [[ -e "$verdict.gz" ]] && z=", $(wc -c < "$verdict.gz") B as served (zopfli)"
   case "$verdict" in
-    *-verdict-all-*) what='with everything (an example not planned ahead)' ;;
+    *-verdict-all-*) what='with everything (a pasted config beside an example or a drafter)' ;;
     *-verdict-config-*) what='with the config.json reader (a pasted config)' ;;
     *) what='for catalog links' ;;
   esac

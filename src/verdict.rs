@@ -937,7 +937,7 @@ mod every_build {
             return;
         }
         // Not vacuous: the catalog links' build plans the links without a config (about 230),
-        // the pasted config's those with one and no drafter named (about 65).
+        // the pasted config's those with one and no drafter or example named (about 60).
         let least = if cfg!(all(feature = "catalog-compiled", feature = "config-reader")) {
             50
         } else {

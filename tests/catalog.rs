@@ -806,7 +806,8 @@ fn mtp_drafters_are_the_families_vllm_maps() {
 #[test]
 fn every_catalog_architecture_is_served() {
     // The first verdict's program for catalog links leaves vLLM's registry out
-    // (planner/mod.rs): it plans only these rows, so none may need the registry's words.
+    // (planner/mod.rs): it plans only these rows and the seed examples, so none may need the
+    // registry's words.
     for m in catalog::models() {
         let arch = &m.model.architecture;
         assert_eq!(
@@ -814,6 +815,15 @@ fn every_catalog_architecture_is_served() {
             None,
             "{}: {arch}",
             m.id
+        );
+    }
+    for e in catalog::examples::examples() {
+        let arch = &e.scenario.model.architecture;
+        assert_eq!(
+            headroom::calc::architectures::note(arch),
+            None,
+            "{}: {arch}",
+            e.id
         );
     }
 }

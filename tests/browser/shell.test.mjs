@@ -125,6 +125,7 @@ const LINKS = [
   ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'catalog'],
   ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'catalog'],
   ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'catalog'],
+  ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'catalog'],
   ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'config'],
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'config'],
   ['a broken pasted config.json', '/?v=1&config=e30', 'config'],
@@ -246,10 +247,10 @@ test('the verdict program comes gzip-compressed, plain without DecompressionStre
   assert.notEqual(gz.first.lines[0], 'Working out the plan…');
 });
 
-test('a stored pasted config takes the config program, and a link with its own state does not', async () => {
-  const seeded = async (link, program) => {
+test('a stored pasted config takes the config program, a stored example the catalog links\', and a link with its own state neither', async () => {
+  const seeded = async (link, program, state = `?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`) => {
     const { context, page, problems, release } = await held();
-    await context.addInitScript((q) => localStorage.setItem('headroom:last-query', q), `?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`);
+    await context.addInitScript((q) => localStorage.setItem('headroom:last-query', q), state);
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
@@ -266,6 +267,9 @@ test('a stored pasted config takes the config program, and a link with its own s
   // A link with a state of its own does not read the stored one.
   const own = await seeded('/?v=1&model=llama-3.1-70b-instruct&tp=4', 'catalog');
   assert.notDeepEqual(own.figures, stored.figures);
+  // A stored what-if on a seed example (not planned ahead): the catalog links' program plans it.
+  const example = await seeded('/', 'catalog', '?v=1&example=s3-synthetic-tp4&util=0.95');
+  assert.notDeepEqual(example.figures, own.figures);
 });
 
 // A host that did not publish the programs' .gz files: the page asks for the plain file.

@@ -171,8 +171,8 @@ pub fn plan(s: &Scenario) -> Result<Plan, CalcError> {
     }
     p.scenario = scenario_words(t.as_ref().unwrap_or(s));
     // vLLM's registry, which the verdict opens with. The program for catalog links leaves it
-    // out: it plans only catalog rows, and vLLM serves each row's architecture (the test
-    // `every_catalog_architecture_is_served`).
+    // out: it plans only catalog rows and the seed examples, and vLLM serves each one's
+    // architecture (the test `every_catalog_architecture_is_served`).
     #[cfg(not(all(
         feature = "verdict",
         not(feature = "web"),
