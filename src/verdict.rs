@@ -839,7 +839,8 @@ mod tests {
     }
 
     #[test]
-    fn a_pasted_config_or_an_example_goes_to_the_program_with_everything() {
+    fn beyond_catalog_reads_the_state_the_page_opens_with() {
+        // Neither a pasted config nor an example in the state the page opens with.
         let alone = |link: &str, stored: Option<&str>, typed: Option<&str>| {
             let b = beyond_catalog(link, stored, typed);
             !b.config && !b.example

@@ -280,9 +280,17 @@ pub const INFO: [ExampleInfo; 3] = [
     },
 ];
 
+/// The position in [`SCENARIOS`] (and [`INFO`]) of the example with this id, in any case.
+pub fn position(id: &str) -> Option<usize> {
+    SCENARIOS
+        .iter()
+        .position(|(e, _)| e.eq_ignore_ascii_case(id.trim()))
+}
+
 /// The menu entry with this id.
 pub fn info(id: &str) -> Option<&'static ExampleInfo> {
-    INFO.iter().find(|e| e.id.eq_ignore_ascii_case(id.trim()))
+    let all: &'static [ExampleInfo] = &INFO;
+    position(id).map(|i| &all[i])
 }
 
 /// All three, in article order, with their scenarios built.

@@ -50,9 +50,7 @@ pub(crate) fn example_scenario(id: &str) -> Option<&'static Scenario> {
     use catalog::examples::SCENARIOS;
     static BUILT: [OnceLock<Scenario>; SCENARIOS.len()] =
         [const { OnceLock::new() }; SCENARIOS.len()];
-    let i = SCENARIOS
-        .iter()
-        .position(|(e, _)| e.eq_ignore_ascii_case(id.trim()))?;
+    let i = catalog::examples::position(id)?;
     Some(BUILT[i].get_or_init(SCENARIOS[i].1))
 }
 
@@ -317,6 +315,8 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
         catalog::set_gpu_total(&mut s.gpu, total, alone);
     }
     // An example's measurements give way to the user's changes (the CLI applies the same rule).
+    // The pasted config's first-verdict program never gets here with an example (`base` fails
+    // first: it hands examples over); the condition keeps this code out of that program.
     if state.get(Field::Example).is_some()
         && !cfg!(all(feature = "catalog-compiled", feature = "config-reader"))
     {

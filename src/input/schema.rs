@@ -465,16 +465,12 @@ impl Field {
             {
                 Ok(())
             }
-            Rule::ExampleId => catalog::examples::SCENARIOS
-                .iter()
-                .any(|(id, _)| id.eq_ignore_ascii_case(t.trim()))
-                .then_some(())
-                .ok_or_else(|| {
-                    format!(
-                        "example {} is not one of the seed examples",
-                        crate::calc::quoted(t)
-                    )
-                }),
+            Rule::ExampleId => catalog::examples::position(t).map(drop).ok_or_else(|| {
+                format!(
+                    "example {} is not one of the seed examples",
+                    crate::calc::quoted(t)
+                )
+            }),
             // The catalog links' first-verdict program keeps a pasted config's text unread: the
             // state then names it, and the program hands it over (verdict::beyond_catalog)
             // instead of planning as if no config were given. The one with `config-reader`
