@@ -111,28 +111,73 @@ const paintVerdict = (v) => {
   performance.mark('first-verdict');
 };
 const early = typeof headroomEarly === 'object' && headroomEarly !== null ? headroomEarly : null;
-// A program's module (a promise, compiling), then a function that runs it on the opening state.
-const verdictRun = (module) => async () => {
-  // Each program its own instance of the glue; once done, it and its linear memory (about
-  // 1.3 MB) may be collected.
+// What a placeholder of a split program's first part throws (scripts/split-verdict.mjs): the
+// opening state needs a function of the second part.
+const needsRest = new Error('the verdict program needs its second part');
+// A split program's first part, instantiated with its own instance of the glue, and with its
+// second part linked to it (it fills the first's function table) when `withRest`.
+const linked = async (program, withRest) => {
   const glue = headroomVerdictGlue();
-  await glue.init({ module_or_path: await module });
-  return glue.first_verdict(early.link, early.stored, early.typed);
+  const imports = glue.imports();
+  imports.placeholder = new Proxy({}, { get: () => () => { throw needsRest; } });
+  const instance = await WebAssembly.instantiate(program.module, imports);
+  if (withRest) await WebAssembly.instantiate(await program.rest, { primary: instance.exports });
+  glue.finalize(instance, program.module);
+  return glue;
+};
+// A program (early.compile's promise), then a function that runs it on the opening state. Each
+// run its own instance of the glue; once done, it and its linear memory (about 1.3 MB) may be
+// collected. A split program runs as soon as its first part is compiled; a state that needs the
+// second part is planned again once that is in, on a fresh instance (the throw left the first
+// one's stack and heap halfway).
+const verdictRun = (compiled) => async () => {
+  const program = await compiled;
+  const plan = (glue) => glue.first_verdict(early.link, early.stored, early.typed);
+  if (!program.rest) {
+    const glue = headroomVerdictGlue();
+    await glue.init({ module_or_path: program.module });
+    return plan(glue);
+  }
+  try {
+    return plan(await linked(program, false));
+  } catch (e) {
+    if (e !== needsRest) throw e;
+  }
+  performance.mark('verdict-second-part');
+  return plan(await linked(program, true));
 };
 
 try {
   const tag = document.querySelector('script[data-wasm]');
   const url = tag.dataset.wasm;
-  let run;
+  // The first verdict, painted once planned; never rejects (a trap in the verdict program leaves
+  // the shell's own words, and the app follows).
+  const show = async (run) => {
+    try {
+      let v = await run();
+      // The catalog links' and the config's programs answer an empty list for a state they hand
+      // over (a key early.js's test did not see): the program with everything plans it.
+      if (Array.isArray(v) && v.length === 0 && early.program.url !== early.all) v = await verdictRun(early.compile(early.all))();
+      if (v) {
+        await domReady();
+        paintVerdict(v);
+      }
+    } catch {
+      // The shell's own words stay; the app paints the verdict itself.
+    }
+  };
+  let shown = Promise.resolve();
   if (early?.planned) {
     // Once the shell is parsed whole (it ends the body, so this is at once).
     const planned = early.planned;
     domReady().then(() => paintVerdict(planned));
   } else if (early?.program && typeof headroomVerdictGlue === 'function') {
     try {
-      // Compiled once its bytes have all arrived: the app's may come now.
-      await early.program.module;
-      run = verdictRun(early.program.module);
+      // Compiled (a split program's first part) once its bytes have all arrived: planned at
+      // once; the app's wasm comes after the rest of the program's bytes.
+      const program = await early.program.module;
+      shown = show(verdictRun(early.program.module));
+      await program.rest?.catch(() => {});
     } catch {
       // The app paints the verdict itself.
     }
@@ -158,18 +203,7 @@ try {
   // else its file comes beside the wasm.
   const glue = typeof __wbg_init === 'function' ? Promise.resolve(__wbg_init) : import(tag.dataset.js).then((m) => m.default);
   glue.catch(() => {}); // reported below when awaited, not as an unhandled rejection meanwhile
-  try {
-    let v = await run?.();
-    // The catalog links' and the config's programs answer an empty list for a state they hand
-    // over (a key early.js's test did not see): the program with everything plans it.
-    if (Array.isArray(v) && v.length === 0 && early.program.url !== early.all) v = await verdictRun(early.compile(early.all))();
-    if (v) {
-      await domReady();
-      paintVerdict(v);
-    }
-  } catch {
-    // A trap in the verdict program leaves the shell's own words; the app follows.
-  }
+  await shown;
   const init = await glue;
   performance.mark('js');
   const compiled = await module;

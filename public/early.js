@@ -21,13 +21,18 @@
 //                        arrive;
 //   all                  the address of the program with everything, which plans any state
 //                        another program hands over (it answers an empty list);
-//   compile(url)         a program's module, compiled as its bytes arrive (from its .gz where
-//                        the browser can decompress a stream).
+//   compile(url)         a program, compiled as its bytes arrive (from its .gz where the
+//                        browser can decompress a stream): a promise of { module, rest }, where
+//                        a split program's (scripts/split-verdict.mjs) `module` is its first
+//                        part, done as soon as that part's bytes are in, and `rest` a promise
+//                        of its second part's module; a whole program's `rest` is null.
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
   const VERDICT_CONFIG = HEADROOM_VERDICT_CONFIG;
   const VERDICT_ALL = HEADROOM_VERDICT_ALL;
+  // Where each split program's second part begins in its file (scripts/split-verdict.mjs).
+  const SPLITS = HEADROOM_SPLITS;
   const link = `${location.search}${location.hash}`;
   // A program's bytes as a response to compile: the programs are kept gzip-compressed beside
   // themselves (NAME_bg.wasm.gz, by zopfli: 5% smaller than a server's own gzip), and the
@@ -68,6 +73,68 @@ var headroomEarly = (() => {
     if (byte(0) === 0x1f && byte(1) === 0x8b) body = body.pipeThrough(new DecompressionStream('gzip'));
     return new Response(body, { headers: { 'content-type': 'application/wasm' } });
   };
+  // A stream's first `at` bytes as a stream of their own, and the rest as a promise of their
+  // bytes: the first part of a split program compiles as it arrives, and the second arrives
+  // behind it, read whether or not anything waits for it yet.
+  const cut = (body, at) => {
+    const reader = body.getReader();
+    let seen = 0;
+    const tail = [];
+    let restDone;
+    let restFailed;
+    const rest = new Promise((resolve, reject) => {
+      restDone = resolve;
+      restFailed = reject;
+    });
+    rest.catch(() => {});
+    const drain = async () => {
+      try {
+        for (;;) {
+          const next = await reader.read();
+          if (next.done) break;
+          tail.push(next.value);
+        }
+        const bytes = new Uint8Array(tail.reduce((n, c) => n + c.length, 0));
+        let o = 0;
+        for (const c of tail) {
+          bytes.set(c, o);
+          o += c.length;
+        }
+        restDone(bytes);
+      } catch (e) {
+        restFailed(e);
+      }
+    };
+    const head = new ReadableStream({
+      async pull(c) {
+        let next;
+        try {
+          next = await reader.read();
+        } catch (e) {
+          restFailed(e);
+          throw e;
+        }
+        if (next.done) {
+          c.error(new Error('the program ends before its second part'));
+          restFailed(new Error('the program ends before its second part'));
+          return;
+        }
+        const chunk = next.value;
+        if (seen + chunk.length < at) {
+          seen += chunk.length;
+          c.enqueue(chunk);
+          return;
+        }
+        c.enqueue(chunk.subarray(0, at - seen));
+        tail.push(chunk.subarray(at - seen));
+        seen = at;
+        c.close();
+        drain();
+      },
+    });
+    return { head, rest };
+  };
+  const wasmType = { headers: { 'content-type': 'application/wasm' } };
   // A program compiled as its bytes arrive, from one request: its .gz where the browser can
   // decompress a stream and compile one. compileStreaming refuses a response a server sends as
   // another type than application/wasm, and an older browser has none: then the plain file's
@@ -78,14 +145,26 @@ var headroomEarly = (() => {
     typeof WebAssembly === 'object' &&
     typeof WebAssembly.compileStreaming === 'function';
   const compile = (url, signal) => {
+    const at = Object.hasOwn(SPLITS, url) ? SPLITS[url] : null;
     const module = fetch(gz ? `${url}.gz` : url, { signal }).then(async (r) => {
       // A host that did not publish the .gz (404, or 403 from a bucket): the plain file
       // (inflate passes it through).
       if (gz && !r.ok) r = await fetch(url, { signal });
       if (!r.ok) throw new Error(`${r.url}: HTTP ${r.status}`);
-      if (gz) return WebAssembly.compileStreaming(await inflate(r));
+      if (gz) {
+        const body = (await inflate(r)).body;
+        if (at === null) return { module: await WebAssembly.compileStreaming(new Response(body, wasmType)), rest: null };
+        const { head, rest } = cut(body, at);
+        const second = rest.then((b) => WebAssembly.compile(b));
+        second.catch(() => {}); // awaited by boot.js only when a link needs it
+        return { module: await WebAssembly.compileStreaming(new Response(head, wasmType)), rest: second };
+      }
       const wasm = /^application\/wasm\b/.test(r.headers.get('content-type') ?? '');
-      return wasm && typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b));
+      if (at === null) return { module: await (wasm && typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b))), rest: null };
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      const rest = WebAssembly.compile(bytes.subarray(at));
+      rest.catch(() => {});
+      return { module: await WebAssembly.compile(bytes.subarray(0, at)), rest };
     });
     // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
     module.catch(() => {});

@@ -39,6 +39,7 @@ import { gunzipSync } from 'node:zlib';
 const { gzipAsync } = createRequire(import.meta.url)('@gfx/zopfli');
 // terser: the page's two inline scripts minified (below).
 import { minify } from 'terser';
+import { checkLinks, splitProgram, trainingLinks } from './split-verdict.mjs';
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -104,7 +105,14 @@ async function buildVerdicts() {
     CARGO_TARGET_DIR: join(root, 'target', 'verdict'),
   };
   delete env.CARGO_ENCODED_RUSTFLAGS;
-  const build = async (features, prefix) => {
+  // The catalog links' and the pasted config's programs are split in two (scripts/
+  // split-verdict.mjs, by Debian's wasm-split that scripts/setup.sh unpacks): trained on the
+  // catalog and the seed examples named in the page.
+  const wasmSplit = join(root, 'tools', 'binaryen-108', 'usr', 'bin', 'wasm-split');
+  if (!existsSync(wasmSplit)) fail(`no ${wasmSplit}: run scripts/setup.sh, which unpacks Debian's binaryen 108 for its wasm-split`);
+  const exampleIds = [...new Set([...html.matchAll(/data-example="([^"]+)"/g)].map((m) => m[1]))];
+  if (exampleIds.length === 0) fail('index.html names no seed examples (data-example="...")');
+  const build = async (features, prefix, kind) => {
     const out = run('cargo', ['build', '-Zbuild-std=std,panic_abort', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--no-default-features', '--features', features, '--message-format=json-render-diagnostics'], env);
     const artifact = out
       .split('\n')
@@ -121,7 +129,25 @@ async function buildVerdicts() {
     // and the browser compiles a function whole on its first call (V8 compiles wasm lazily),
     // branches never taken included. Without it the program is 1.2 KB smaller too.
     run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue', join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
-    const bytes = readFileSync(wasmOut);
+    let bytes = readFileSync(wasmOut);
+    // Split: its first part, then its second, as one file; `split` is where the second begins.
+    let split = null;
+    if (kind) {
+      const parts = await splitProgram({
+        tmp: outDir,
+        prefix,
+        bytes,
+        glueFile: join(outDir, 'verdict.js'),
+        training: trainingLinks(root, kind, exampleIds),
+        checks: checkLinks(root, kind, exampleIds),
+        wasmSplit,
+        wasmOpt: 'wasm-opt',
+        fail,
+      });
+      console.log(`inline-loader: ${prefix} split: first part ${parts.first.length} B, second ${parts.second.length} B (whole ${bytes.length} B); ${parts.trained} training links, ${parts.checked} others checked, ${parts.waited} of which wait for the second part`);
+      split = parts.first.length;
+      bytes = Buffer.concat([parts.first, parts.second]);
+    }
     const name = `${prefix}-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
     writeFileSync(join(dir, name), bytes);
     // Beside it, the same bytes gzip-compressed by zopfli: 4.7% smaller than the same server's
@@ -131,13 +157,13 @@ async function buildVerdicts() {
     const gz = Buffer.from(await gzipAsync(bytes, { numiterations: 15 }));
     if (!gunzipSync(gz).equals(bytes)) fail(`zopfli's gzip of ${name} does not decompress to it`);
     writeFileSync(join(dir, `${name}.gz`), gz);
-    return { name, bytes, glueFile: join(outDir, 'verdict.js'), glue: readFileSync(join(outDir, 'verdict.js'), 'utf8') };
+    return { name, bytes, split, glueFile: join(outDir, 'verdict.js'), glue: readFileSync(join(outDir, 'verdict.js'), 'utf8') };
   };
   try {
     // Built one after the other: all write the same target/ artifact.
     const all = await build('verdict', 'headroom-verdict-all');
-    const config = await build('verdict,catalog-compiled,config-reader', 'headroom-verdict-config');
-    const catalog = await build('verdict,catalog-compiled', 'headroom-verdict');
+    const config = await build('verdict,catalog-compiled,config-reader', 'headroom-verdict-config', 'config');
+    const catalog = await build('verdict,catalog-compiled', 'headroom-verdict', 'catalog');
     if (all.glue !== catalog.glue || all.glue !== config.glue) fail('the verdict programs have different wasm-bindgen glue (their exports or imports differ)');
     const vglue = moduleBody(all.glue, 'the verdict glue');
     if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
@@ -151,9 +177,13 @@ async function buildVerdicts() {
     if (links.length < 3) fail('index.html names no examples to plan ahead (<a href="?v=1..." data-testid="example-...">)');
     const planned = Object.fromEntries(links.map((l) => [l, glueModule.first_verdict(l, undefined, undefined)]));
     // A factory: boot.js may run both programs, each with its own instance of the glue.
-    const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict };\n};\n`;
+    // With the glue's import table and instance hook, for a split program (boot.js links its two
+    // parts itself).
+    for (const f of ['__wbg_get_imports', '__wbg_finalize_init']) if (!new RegExp(`^function ${f}\\(`, 'm').test(vglue)) fail(`the verdict glue has no ${f} function`);
+    const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict, imports: __wbg_get_imports, finalize: __wbg_finalize_init };\n};\n`;
     console.log(`inline-loader: verdict programs ${catalog.name} (${catalog.bytes.length} B, catalog links), ${config.name} (${config.bytes.length} B, a pasted config.json) and ${all.name} (${all.bytes.length} B, the rest); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
-    return { url: `${base}${catalog.name}`, urlConfig: `${base}${config.name}`, urlAll: `${base}${all.name}`, code, planned };
+    const splits = { [`${base}${catalog.name}`]: catalog.split, [`${base}${config.name}`]: config.split };
+    return { url: `${base}${catalog.name}`, urlConfig: `${base}${config.name}`, urlAll: `${base}${all.name}`, splits, code, planned };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -208,7 +238,9 @@ const inlined = (text, tag, what) => {
 const codeSource = inlined(code, 'script', 'the inline module');
 // The verdict programs' addresses are public/early.js's (below); the tag names them too, for the
 // service worker's manifest (scripts/sw-manifest.mjs) and scripts/measure-budgets.mjs.
-const verdictAttr = verdict ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-config="${verdict.urlConfig}" data-verdict-all="${verdict.urlAll}"` : '';
+const verdictAttr = verdict
+  ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-split="${verdict.splits[verdict.url]}" data-verdict-config="${verdict.urlConfig}" data-verdict-config-split="${verdict.splits[verdict.urlConfig]}" data-verdict-all="${verdict.urlAll}"`
+  : '';
 
 // The page's first script (public/early.js): a classic one, run as the parser reaches it, which
 // reads the opening state and starts fetching the verdict program it needs (the inline module
@@ -223,6 +255,7 @@ if (verdict) {
     ['HEADROOM_VERDICT', jsValue(verdict.url)],
     ['HEADROOM_VERDICT_CONFIG', jsValue(verdict.urlConfig)],
     ['HEADROOM_VERDICT_ALL', jsValue(verdict.urlAll)],
+    ['HEADROOM_SPLITS', jsValue(verdict.splits)],
   ]) {
     const at = new RegExp(`= ${name};`);
     if ((early.match(new RegExp(`\\b${name}\\b`, 'g')) ?? []).length !== 1 || !at.test(early)) fail(`public/early.js does not name ${name} exactly once, as "= ${name};"`);

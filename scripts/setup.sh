@@ -92,6 +92,28 @@ else
   npm ci --no-audit --no-fund
 fi
 
+# 4b. wasm-split, which npm's binaryen does not ship: Debian's binaryen 108 package, unpacked
+#     into tools/binaryen-108 (git-ignored; its binaries find their library beside them), not
+#     installed, so that its wasm-opt 108 never shadows npm's 132. scripts/inline-loader.mjs
+#     splits the verdict programs with it (and works around its one bug there).
+SPLIT_BIN=tools/binaryen-108/usr/bin/wasm-split
+if [[ "$("$SPLIT_BIN" --version 2>/dev/null || true)" == *"version 108"* ]]; then
+  step "wasm-split (Debian binaryen 108): present"
+else
+  step "unpacking Debian's binaryen 108 for wasm-split (apt-get download)"
+  deb_dir=$(mktemp -d)
+  if ! (cd "$deb_dir" && apt-get download binaryen=108-1 >/dev/null 2>&1); then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update
+    (cd "$deb_dir" && apt-get download binaryen=108-1)
+  fi
+  rm -rf tools/binaryen-108
+  mkdir -p tools/binaryen-108
+  dpkg -x "$deb_dir"/binaryen_108-1_*.deb tools/binaryen-108
+  rm -rf "$deb_dir"
+  [[ "$("$SPLIT_BIN" --version 2>/dev/null || true)" == *"version 108"* ]] || { echo "setup.sh: $SPLIT_BIN does not run" >&2; exit 1; }
+fi
+
 # 5. Debian's chromium, only for the browser tests.
 if [[ $want_browser == 1 ]]; then
   if [[ -x /usr/bin/chromium ]]; then

@@ -145,6 +145,15 @@ const LINKS = [
   // A key the loader's test does not see (percent-encoded): the catalog links' program hands
   // the state over, and the other one plans it.
   ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'catalog+all'],
+  // The catalog links' and the config's programs come in two parts (scripts/split-verdict.mjs):
+  // a link the first part cannot plan alone (an older vLLM release's rules, an input the
+  // program refuses) is planned again once the second is in, with the same words.
+  ['an older vLLM release, from the second part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'catalog', 'second'],
+  ['an unknown GPU, from the second part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'catalog', 'second'],
+  ['a pasted config.json under an older release, from the second part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'config', 'second'],
+  ['an empty pasted config.json, from the second part', '/?v=1&config=e30', 'config', 'second'],
+  ['a catalog link the first part plans', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'catalog', 'first'],
+  ['a pasted config.json the first part plans', `/?v=1&gpu=h100-sxm-80gb&tp=2#config=${CONFIG}`, 'config', 'first'],
 ];
 
 const verdictPrograms = (problems) =>
@@ -154,12 +163,16 @@ const verdictPrograms = (problems) =>
   });
 const fetchedVerdict = (problems) => verdictPrograms(problems).length > 0;
 
-for (const [what, link, program] of LINKS) {
+// Whether the split program's second part was needed (boot.js marks it).
+const waitedForSecondPart = (page) => page.evaluate(() => performance.getEntriesByName('verdict-second-part').length > 0);
+
+for (const [what, link, program, part] of LINKS) {
   test(`the first verdict before the app is the app's own: ${what}`, async () => {
     const { context, page, problems, release } = await held();
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
+    if (part) assert.equal(await waitedForSecondPart(page), part === 'second', `${link} waits for the second part: ${part === 'second'}`);
     assert.notEqual(first.lines[0], 'Working out the plan…');
     if (/architecture vLLM/.test(what)) assert.match(first.lines.join(' '), /vLLM 0\.33\.0 (has no model class|no longer serves)/);
     assert.equal(await page.locator('#shell').count(), 1, 'the app has not run');
@@ -210,14 +223,18 @@ test("the verdict program is fetched by the page's first script, before the load
 // without DecompressionStream fetches the plain file; a server or proxy that decoded the .gz
 // already (Content-Encoding: gzip) hands over the wasm itself, compiled as it is. Either way
 // the verdict before the app is the app's.
-test('the verdict program comes gzip-compressed, plain without DecompressionStream, or decoded by the server', async () => {
-  const link = '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192';
+for (const [link, second] of [
+  ['/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', false],
+  ['/?v=1&model=llama-3.1-70b-instruct&tp=4&vllm=0.10.2', true],
+])
+test(`the verdict program comes gzip-compressed, plain without DecompressionStream, or decoded by the server${second ? ' (a link that needs its second part)' : ''}`, async () => {
   const run = async (setup) => {
     const { context, page, problems, release } = await held();
     await setup(context);
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
+    assert.equal(await waitedForSecondPart(page), second, link);
     const asked = problems.requests.filter((u) => /\/headroom-verdict-/.test(u)).map((u) => new URL(u).pathname);
     release();
     await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });

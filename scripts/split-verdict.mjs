@@ -1,0 +1,238 @@
+// The verdict programs for catalog links and for a pasted config.json, each split in two by
+// wasm-split (Debian's binaryen 108, unpacked by scripts/setup.sh): a first part with every
+// function the common links run, and a second with the rest (older vLLM releases' rules, rare
+// layer kinds, error paths no training link takes). Used by scripts/inline-loader.mjs.
+//
+// Why: on a phone on slow 4G (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the program's bytes
+// are most of the first verdict's wait, about 6 ms per KB. The two parts travel as one file, the
+// first part first; public/early.js compiles the first as soon as its bytes are in, and
+// public/boot.js runs it while the second is still arriving. A link that reaches a function of
+// the second part (a placeholder the first part imports, which throws) is planned again once the
+// second part is in, on a fresh instance of the first with the second linked to it: the same
+// answer, about as soon as the whole program would have given it.
+//
+// The split is checked here: every training link and a set of links outside the training give
+// the same answer from the split program as from the whole one, in Node, or the build fails.
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+// The WebAssembly features wasm-opt and wasm-split must accept to read wasm-bindgen 0.2.130's
+// output.
+export const FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
+
+// Unsigned LEB128 at `i`: [value, next index].
+const leb = (b, i) => {
+  let v = 0;
+  let shift = 0;
+  for (;;) {
+    const x = b[i++];
+    v += (x & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (x < 0x80) return [v, i];
+  }
+};
+
+// binaryen 108 writes the export of wasm-bindgen's externref table (`__wbindgen_externrefs`)
+// with the index of the module's first table, the function table, in every module it writes
+// (fixed in later releases; npm's 132 has no wasm-split). The glue then fails at its first
+// `table.set`. This puts the export back on the externref table, in place (both indices are
+// below 128, one byte each); `fail` names what it did not find.
+export function fixExternrefExport(bytes, fail) {
+  const b = Buffer.from(bytes);
+  let i = 8;
+  let importedTables = 0;
+  let externref = -1;
+  let exportAt = -1;
+  while (i < b.length) {
+    const id = b[i];
+    const [size, start] = leb(b, i + 1);
+    const end = start + size;
+    if (id === 2) {
+      let [n, j] = leb(b, start);
+      for (; n > 0; n--) {
+        let len;
+        [len, j] = leb(b, j);
+        j += len;
+        [len, j] = leb(b, j);
+        j += len;
+        const kind = b[j++];
+        if (kind === 0) [, j] = leb(b, j);
+        else if (kind === 1) {
+          importedTables++;
+          j++; // reftype
+          const flags = b[j++];
+          [, j] = leb(b, j);
+          if (flags & 1) [, j] = leb(b, j);
+        } else if (kind === 2) {
+          const flags = b[j++];
+          [, j] = leb(b, j);
+          if (flags & 1) [, j] = leb(b, j);
+        } else if (kind === 3) j += 2;
+        else fail(`an import of kind ${kind} this reader does not know`);
+      }
+    } else if (id === 4) {
+      let [n, j] = leb(b, start);
+      for (let t = 0; t < n; t++) {
+        const type = b[j++];
+        if (type === 0x6f) externref = importedTables + t;
+        const flags = b[j++];
+        [, j] = leb(b, j);
+        if (flags & 1) [, j] = leb(b, j);
+      }
+    } else if (id === 7) {
+      let [n, j] = leb(b, start);
+      for (; n > 0; n--) {
+        let len;
+        [len, j] = leb(b, j);
+        const name = b.subarray(j, j + len).toString('utf8');
+        j += len;
+        const kind = b[j++];
+        if (name === '__wbindgen_externrefs' && kind === 1) exportAt = j;
+        [, j] = leb(b, j);
+      }
+    }
+    i = end;
+  }
+  if (exportAt < 0) fail('the program exports no table __wbindgen_externrefs');
+  if (externref < 0 || externref > 127) fail('the program has no externref table (or one past index 127)');
+  if (b[exportAt] > 127) fail('the externref table export has an index past 127');
+  b[exportAt] = externref;
+  return b;
+}
+
+// The links a program's first part is trained on: what people share. For catalog links, every
+// catalog model (by id and by its Hugging Face repo) on a spread of GPUs and grids, every GPU,
+// the common flags, the measurements a startup log gives and recent vLLM releases on each model, and the seed examples with a key of their own;
+// for a pasted config.json, every catalog model's config with the same spread. vLLM releases
+// before 0.20, unified memory outside its example, refused inputs and the error paths of
+// rare shapes are left to the second part: their links wait for it.
+export function trainingLinks(root, kind, exampleIds) {
+  const models = readdirSync(join(root, 'catalog', 'models'))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(root, 'catalog', 'models', f), 'utf8')));
+  const gpus = ['h100-sxm-80gb', 'a100-sxm4-40gb', 'l40s-48gb', 'rtx-4090-24gb', 'b200-192gb', 'mi300x-192gb'];
+  const flags = ['max-model-len=8192', 'max-model-len=32768', 'util=0.95', 'util=0.8', 'kv-dtype=fp8', 'max-num-seqs=512', 'eager=true', 'pp=2', 'max-num-batched-tokens=16384', 'unit=gb', 'dp=2', 'ep=true', 'block-size=32', 'kv-bytes=20GiB', 'max-model-len=auto', 'avg-len=2000', 'vllm=0.20', 'vllm=0.25', 'vllm=0.30', 'vllm=0.33', 'weights=30GiB', 'activation=2GiB', 'cuda-graph=1GiB', 'non-torch=0.5GiB', 'free=78GiB', 'available-kv=20GiB', 'weights=30GiB&activation=2GiB&cuda-graph=1GiB&available-kv=20GiB'];
+  const allGpus = JSON.parse(readFileSync(join(root, 'catalog', 'gpus.json'), 'utf8')).map((g) => g.id);
+  const base = (m) => {
+    if (kind === 'catalog') return `?v=1&model=${m.id}`;
+    const b64 = Buffer.from(JSON.stringify(m.config)).toString('base64url');
+    return `?v=1#config=${b64}`;
+  };
+  // A pasted config's keys: in the query, with the config in the fragment.
+  const withKeys = (m, keys) => {
+    const link = base(m);
+    const hash = link.indexOf('#');
+    return hash < 0 ? `${link}&${keys}` : `${link.slice(0, hash)}&${keys}${link.slice(hash)}`;
+  };
+  const links = [];
+  for (const m of models) {
+    for (const gpu of gpus) for (const tp of [1, 2, 4, 8]) links.push(withKeys(m, `gpu=${gpu}&tp=${tp}`));
+    for (const f of flags) links.push(withKeys(m, `gpu=h100-sxm-80gb&tp=2&${f}`));
+    if (kind === 'catalog' && m.hf_repo) links.push(`?v=1&model=${m.hf_repo}&gpu=h100-sxm-80gb&tp=2`, `?v=1&model=${m.hf_repo.toLowerCase()}`);
+  }
+  for (const gpu of allGpus) for (const m of [models[0], models[models.length - 1]]) for (const tp of [1, 2]) links.push(withKeys(m, `gpu=${gpu}&tp=${tp}`));
+  if (kind === 'catalog') {
+    links.push('?v=1', '?v=1&unit=gb');
+    for (const id of exampleIds) for (const f of ['', '&util=0.95', '&max-model-len=8192', '&unit=gb', '&tp=2']) links.push(`?v=1&example=${id}${f}`);
+  }
+  return links;
+}
+
+// Links outside the training, for the check: other GPUs and flags, the rules of older
+// releases, measured values, drafters, unified memory, and inputs the program refuses.
+export function checkLinks(root, kind, exampleIds) {
+  const models = readdirSync(join(root, 'catalog', 'models'))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(root, 'catalog', 'models', f), 'utf8')));
+  const gpus = JSON.parse(readFileSync(join(root, 'catalog', 'gpus.json'), 'utf8')).map((g) => g.id);
+  const extra = ['vllm=0.10.2', 'vllm=0.11.0', 'vllm=0.13', 'vllm=0.20', 'weights=30GiB', 'free=70GiB', 'available-kv=20GiB', 'spec=mtp', 'pp=3&pp-partition=10,10,10', 'mem-available=100GiB', 'tenants=4GiB', 'max-model-len=0', 'tp=3', 'util=1.5', 'gpu=nope', 'block-size=7', 'num-gpu-blocks-override=1000', 'no-hybrid=true', 'attention-backend=FLASHINFER', 'quantization=fp8', 'dtype=float32', 'checkpoint-bytes=10GB', 'cuda-graph=2GiB', 'activation=3GiB', 'non-torch=1GiB'];
+  const links = [];
+  models.forEach((m, n) => {
+    const b =
+      kind === 'catalog' ? `?v=1&model=${m.id}` : `?v=1#config=${Buffer.from(JSON.stringify(m.config)).toString('base64url')}`;
+    const put = (keys) => {
+      const hash = b.indexOf('#');
+      links.push(hash < 0 ? `${b}&${keys}` : `${b.slice(0, hash)}&${keys}${b.slice(hash)}`);
+    };
+    put(`gpu=${gpus[n % gpus.length]}&tp=${[1, 2, 4, 8][n % 4]}`);
+    for (const e of extra) put(`gpu=${gpus[(n * 7) % gpus.length]}&tp=2&${e}`);
+  });
+  if (kind === 'catalog') for (const id of [...exampleIds, 'no-such-example']) for (const e of extra) links.push(`?v=1&example=${id}&${e}`);
+  links.push('?v=1&model=no-such-model', '?v=1&tp=0', '?v=1#config=e30', '?v=1#config=not-base64!', '?v=1&gpu=h100-sxm-80gb#config=eyJhIjoxfQ');
+  return links;
+}
+
+// The glue wasm-bindgen wrote for the program, as a module that also exports its import table
+// and its instance hook (boot.js reaches them through the inline module's factory).
+const importGlue = async (tmp, glueFile, tag) => {
+  const text = readFileSync(glueFile, 'utf8');
+  const file = join(tmp, `glue-${tag}.mjs`);
+  writeFileSync(file, `${text}\nexport { __wbg_get_imports, __wbg_finalize_init };\n`);
+  return import(pathToFileURL(file).href);
+};
+
+// Splits one program (`bytes`, after wasm-opt); returns its two parts, or fails the build.
+export async function splitProgram({ tmp, prefix, bytes, glueFile, training, checks, wasmSplit, wasmOpt, fail }) {
+  const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const at = (name) => join(tmp, `${prefix}.${name}`);
+  writeFileSync(at('whole.wasm'), bytes);
+  // 1. The profile: which functions the training links run.
+  run(wasmSplit, ['--instrument', ...FEATURES, at('whole.wasm'), '-o', at('instrumented.wasm')]);
+  const instrumented = fixExternrefExport(readFileSync(at('instrumented.wasm')), fail);
+  const glue = await importGlue(tmp, glueFile, `${prefix}-profile`);
+  const module = new WebAssembly.Module(instrumented);
+  const wasm = glue.__wbg_finalize_init(new WebAssembly.Instance(module, glue.__wbg_get_imports()), module);
+  for (const link of training) glue.first_verdict(link, undefined, undefined);
+  const size = 1 << 20;
+  const ptr = wasm.__wbindgen_malloc(size, 1);
+  const written = wasm.__write_profile(ptr, size);
+  if (!(written > 0 && written < size)) fail(`${prefix}: the instrumented program wrote no profile (${written})`);
+  writeFileSync(at('profile'), Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, written)));
+  // 2. The split, and each part optimised again (wasm-split leaves its trampolines as they are).
+  run(wasmSplit, [...FEATURES, `--profile=${at('profile')}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at('whole.wasm'), '-o1', at('first.wasm'), '-o2', at('second.wasm')]);
+  writeFileSync(at('first.fixed.wasm'), fixExternrefExport(readFileSync(at('first.wasm')), fail));
+  run(wasmOpt, ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, at('first.fixed.wasm'), '-o', at('first.opt.wasm')]);
+  run(wasmOpt, ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, at('second.wasm'), '-o', at('second.opt.wasm')]);
+  const first = readFileSync(at('first.opt.wasm'));
+  const second = readFileSync(at('second.opt.wasm'));
+  // 3. The check: the split program answers every link as the whole one does.
+  const wholeGlue = await importGlue(tmp, glueFile, `${prefix}-whole`);
+  const wholeModule = new WebAssembly.Module(bytes);
+  wholeGlue.__wbg_finalize_init(new WebAssembly.Instance(wholeModule, wholeGlue.__wbg_get_imports()), wholeModule);
+  const firstModule = new WebAssembly.Module(first);
+  const secondModule = new WebAssembly.Module(second);
+  const reached = {};
+  // A glue runs one instance (its start function sets up the instance's table of JS values):
+  // each instance its own copy of it.
+  let copies = 0;
+  const fresh = async (withSecond) => {
+    const g = await importGlue(tmp, glueFile, `${prefix}-split-${copies++}`);
+    const i = new WebAssembly.Instance(firstModule, { ...g.__wbg_get_imports(), placeholder: new Proxy({}, { get: () => () => { throw reached; } }) });
+    if (withSecond) new WebAssembly.Instance(secondModule, { primary: i.exports });
+    g.__wbg_finalize_init(i, firstModule);
+    return g;
+  };
+  let alone = await fresh(false);
+  const both = await fresh(true);
+  let waited = 0;
+  const links = [...training, ...checks];
+  for (const [n, link] of links.entries()) {
+    const want = JSON.stringify(wholeGlue.first_verdict(link, undefined, undefined));
+    let got;
+    try {
+      got = JSON.stringify(alone.first_verdict(link, undefined, undefined));
+    } catch (e) {
+      if (e !== reached) fail(`${prefix}: the first part threw on ${link}: ${e}`);
+      if (n < training.length) fail(`${prefix}: the training link ${link} reaches the second part`);
+      waited++;
+      alone = await fresh(false); // a throw leaves the instance's stack and heap halfway
+      got = JSON.stringify(both.first_verdict(link, undefined, undefined));
+    }
+    if (got !== want) fail(`${prefix}: the split program answers ${link} otherwise than the whole one:\n  ${got}\n  ${want}`);
+  }
+  return { first, second, trained: training.length, checked: checks.length, waited };
+}
