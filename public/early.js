@@ -1,6 +1,6 @@
 // The page's first script: decides what the first verdict needs and starts fetching it. The
 // release build puts it in the page as a classic inline script right after the
-// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the four names below and
+// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the five names below and
 // adds its hash to the CSP), so it runs as soon as the parser reaches it, before anything is
 // laid out or painted.
 //
@@ -18,20 +18,20 @@
 //                        one for catalog links and the seed examples, the one with the
 //                        config.json reader for a pasted config, or the one with everything
 //                        for a config beside an example or a drafter), compiling as its bytes
-//                        arrive;
+//                        arrive (`module` is compile(url)'s promise, below);
 //   all                  the address of the program with everything, which plans any state
 //                        another program hands over (it answers an empty list);
 //   compile(url)         a program, compiled as its bytes arrive (from its .gz where the
 //                        browser can decompress a stream): a promise of { module, rest }, where
 //                        a split program's (scripts/split-verdict.mjs) `module` is its first
-//                        part, done as soon as that part's bytes are in, and `rest` a promise
-//                        of its second part's module; a whole program's `rest` is null.
+//                        part, done as soon as that part's bytes are in, and `rest` a list of
+//                        promises of its later parts' modules; a whole program's `rest` is null.
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
   const VERDICT_CONFIG = HEADROOM_VERDICT_CONFIG;
   const VERDICT_ALL = HEADROOM_VERDICT_ALL;
-  // Where each split program's second part begins in its file (scripts/split-verdict.mjs).
+  // Where each split program's later parts begin in its file (scripts/split-verdict.mjs).
   const SPLITS = HEADROOM_SPLITS;
   const link = `${location.search}${location.hash}`;
   // A program's bytes as a response to compile: the programs are kept gzip-compressed beside
@@ -73,68 +73,104 @@ var headroomEarly = (() => {
     if (byte(0) === 0x1f && byte(1) === 0x8b) body = body.pipeThrough(new DecompressionStream('gzip'));
     return new Response(body, { headers: { 'content-type': 'application/wasm' } });
   };
-  // A stream's first `at` bytes as a stream of their own, and the rest as a promise of their
-  // bytes: the first part of a split program compiles as it arrives, and the second arrives
-  // behind it, read whether or not anything waits for it yet.
-  const cut = (body, at) => {
+  // A split program's stream cut where each of its parts begins (`ats`): the first part as a
+  // stream of its own, which compiles as it arrives, and the others as promises of their bytes,
+  // each kept once its last byte is in, read whether or not anything waits for them yet.
+  const cut = (body, ats) => {
     const reader = body.getReader();
-    let seen = 0;
-    const tail = [];
-    let restDone;
-    let restFailed;
-    const rest = new Promise((resolve, reject) => {
-      restDone = resolve;
-      restFailed = reject;
+    const ends = [...ats.slice(1), Infinity];
+    const parts = ends.map(() => {
+      const part = { chunks: [], done: false };
+      part.bytes = new Promise((resolve, reject) => {
+        part.resolve = resolve;
+        part.reject = reject;
+      });
+      part.bytes.catch(() => {});
+      return part;
     });
-    rest.catch(() => {});
+    const finish = (part) => {
+      const bytes = new Uint8Array(part.chunks.reduce((n, c) => n + c.length, 0));
+      let o = 0;
+      for (const c of part.chunks) {
+        bytes.set(c, o);
+        o += c.length;
+      }
+      part.done = true;
+      part.resolve(bytes);
+    };
+    const failed = (e) => {
+      for (const part of parts) if (!part.done) part.reject(e);
+    };
+    // A chunk that begins `seen` bytes into the program, past the first part.
+    let seen = ats[0];
+    const spread = (chunk) => {
+      let off = 0;
+      while (off < chunk.length) {
+        const k = ends.findIndex((end) => seen + off < end);
+        const take = Math.min(chunk.length - off, ends[k] - (seen + off));
+        parts[k].chunks.push(chunk.subarray(off, off + take));
+        off += take;
+        if (seen + off === ends[k]) finish(parts[k]);
+      }
+      seen += chunk.length;
+    };
     const drain = async () => {
       try {
         for (;;) {
           const next = await reader.read();
           if (next.done) break;
-          tail.push(next.value);
+          spread(next.value);
         }
-        const bytes = new Uint8Array(tail.reduce((n, c) => n + c.length, 0));
-        let o = 0;
-        for (const c of tail) {
-          bytes.set(c, o);
-          o += c.length;
-        }
-        restDone(bytes);
+        if (parts.slice(0, -1).some((part) => !part.done)) throw new Error('the program ends before its last part');
+        finish(parts[parts.length - 1]);
       } catch (e) {
-        restFailed(e);
+        failed(e);
       }
     };
+    let headSeen = 0;
     const head = new ReadableStream({
       async pull(c) {
         let next;
         try {
           next = await reader.read();
         } catch (e) {
-          restFailed(e);
+          failed(e);
           throw e;
         }
         if (next.done) {
-          c.error(new Error('the program ends before its second part'));
-          restFailed(new Error('the program ends before its second part'));
+          const e = new Error('the program ends within its first part');
+          failed(e);
+          c.error(e);
           return;
         }
         const chunk = next.value;
-        if (seen + chunk.length < at) {
-          seen += chunk.length;
+        if (headSeen + chunk.length < ats[0]) {
+          headSeen += chunk.length;
           c.enqueue(chunk);
           return;
         }
-        c.enqueue(chunk.subarray(0, at - seen));
-        tail.push(chunk.subarray(at - seen));
-        seen = at;
+        c.enqueue(chunk.subarray(0, ats[0] - headSeen));
+        spread(chunk.subarray(ats[0] - headSeen));
         c.close();
         drain();
       },
+      // compileStreaming gave up on the first part (a body that is no wasm): so does the rest.
+      cancel(why) {
+        failed(why);
+        return reader.cancel(why);
+      },
     });
-    return { head, rest };
+    return { head, rest: parts.map((part) => part.bytes) };
   };
   const wasmType = { headers: { 'content-type': 'application/wasm' } };
+  // The later parts' modules, each compiled once its bytes are in (boot.js awaits them only when
+  // a run needs them).
+  const compiled = (parts) =>
+    parts.map((bytes) => {
+      const module = bytes.then((b) => WebAssembly.compile(b));
+      module.catch(() => {});
+      return module;
+    });
   // A program compiled as its bytes arrive, from one request: its .gz where the browser can
   // decompress a stream and compile one. compileStreaming refuses a response a server sends as
   // another type than application/wasm, and an older browser has none: then the plain file's
@@ -155,16 +191,13 @@ var headroomEarly = (() => {
         const body = (await inflate(r)).body;
         if (at === null) return { module: await WebAssembly.compileStreaming(new Response(body, wasmType)), rest: null };
         const { head, rest } = cut(body, at);
-        const second = rest.then((b) => WebAssembly.compile(b));
-        second.catch(() => {}); // awaited by boot.js only when a link needs it
-        return { module: await WebAssembly.compileStreaming(new Response(head, wasmType)), rest: second };
+        return { module: await WebAssembly.compileStreaming(new Response(head, wasmType)), rest: compiled(rest) };
       }
       const wasm = /^application\/wasm\b/.test(r.headers.get('content-type') ?? '');
       if (at === null) return { module: await (wasm && typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b))), rest: null };
       const bytes = new Uint8Array(await r.arrayBuffer());
-      const rest = WebAssembly.compile(bytes.subarray(at));
-      rest.catch(() => {});
-      return { module: await WebAssembly.compile(bytes.subarray(0, at)), rest };
+      const rest = compiled(at.map((start, k) => Promise.resolve(bytes.subarray(start, k + 1 < at.length ? at[k + 1] : bytes.length))));
+      return { module: await WebAssembly.compile(bytes.subarray(0, at[0])), rest };
     });
     // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
     module.catch(() => {});

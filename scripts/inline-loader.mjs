@@ -39,7 +39,7 @@ import { gunzipSync } from 'node:zlib';
 const { gzipAsync } = createRequire(import.meta.url)('@gfx/zopfli');
 // terser: the page's two inline scripts minified (below).
 import { minify } from 'terser';
-import { checkLinks, splitProgram, trainingLinks } from './split-verdict.mjs';
+import { FEATURES, checkLinks, orderLinks, splitProgram, trainingLinks } from './split-verdict.mjs';
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -105,7 +105,7 @@ async function buildVerdicts() {
     CARGO_TARGET_DIR: join(root, 'target', 'verdict'),
   };
   delete env.CARGO_ENCODED_RUSTFLAGS;
-  // The catalog links' and the pasted config's programs are split in two (scripts/
+  // The catalog links' and the pasted config's programs are split in three (scripts/
   // split-verdict.mjs, by Debian's wasm-split that scripts/setup.sh unpacks): trained on the
   // catalog and the seed examples named in the page.
   const wasmSplit = join(root, 'tools', 'binaryen-108', 'usr', 'bin', 'wasm-split');
@@ -128,9 +128,10 @@ async function buildVerdicts() {
     // wasm-opt merges the chain first_verdict -> plan -> plan_given into one 87 KB function,
     // and the browser compiles a function whole on its first call (V8 compiles wasm lazily),
     // branches never taken included. Without it the program is 1.2 KB smaller too.
-    run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', '--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue', join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
+    run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
     let bytes = readFileSync(wasmOut);
-    // Split: its first part, then its second, as one file; `split` is where the second begins.
+    // Split: its three parts as one file, in order; `split` is where the second and the third
+    // begin.
     let split = null;
     if (kind) {
       const parts = await splitProgram({
@@ -140,13 +141,17 @@ async function buildVerdicts() {
         glueFile: join(outDir, 'verdict.js'),
         training: trainingLinks(root, kind, exampleIds),
         checks: checkLinks(root, kind, exampleIds),
+        order: orderLinks(root, kind),
+        firstShare: 0.75,
         wasmSplit,
         wasmOpt: 'wasm-opt',
         fail,
       });
-      console.log(`inline-loader: ${prefix} split: first part ${parts.first.length} B, second ${parts.second.length} B (whole ${bytes.length} B); ${parts.trained} training links, ${parts.checked} others checked, ${parts.waited} of which wait for the second part`);
-      split = parts.first.length;
-      bytes = Buffer.concat([parts.first, parts.second]);
+      const [a, b, c] = parts.parts;
+      const [one, two, three] = parts.waited;
+      console.log(`inline-loader: ${prefix} split: parts of ${a.length}, ${b.length} and ${c.length} B (whole ${bytes.length} B); ${parts.trained} training links and ${parts.checked} others checked: ${one} answered by the first part (of a sample), ${two} by the first two, ${three} needed all three`);
+      split = [a.length, a.length + b.length];
+      bytes = Buffer.concat([a, b, c]);
     }
     const name = `${prefix}-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
     writeFileSync(join(dir, name), bytes);
@@ -177,7 +182,7 @@ async function buildVerdicts() {
     if (links.length < 3) fail('index.html names no examples to plan ahead (<a href="?v=1..." data-testid="example-...">)');
     const planned = Object.fromEntries(links.map((l) => [l, glueModule.first_verdict(l, undefined, undefined)]));
     // A factory: boot.js may run both programs, each with its own instance of the glue.
-    // With the glue's import table and instance hook, for a split program (boot.js links its two
+    // With the glue's import table and instance hook, for a split program (boot.js links its
     // parts itself).
     for (const f of ['__wbg_get_imports', '__wbg_finalize_init']) if (!new RegExp(`^function ${f}\\(`, 'm').test(vglue)) fail(`the verdict glue has no ${f} function`);
     const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict, imports: __wbg_get_imports, finalize: __wbg_finalize_init };\n};\n`;
@@ -244,8 +249,9 @@ const verdictAttr = verdict
 
 // The page's first script (public/early.js): a classic one, run as the parser reaches it, which
 // reads the opening state and starts fetching the verdict program it needs (the inline module
-// runs only after the first layout). Its four names are filled in as JSON: the verdicts planned
-// ahead and the three programs' addresses. Only with the verdict program.
+// runs only after the first layout). Its five names are filled in as JSON: the verdicts planned
+// ahead, the three programs' addresses and where the split programs' later parts begin. Only
+// with the verdict program.
 const jsValue = (value) => JSON.stringify(value).replaceAll('<', '\\u003c');
 let earlyCode = null;
 if (verdict) {

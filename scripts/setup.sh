@@ -2,13 +2,15 @@
 # Installs what Headroom's web build and browser tests need, from the registries only, and skips
 # every step whose tool is already present at the right version (a re-run takes about a second).
 #
-#   bash scripts/setup.sh            # wasm32 target, rust-src, trunk, wasm-bindgen-cli, npm tools, crates
+#   bash scripts/setup.sh            # wasm32 target, rust-src, trunk, wasm-bindgen-cli, npm tools,
+#                                    # Debian's binaryen 108 for wasm-split (unpacked, no root), crates
 #   bash scripts/setup.sh --browser  # the same, plus Debian's chromium for the browser tests
 #
 # Versions: trunk 0.21.14 is the newest release that builds on rustc 1.95; wasm-bindgen-cli must
 # equal the `wasm-bindgen` that Cargo.lock resolves (Trunk downloads a mismatched one, which
-# fails here); wasm-opt is npm's binaryen 132 (Debian's 108 cannot read wasm-bindgen 0.2.130
-# output). See /work/shared/reference/toolchain.md for the measurements behind each choice.
+# fails here); wasm-opt is npm's binaryen 132 (Debian's 108 cannot optimise wasm-bindgen
+# 0.2.130 output; its wasm-split, which npm's does not ship, splits it after npm's wasm-opt).
+# See /work/shared/reference/toolchain.md for the measurements behind each choice.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -94,23 +96,32 @@ fi
 
 # 4b. wasm-split, which npm's binaryen does not ship: Debian's binaryen 108 package, unpacked
 #     into tools/binaryen-108 (git-ignored; its binaries find their library beside them), not
-#     installed, so that its wasm-opt 108 never shadows npm's 132. scripts/inline-loader.mjs
-#     splits the verdict programs with it (and works around its one bug there).
+#     installed, so that its wasm-opt 108 never shadows npm's 132 and no root is needed.
+#     scripts/split-verdict.mjs splits the verdict programs with it (and works around its one
+#     bug there). From this machine's apt sources when they list it (Debian 12), else from
+#     deb.debian.org's pool, checked against the archive's SHA-256.
 SPLIT_BIN=tools/binaryen-108/usr/bin/wasm-split
+BINARYEN_DEB=binaryen_108-1_amd64.deb
+BINARYEN_SHA256=3e78e82c38b9faa7e5645f19ab3d386f8da7c71f8dc19edfaa0ff1b080bd81a8
 if [[ "$("$SPLIT_BIN" --version 2>/dev/null || true)" == *"version 108"* ]]; then
   step "wasm-split (Debian binaryen 108): present"
 else
-  step "unpacking Debian's binaryen 108 for wasm-split (apt-get download)"
+  step "unpacking Debian's binaryen 108 for wasm-split"
   deb_dir=$(mktemp -d)
+  trap 'rm -rf "$deb_dir"' EXIT
   if ! (cd "$deb_dir" && apt-get download binaryen=108-1 >/dev/null 2>&1); then
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update
-    (cd "$deb_dir" && apt-get download binaryen=108-1)
+    [[ "$(dpkg --print-architecture 2>/dev/null || uname -m)" == amd64 || "$(uname -m)" == x86_64 ]] || {
+      echo "setup.sh: no binaryen 108 in this machine's apt sources, and only the amd64 package's checksum is pinned here" >&2
+      exit 1
+    }
+    curl -fsSL --retry 3 -o "$deb_dir/$BINARYEN_DEB" "http://deb.debian.org/debian/pool/main/b/binaryen/$BINARYEN_DEB"
+    echo "$BINARYEN_SHA256  $deb_dir/$BINARYEN_DEB" | sha256sum -c --quiet - || { echo "setup.sh: $BINARYEN_DEB does not match its SHA-256" >&2; exit 1; }
   fi
   rm -rf tools/binaryen-108
   mkdir -p tools/binaryen-108
   dpkg -x "$deb_dir"/binaryen_108-1_*.deb tools/binaryen-108
   rm -rf "$deb_dir"
+  trap - EXIT
   [[ "$("$SPLIT_BIN" --version 2>/dev/null || true)" == *"version 108"* ]] || { echo "setup.sh: $SPLIT_BIN does not run" >&2; exit 1; }
 fi
 

@@ -145,15 +145,16 @@ const LINKS = [
   // A key the loader's test does not see (percent-encoded): the catalog links' program hands
   // the state over, and the other one plans it.
   ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'catalog+all'],
-  // The catalog links' and the config's programs come in two parts (scripts/split-verdict.mjs):
-  // a link the first part cannot plan alone (an older vLLM release's rules, an input the
-  // program refuses) is planned again once the second is in, with the same words.
-  ['an older vLLM release, from the second part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'catalog', 'second'],
-  ['an unknown GPU, from the second part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'catalog', 'second'],
-  ['a pasted config.json under an older release, from the second part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'config', 'second'],
-  ['an empty pasted config.json, from the second part', '/?v=1&config=e30', 'config', 'second'],
-  ['a catalog link the first part plans', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'catalog', 'first'],
-  ['a pasted config.json the first part plans', `/?v=1&gpu=h100-sxm-80gb&tp=2#config=${CONFIG}`, 'config', 'first'],
+  // The catalog links' and the config's programs come in three parts (scripts/
+  // split-verdict.mjs): what common links run, in two, and the rest. A link that reaches the
+  // last (an older vLLM release's rules, an input the program refuses) is planned again once
+  // that is in, with the same words.
+  ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'catalog', 'last'],
+  ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'catalog', 'last'],
+  ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'config', 'last'],
+  ['a pasted config.json on an unknown GPU, from the last part', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'config', 'last'],
+  ['a catalog link the common parts plan', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'catalog', 'common'],
+  ['a pasted config.json the common parts plan', `/?v=1&gpu=h100-sxm-80gb&tp=2#config=${CONFIG}`, 'config', 'common'],
 ];
 
 const verdictPrograms = (problems) =>
@@ -163,8 +164,8 @@ const verdictPrograms = (problems) =>
   });
 const fetchedVerdict = (problems) => verdictPrograms(problems).length > 0;
 
-// Whether the split program's second part was needed (boot.js marks it).
-const waitedForSecondPart = (page) => page.evaluate(() => performance.getEntriesByName('verdict-second-part').length > 0);
+// Whether the split program's last part was needed (boot.js marks each part it waits for).
+const waitedForLastPart = (page) => page.evaluate(() => performance.getEntriesByName('verdict-part-3').length > 0);
 
 for (const [what, link, program, part] of LINKS) {
   test(`the first verdict before the app is the app's own: ${what}`, async () => {
@@ -172,7 +173,7 @@ for (const [what, link, program, part] of LINKS) {
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
-    if (part) assert.equal(await waitedForSecondPart(page), part === 'second', `${link} waits for the second part: ${part === 'second'}`);
+    if (part) assert.equal(await waitedForLastPart(page), part === 'last', `${link} waits for the last part: ${part === 'last'}`);
     assert.notEqual(first.lines[0], 'Working out the plan…');
     if (/architecture vLLM/.test(what)) assert.match(first.lines.join(' '), /vLLM 0\.33\.0 (has no model class|no longer serves)/);
     assert.equal(await page.locator('#shell').count(), 1, 'the app has not run');
@@ -223,18 +224,18 @@ test("the verdict program is fetched by the page's first script, before the load
 // without DecompressionStream fetches the plain file; a server or proxy that decoded the .gz
 // already (Content-Encoding: gzip) hands over the wasm itself, compiled as it is. Either way
 // the verdict before the app is the app's.
-for (const [link, second] of [
+for (const [link, last] of [
   ['/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', false],
   ['/?v=1&model=llama-3.1-70b-instruct&tp=4&vllm=0.10.2', true],
 ])
-test(`the verdict program comes gzip-compressed, plain without DecompressionStream, or decoded by the server${second ? ' (a link that needs its second part)' : ''}`, async () => {
+test(`the verdict program comes gzip-compressed, plain without DecompressionStream, or decoded by the server${last ? ' (a link that needs its last part)' : ''}`, async () => {
   const run = async (setup) => {
     const { context, page, problems, release } = await held();
     await setup(context);
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
-    assert.equal(await waitedForSecondPart(page), second, link);
+    assert.equal(await waitedForLastPart(page), last, link);
     const asked = problems.requests.filter((u) => /\/headroom-verdict-/.test(u)).map((u) => new URL(u).pathname);
     release();
     await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });

@@ -1,0 +1,154 @@
+// public/early.js's delivery of a split verdict program (scripts/split-verdict.mjs), run in
+// Node on the release build's own catalog-links program: the page's first script, as the page
+// has it, with a fetch that hands the program over in chunks of chosen sizes. The browser tests
+// get each file from a local server at once; this one cuts the stream at every awkward place,
+// holds the tail back to see the first part compile without it, and cuts the file short.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import vm from 'node:vm';
+import { gunzipSync, constants as zlib } from 'node:zlib';
+
+const DIST = new URL('../../dist/', import.meta.url);
+const html = readFileSync(new URL('index.html', DIST), 'utf8');
+const name = html.match(/data-verdict="\/([^"]+)"/)?.[1];
+const ats = (html.match(/data-verdict-split="([\d,]+)"/)?.[1] ?? '').split(',').filter(Boolean).map(Number);
+const plain = readFileSync(new URL(name, DIST));
+const gz = readFileSync(new URL(`${name}.gz`, DIST));
+const source = readFileSync(new URL('../../public/early.js', import.meta.url), 'utf8');
+
+// The shortest start of the .gz that decompresses to the first `n` bytes.
+const gzPrefix = (n) => {
+  let lo = 1;
+  let hi = gz.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    let out = 0;
+    try {
+      out = gunzipSync(gz.subarray(0, mid), { finishFlush: zlib.Z_SYNC_FLUSH }).length;
+    } catch {
+      out = 0;
+    }
+    if (out >= n) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+};
+
+// A body that hands `bytes` over in chunks of `sizes` (the last size repeats); with `hold`, it
+// waits after that many bytes until `release()` is called.
+const body = (bytes, sizes, hold = Infinity) => {
+  let at = 0;
+  let k = 0;
+  let release;
+  const held = new Promise((resolve) => (release = resolve));
+  const stream = new ReadableStream({
+    async pull(c) {
+      if (at >= bytes.length) return c.close();
+      if (at >= hold) await held;
+      let n = sizes[Math.min(k++, sizes.length - 1)];
+      if (at < hold && at + n > hold) n = hold - at;
+      c.enqueue(new Uint8Array(bytes.subarray(at, at + n)));
+      at += n;
+    },
+  });
+  return { stream, release };
+};
+
+// public/early.js in a context of its own, with this fetch; its `compile` is the page's.
+const early = (respond, { decompress = true } = {}) => {
+  const context = vm.createContext({
+    // The opening state (no address, no storage) planned ahead: no program fetched at start.
+    HEADROOM_PLANNED: { '': [] },
+    HEADROOM_VERDICT: '/p.wasm',
+    HEADROOM_VERDICT_CONFIG: '/c.wasm',
+    HEADROOM_VERDICT_ALL: '/a.wasm',
+    HEADROOM_SPLITS: { '/p.wasm': ats },
+    location: { search: '', hash: '' },
+    fetch: respond,
+    ReadableStream,
+    Response,
+    WebAssembly,
+    ...(decompress ? { DecompressionStream } : {}),
+  });
+  vm.runInContext(source, context);
+  return context.headroomEarly;
+};
+const response = (stream) => new Response(stream, { headers: { 'content-type': 'application/wasm' } });
+
+test('the build has a split catalog-links program to test', () => {
+  assert.ok(name && ats.length === 2 && ats[0] < ats[1] && ats[1] < plain.length, `${name} ${ats}`);
+});
+
+// The parts as modules: the first imports the placeholders, each later one the first's exports.
+const checkParts = async (compiled) => {
+  const { module, rest } = await compiled;
+  assert.ok(WebAssembly.Module.imports(module).some((i) => i.module === 'placeholder'));
+  assert.equal(rest.length, 2);
+  for (const part of rest) assert.ok(WebAssembly.Module.imports(await part).every((i) => i.module === 'primary'));
+};
+
+for (const [what, sizes] of [
+  ['the .gz whole', [gz.length]],
+  ['the .gz a byte at a time, then in 64 KB', [1, 1, 1, 65536]],
+  ['the .gz in 1,000-byte chunks', [1000]],
+]) {
+  test(`a split program compiles part by part: ${what}`, async () => {
+    const asked = [];
+    const e = early((url) => (asked.push(url), Promise.resolve(response(body(gz, sizes).stream))));
+    await checkParts(e.compile('/p.wasm'));
+    assert.deepEqual(asked, ['/p.wasm.gz']);
+  });
+}
+
+// Decompressed, the stream's chunks may end anywhere: at each cut, a byte before, a byte after.
+for (const at of [ats[0], ats[1]]) {
+  for (const shift of [-1, 0, 1]) {
+    test(`a split program compiles when a chunk ends ${shift === 0 ? 'at' : shift < 0 ? 'a byte before' : 'a byte after'} the cut at ${at}`, async () => {
+      // A server that decoded the .gz already: the page takes the chunks as they come.
+      const e = early(() => Promise.resolve(response(body(plain, [at + shift, 4096]).stream)));
+      await checkParts(e.compile('/p.wasm'));
+    });
+  }
+}
+
+test('the first part compiles while the rest of the program is still arriving', async () => {
+  const { stream, release } = body(gz, [4096], gzPrefix(ats[0]) + 16);
+  const e = early(() => Promise.resolve(response(stream)));
+  const compiled = e.compile('/p.wasm');
+  const first = await Promise.race([compiled.then(() => 'compiled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 5000))]);
+  assert.equal(first, 'compiled', 'the first part compiled with the rest held back');
+  const { rest } = await compiled;
+  let second = 'waiting';
+  rest[0].then(() => (second = 'compiled'));
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.equal(second, 'waiting', 'the second part waits for its bytes');
+  release();
+  await checkParts(compiled);
+});
+
+test('a program cut short: the first part compiles, the parts it lacks fail, nothing unhandled', async () => {
+  const unhandled = [];
+  const onRejection = (e) => unhandled.push(e);
+  process.on('unhandledRejection', onRejection);
+  try {
+    const e = early(() => Promise.resolve(response(body(gz.subarray(0, gzPrefix(ats[1]) - 2000), [4096]).stream)));
+    const { module, rest } = await e.compile('/p.wasm');
+    assert.ok(module instanceof WebAssembly.Module);
+    await assert.rejects(rest[0]);
+    await assert.rejects(rest[1]);
+    const early2 = early(() => Promise.resolve(response(body(plain.subarray(0, 1000), [100]).stream)));
+    await assert.rejects(early2.compile('/p.wasm'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onRejection);
+  }
+});
+
+test('without DecompressionStream the plain file comes, cut the same way', async () => {
+  const asked = [];
+  const e = early((url) => (asked.push(url), Promise.resolve(response(body(plain, [65536]).stream))), { decompress: false });
+  await checkParts(e.compile('/p.wasm'));
+  assert.deepEqual(asked, ['/p.wasm']);
+});
