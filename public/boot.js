@@ -127,11 +127,10 @@ const linked = async (program, n) => {
 };
 // A program (early.compile's promise), then a function that runs it on the opening state. Each
 // run its own instance of the glue; once done, it and its linear memory (about 1.3 MB) may be
-// collected. A split program runs as soon as its first part is compiled: V8 compiles each
-// function on its first call, so that run compiles the first part's functions while the
-// second part is still arriving, until it calls into a later part (a placeholder throws).
-// Then it runs again, on a fresh instance (the throw left the last one's stack and heap
-// halfway), with the next part linked once that is in: the answer is the whole program's.
+// collected. A split program runs as soon as its first part is compiled, while the rest is
+// still arriving; a run that calls into a later part (a placeholder throws) runs again, on a
+// fresh instance (the throw left the last one's stack and heap halfway), with the next part
+// linked once that is in: the answer is the whole program's.
 const verdictRun = (compiled) => async () => {
   const program = await compiled;
   const plan = (glue) => glue.first_verdict(early.link, early.stored, early.typed);
@@ -146,7 +145,7 @@ const verdictRun = (compiled) => async () => {
     } catch (e) {
       if (e !== needsRest || n === program.rest.length) throw e;
     }
-    performance.mark(`verdict-part-${n + 2}`);
+    performance.mark(n + 1 === program.rest.length ? 'verdict-last-part' : `verdict-part-${n + 2}`);
   }
 };
 

@@ -39,7 +39,7 @@ import { gunzipSync } from 'node:zlib';
 const { gzipAsync } = createRequire(import.meta.url)('@gfx/zopfli');
 // terser: the page's two inline scripts minified (below).
 import { minify } from 'terser';
-import { FEATURES, checkLinks, orderLinks, splitProgram, trainingLinks } from './split-verdict.mjs';
+import { FEATURES, checkLinks, splitProgram, trainingLinks } from './split-verdict.mjs';
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -105,7 +105,7 @@ async function buildVerdicts() {
     CARGO_TARGET_DIR: join(root, 'target', 'verdict'),
   };
   delete env.CARGO_ENCODED_RUSTFLAGS;
-  // The catalog links' and the pasted config's programs are split in three (scripts/
+  // The catalog links' and the pasted config's programs are split in two (scripts/
   // split-verdict.mjs, by Debian's wasm-split that scripts/setup.sh unpacks): trained on the
   // catalog and the seed examples named in the page.
   const wasmSplit = join(root, 'tools', 'binaryen-108', 'usr', 'bin', 'wasm-split');
@@ -130,8 +130,7 @@ async function buildVerdicts() {
     // branches never taken included. Without it the program is 1.2 KB smaller too.
     run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
     let bytes = readFileSync(wasmOut);
-    // Split: its three parts as one file, in order; `split` is where the second and the third
-    // begin.
+    // Split: its two parts as one file, in order; `split` lists where the later one begins.
     let split = null;
     if (kind) {
       const parts = await splitProgram({
@@ -141,17 +140,15 @@ async function buildVerdicts() {
         glueFile: join(outDir, 'verdict.js'),
         training: trainingLinks(root, kind, exampleIds),
         checks: checkLinks(root, kind, exampleIds),
-        order: orderLinks(root, kind),
-        firstShare: 0.75,
         wasmSplit,
         wasmOpt: 'wasm-opt',
         fail,
       });
-      const [a, b, c] = parts.parts;
-      const [one, two, three] = parts.waited;
-      console.log(`inline-loader: ${prefix} split: parts of ${a.length}, ${b.length} and ${c.length} B (whole ${bytes.length} B); ${parts.trained} training links and ${parts.checked} others checked: ${one} answered by the first part (of a sample), ${two} by the first two, ${three} needed all three`);
-      split = [a.length, a.length + b.length];
-      bytes = Buffer.concat([a, b, c]);
+      const [a, b] = parts.parts;
+      const [one, two] = parts.answered;
+      console.log(`inline-loader: ${prefix} split: parts of ${a.length} and ${b.length} B (whole ${bytes.length} B); ${parts.trained} training states and ${parts.checked} others checked: ${one} answered by the first part, ${two} needed the second`);
+      split = [a.length];
+      bytes = Buffer.concat([a, b]);
     }
     const name = `${prefix}-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
     writeFileSync(join(dir, name), bytes);

@@ -105,13 +105,11 @@ for (const [attr, what] of [
   const verdictWasm = html.match(new RegExp(`${attr}="/([^"]+)"`))?.[1];
   // The stylesheets the head links (render-blocking); page.css is loaded after the verdict.
   const blocking = [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].map((m) => m[1]);
-  // A split program's first two parts: a link the training covers waits for them (its first run
-  // on the first part alone stops at its first call into the second).
-  const ats = (html.match(new RegExp(`${attr}-split="([\\d,]+)"`))?.[1] ?? '').split(',').filter(Boolean).map(Number);
-  const split = ats.length > 1 ? ats[1] : ats[0];
+  // A split program's first part: a link the training covers waits for it alone.
+  const split = Number((html.match(new RegExp(`${attr}-split="([\\d,]+)"`))?.[1] ?? '').split(',')[0]);
   const critical = rows
     .filter((r) => r.file === 'index.html' || r.file === verdictWasm || r.file === `${verdictWasm}.gz` || blocking.includes(r.file))
-    .map((r) => (r.file === `${verdictWasm}.gz` && split > 0 ? { ...r, file: `${r.file} (its first two parts, ${split} of ${r.raw} B; the first ${ats[0]} B arrive with ${firstPartGz(r.file, ats[0])} B)`, gzip: firstPartGz(r.file, split), brotli: firstPartGz(r.file, split) } : r));
+    .map((r) => (r.file === `${verdictWasm}.gz` && split > 0 ? { ...r, file: `${r.file} (its first part, ${split} of ${r.raw} B)`, gzip: firstPartGz(r.file, split), brotli: firstPartGz(r.file, split) } : r));
   const criticalGz = critical.reduce((a, r) => a + r.gzip, 0);
   const criticalBr = critical.reduce((a, r) => a + r.brotli, 0);
   console.log(

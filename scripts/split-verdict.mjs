@@ -1,21 +1,17 @@
-// The verdict programs for catalog links and for a pasted config.json, each split in three by
-// wasm-split (Debian's binaryen 108, unpacked by scripts/setup.sh): the functions the common
-// links run, in two parts (those a typical link calls first, then the others), and the rest
-// (older vLLM releases' rules, rare layer kinds, error paths no training link takes). Used by
-// scripts/inline-loader.mjs.
+// The verdict programs for catalog links and for a pasted config.json, each split in two by
+// wasm-split (Debian's binaryen 108, unpacked by scripts/setup.sh): a first part with every
+// function the common links run, and a second with the rest (older vLLM releases' rules, rare
+// layer kinds, error paths no training link takes). Used by scripts/inline-loader.mjs.
 //
 // Why: on a phone on slow 4G (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the program's bytes
-// are most of the first verdict's wait, about 6 ms per KB, and V8 compiling each function on its
-// first call most of the rest (about 100 ms). The parts travel as one file, in order;
-// public/early.js compiles each as soon as its bytes are in, and public/boot.js runs the link on
-// the first part at once: V8 compiles that part's functions while the second is still arriving,
-// until the run calls into the second (a placeholder the first part imports, which throws).
-// It runs again, on a fresh instance with the second part linked, once that has arrived, and
-// only the second part's functions are left to compile; and a third time, with the last part, if
-// the link reaches that. The answer is the whole program's; a link that needs the last part
-// waits for the whole file, a little larger than the whole program (the parts' trampolines).
+// are most of the first verdict's wait, about 6 ms per KB. The two parts travel as one file, the
+// first part first; public/early.js compiles the first as soon as its bytes are in, and
+// public/boot.js runs it while the second is still arriving. A link that reaches a function of
+// the second part (a placeholder the first part imports, which throws) is planned again once the
+// second part is in, on a fresh instance of the first with the second linked to it: the same
+// answer, after the whole file (a little larger than the whole program: the parts' trampolines).
 //
-// The split is checked here: every training link and a set of links outside the training give
+// The split is checked here: every training state and a set of states outside the training give
 // the same answer from the split program as from the whole one, in Node, or the build fails.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
@@ -107,113 +103,6 @@ export function fixExternrefExport(bytes, fail) {
   return b;
 }
 
-// The sizes of a module's function bodies, in the order of its defined functions (binaryen
-// names a defined function without a name by this index, and wasm-split's profile counts them
-// in this order).
-export function bodySizes(bytes) {
-  const b = Buffer.from(bytes);
-  let i = 8;
-  while (i < b.length) {
-    const id = b[i];
-    const [size, start] = leb(b, i + 1);
-    if (id === 10) {
-      let [n, j] = leb(b, start);
-      const sizes = [];
-      for (; n > 0; n--) {
-        let len;
-        [len, j] = leb(b, j);
-        sizes.push(len);
-        j += len;
-      }
-      return sizes;
-    }
-    i = start + size;
-  }
-  return [];
-}
-
-// The limits of a module's function table (its first table of funcref): [min, max or null].
-export function funcTableLimits(bytes, fail) {
-  const b = Buffer.from(bytes);
-  let i = 8;
-  while (i < b.length) {
-    const id = b[i];
-    const [size, start] = leb(b, i + 1);
-    if (id === 4) {
-      let [n, j] = leb(b, start);
-      for (; n > 0; n--) {
-        const type = b[j++];
-        const flags = b[j++];
-        let min;
-        let max = null;
-        [min, j] = leb(b, j);
-        if (flags & 1) [max, j] = leb(b, j);
-        if (type === 0x70) return [min, max];
-      }
-    }
-    i = start + size;
-  }
-  fail('a part has no function table');
-  return null;
-}
-
-// A part that imports the first part's function table declares the table's size when it was
-// split; after a second split of the first part the table is larger. This raises the declared
-// maximum to `max` (the import section rewritten with the new number's bytes).
-export function raiseTableImportMax(bytes, max, fail) {
-  const b = Buffer.from(bytes);
-  let i = 8;
-  while (i < b.length) {
-    const id = b[i];
-    const [size, start] = leb(b, i + 1);
-    if (id === 2) {
-      let [n, j] = leb(b, start);
-      for (; n > 0; n--) {
-        let len;
-        [len, j] = leb(b, j);
-        j += len;
-        [len, j] = leb(b, j);
-        j += len;
-        const kind = b[j++];
-        if (kind === 0) [, j] = leb(b, j);
-        else if (kind === 1) {
-          const type = b[j++];
-          const flags = b[j++];
-          [, j] = leb(b, j);
-          if (flags & 1) {
-            const at = j;
-            let old;
-            [old, j] = leb(b, j);
-            if (type === 0x70) {
-              const bytesOf = (v) => {
-                const out = [];
-                do {
-                  let x = v & 0x7f;
-                  v = Math.floor(v / 128);
-                  if (v > 0) x |= 0x80;
-                  out.push(x);
-                } while (v > 0);
-                return out;
-              };
-              if (max < old) fail(`the table import's maximum would shrink (${old} -> ${max})`);
-              const delta = bytesOf(max).length - (j - at);
-              return Buffer.concat([b.subarray(0, i + 1), Buffer.from(bytesOf(size + delta)), b.subarray(start, at), Buffer.from(bytesOf(max)), b.subarray(j)]);
-            }
-          }
-        } else if (kind === 2) {
-          const flags = b[j++];
-          [, j] = leb(b, j);
-          if (flags & 1) [, j] = leb(b, j);
-        } else if (kind === 3) j += 2;
-        else fail(`an import of kind ${kind} this reader does not know`);
-      }
-    }
-    i = start + size;
-  }
-  fail('the part imports no function table with a maximum');
-  return null;
-}
-
 // The links a program's first part is trained on: what people share. For catalog links, every
 // catalog model (by id and by its Hugging Face repo) on a spread of GPUs and grids, every GPU,
 // the common flags, the measurements a startup log gives and recent vLLM releases on each model, and the seed examples with a key of their own;
@@ -272,13 +161,6 @@ const reopened = (links, edits) =>
       ];
     });
 
-// The link whose first calls order the common part (step 2 of splitProgram): a typical one.
-export function orderLinks(root, kind) {
-  if (kind === 'catalog') return ['?v=1&model=qwen3-32b&gpu=h100-sxm-80gb&tp=2&max-model-len=16384'];
-  const row = JSON.parse(readFileSync(join(root, 'catalog', 'models', 'qwen3-32b.json'), 'utf8'));
-  return [`?v=1&gpu=h100-sxm-80gb&tp=2#config=${Buffer.from(JSON.stringify(row.config)).toString('base64url')}`];
-}
-
 // Links outside the training, for the check: other GPUs and flags, the rules of older
 // releases, measured values, drafters, unified memory, and inputs the program refuses.
 export function checkLinks(root, kind, exampleIds) {
@@ -316,71 +198,34 @@ const importGlue = async (tmp, glueFile, tag) => {
   return import(pathToFileURL(file).href);
 };
 
-// Splits one program (`bytes`, after wasm-opt) in three; returns its parts, or fails the build.
-//   1. What the training links run (wasm-split's profile) from the rest: the rest is the last
-//      part.
-//   2. What they run, in the order one typical link first calls it (a second profile, of the
-//      first part alone): the functions that make up the first `firstShare` of the code that link
-//      runs are the first part, the others the second. The first part arrives earlier by the
-//      second's transfer, and boot.js runs the link on it at once: V8 compiles those functions
-//      (on first call) while the second part arrives, and the run stops at its first call into
-//      the second part; then it runs again with both.
-export async function splitProgram({ tmp, prefix, bytes, glueFile, training, checks, order, firstShare, wasmSplit, wasmOpt, fail }) {
+// Splits one program (`bytes`, after wasm-opt) in two; returns its parts, or fails the build.
+export async function splitProgram({ tmp, prefix, bytes, glueFile, training, checks, wasmSplit, wasmOpt, fail }) {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const at = (name) => join(tmp, `${prefix}.${name}`);
   const reached = {};
   const placeholders = { placeholder: new Proxy({}, { get: () => () => { throw reached; } }) };
-  const profileOf = (glue, module, links, extra) => {
-    const wasm = glue.__wbg_finalize_init(new WebAssembly.Instance(module, { ...glue.__wbg_get_imports(), ...extra }), module);
-    for (const call of links) glue.first_verdict(...opening(call));
-    const size = 1 << 20;
-    const ptr = wasm.__wbindgen_malloc(size, 1);
-    const written = wasm.__write_profile(ptr, size);
-    if (!(written > 8 && written < size)) fail(`${prefix}: the instrumented program wrote no profile (${written})`);
-    return Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, written));
-  };
   writeFileSync(at('whole.wasm'), bytes);
-  // 1. The profile: which functions the training links run; the split: those, and the rest.
+  // 1. The profile: which functions the training states run.
   run(wasmSplit, ['--instrument', ...FEATURES, at('whole.wasm'), '-o', at('instrumented.wasm')]);
   const instrumented = new WebAssembly.Module(fixExternrefExport(readFileSync(at('instrumented.wasm')), fail));
-  writeFileSync(at('profile'), profileOf(await importGlue(tmp, glueFile, `${prefix}-profile`), instrumented, training, {}));
-  run(wasmSplit, [...FEATURES, `--profile=${at('profile')}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at('whole.wasm'), '-o1', at('common.wasm'), '-o2', at('rest.wasm')]);
-  writeFileSync(at('common.fixed.wasm'), fixExternrefExport(readFileSync(at('common.wasm')), fail));
-  // 2. The order in which a typical link first calls the common part's functions, and the split
-  //    of that part at `firstShare` of the code the link runs.
-  run(wasmSplit, ['--instrument', ...FEATURES, at('common.fixed.wasm'), '-o', at('common.instrumented.wasm')]);
-  const commonInstrumented = new WebAssembly.Module(fixExternrefExport(readFileSync(at('common.instrumented.wasm')), fail));
-  const ordered = profileOf(await importGlue(tmp, glueFile, `${prefix}-order`), commonInstrumented, order, placeholders);
-  const sizes = bodySizes(readFileSync(at('common.fixed.wasm')));
-  const stamps = [];
-  for (let k = 8; k + 4 <= ordered.length; k += 4) stamps.push(ordered.readUInt32LE(k));
-  if (stamps.length !== sizes.length) fail(`${prefix}: the order profile counts ${stamps.length} functions, the common part has ${sizes.length}`);
-  const called = stamps.map((t, k) => [t, k]).filter(([t]) => t > 0).sort((x, y) => x[0] - y[0]);
-  const runCode = called.reduce((n, [, k]) => n + sizes[k], 0);
-  const first = [];
-  let taken = 0;
-  for (const [, k] of called) {
-    if (taken >= firstShare * runCode) break;
-    first.push(k);
-    taken += sizes[k];
-  }
-  writeFileSync(at('first.funcs'), `${first.join('\n')}\n`);
-  run(wasmSplit, [...FEATURES, `--keep-funcs=@${at('first.funcs')}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at('common.fixed.wasm'), '-o1', at('first.wasm'), '-o2', at('second.wasm')]);
-  const firstFixed = fixExternrefExport(readFileSync(at('first.wasm')), fail);
-  writeFileSync(at('first.fixed.wasm'), firstFixed);
-  // The last part was split off the common part before its table grew.
-  const [, tableMax] = funcTableLimits(firstFixed, fail);
-  if (tableMax === null) fail(`${prefix}: the first part's function table has no maximum`);
-  writeFileSync(at('rest.fixed.wasm'), raiseTableImportMax(readFileSync(at('rest.wasm')), tableMax, fail));
-  // 3. Each part optimised again (wasm-split leaves its trampolines as they are).
+  const glue = await importGlue(tmp, glueFile, `${prefix}-profile`);
+  const wasm = glue.__wbg_finalize_init(new WebAssembly.Instance(instrumented, glue.__wbg_get_imports()), instrumented);
+  for (const call of training) glue.first_verdict(...opening(call));
+  const size = 1 << 20;
+  const ptr = wasm.__wbindgen_malloc(size, 1);
+  const written = wasm.__write_profile(ptr, size);
+  if (!(written > 8 && written < size)) fail(`${prefix}: the instrumented program wrote no profile (${written})`);
+  writeFileSync(at('profile'), Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, written)));
+  // 2. The split, and each part optimised again (wasm-split leaves its trampolines as they are).
+  run(wasmSplit, [...FEATURES, `--profile=${at('profile')}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at('whole.wasm'), '-o1', at('first.wasm'), '-o2', at('second.wasm')]);
+  writeFileSync(at('first.fixed.wasm'), fixExternrefExport(readFileSync(at('first.wasm')), fail));
   const optimised = (name) => {
     run(wasmOpt, ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, at(`${name}.wasm`), '-o', at(`${name}.opt.wasm`)]);
     return readFileSync(at(`${name}.opt.wasm`));
   };
-  const parts = [optimised('first.fixed'), optimised('second'), optimised('rest.fixed')];
-  // 4. The check: the split program answers every link as the whole one does, with the first
-  //    part alone (for a sample of links), the first two, or all three, each trying the next
-  //    when a placeholder throws, as boot.js does.
+  const parts = [optimised('first.fixed'), optimised('second')];
+  // 3. The check: the split program answers every state as the whole one does, with the first
+  //    part alone or with both, trying both when a placeholder throws, as boot.js does.
   const wholeGlue = await importGlue(tmp, glueFile, `${prefix}-whole`);
   const wholeModule = new WebAssembly.Module(bytes);
   wholeGlue.__wbg_finalize_init(new WebAssembly.Instance(wholeModule, wholeGlue.__wbg_get_imports()), wholeModule);
@@ -388,34 +233,34 @@ export async function splitProgram({ tmp, prefix, bytes, glueFile, training, che
   // One copy of the glue per number of parts, handed a fresh instance after a throw (which
   // leaves an instance's stack and heap halfway); the hand-over runs the instance's start.
   const glues = [];
-  for (let n = 1; n <= 3; n++) glues.push(await importGlue(tmp, glueFile, `${prefix}-parts-${n}`));
+  for (let n = 1; n <= parts.length; n++) glues.push(await importGlue(tmp, glueFile, `${prefix}-parts-${n}`));
   const fresh = (n) => {
     const i = new WebAssembly.Instance(modules[0], { ...glues[n - 1].__wbg_get_imports(), ...placeholders });
     for (let k = 1; k < n; k++) new WebAssembly.Instance(modules[k], { primary: i.exports });
     glues[n - 1].__wbg_finalize_init(i, modules[0]);
   };
-  for (let n = 1; n <= 3; n++) fresh(n);
-  const waited = [0, 0, 0];
-  const links = [...training, ...checks];
-  for (const [m, call] of links.entries()) {
+  for (let n = 1; n <= parts.length; n++) fresh(n);
+  const answered = parts.map(() => 0);
+  const calls = [...training, ...checks];
+  for (const [m, call] of calls.entries()) {
     const args = opening(call);
-    const link = JSON.stringify(call);
+    const what = JSON.stringify(call);
     const want = JSON.stringify(wholeGlue.first_verdict(...args));
-    for (let n = m % 16 === 0 ? 1 : 2; ; n++) {
+    for (let n = 1; ; n++) {
       let got;
       try {
         got = JSON.stringify(glues[n - 1].first_verdict(...args));
       } catch (e) {
-        if (e !== reached) fail(`${prefix}: the program's first ${n} part(s) threw on ${link}: ${e}`);
-        if (n === 3) fail(`${prefix}: a placeholder threw with all three parts linked, on ${link}`);
-        if (n === 2 && m < training.length) fail(`${prefix}: the training link ${link} reaches the last part`);
+        if (e !== reached) fail(`${prefix}: the program's first ${n} part(s) threw on ${what}: ${e}`);
+        if (n === parts.length) fail(`${prefix}: a placeholder threw with every part linked, on ${what}`);
+        if (m < training.length) fail(`${prefix}: the training state ${what} reaches the second part`);
         fresh(n);
         continue;
       }
-      if (got !== want) fail(`${prefix}: the split program (${n} part(s)) answers ${link} otherwise than the whole one:\n  ${got}\n  ${want}`);
-      waited[n - 1]++;
+      if (got !== want) fail(`${prefix}: the split program (${n} part(s)) answers ${what} otherwise than the whole one:\n  ${got}\n  ${want}`);
+      answered[n - 1]++;
       break;
     }
   }
-  return { parts, trained: training.length, checked: checks.length, waited };
+  return { parts, trained: training.length, checked: checks.length, answered };
 }

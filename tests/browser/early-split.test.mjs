@@ -77,14 +77,14 @@ const early = (respond, { decompress = true } = {}) => {
 const response = (stream) => new Response(stream, { headers: { 'content-type': 'application/wasm' } });
 
 test('the build has a split catalog-links program to test', () => {
-  assert.ok(name && ats.length === 2 && ats[0] < ats[1] && ats[1] < plain.length, `${name} ${ats}`);
+  assert.ok(name && ats.length >= 1 && ats.every((at, k) => at > (ats[k - 1] ?? 0)) && ats[ats.length - 1] < plain.length, `${name} ${ats}`);
 });
 
 // The parts as modules: the first imports the placeholders, each later one the first's exports.
 const checkParts = async (compiled) => {
   const { module, rest } = await compiled;
   assert.ok(WebAssembly.Module.imports(module).some((i) => i.module === 'placeholder'));
-  assert.equal(rest.length, 2);
+  assert.equal(rest.length, ats.length);
   for (const part of rest) assert.ok(WebAssembly.Module.imports(await part).every((i) => i.module === 'primary'));
 };
 
@@ -102,7 +102,7 @@ for (const [what, sizes] of [
 }
 
 // Decompressed, the stream's chunks may end anywhere: at each cut, a byte before, a byte after.
-for (const at of [ats[0], ats[1]]) {
+for (const at of ats) {
   for (const shift of [-1, 0, 1]) {
     test(`a split program compiles when a chunk ends ${shift === 0 ? 'at' : shift < 0 ? 'a byte before' : 'a byte after'} the cut at ${at}`, async () => {
       // A server that decoded the .gz already: the page takes the chunks as they come.
@@ -132,11 +132,10 @@ test('a program cut short: the first part compiles, the parts it lacks fail, not
   const onRejection = (e) => unhandled.push(e);
   process.on('unhandledRejection', onRejection);
   try {
-    const e = early(() => Promise.resolve(response(body(gz.subarray(0, gzPrefix(ats[1]) - 2000), [4096]).stream)));
+    const e = early(() => Promise.resolve(response(body(gz.subarray(0, gz.length - 2000), [4096]).stream)));
     const { module, rest } = await e.compile('/p.wasm');
     assert.ok(module instanceof WebAssembly.Module);
-    await assert.rejects(rest[0]);
-    await assert.rejects(rest[1]);
+    await assert.rejects(rest[rest.length - 1]);
     const early2 = early(() => Promise.resolve(response(body(plain.subarray(0, 1000), [100]).stream)));
     await assert.rejects(early2.compile('/p.wasm'));
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -145,10 +145,9 @@ const LINKS = [
   // A key the loader's test does not see (percent-encoded): the catalog links' program hands
   // the state over, and the other one plans it.
   ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'catalog+all'],
-  // The catalog links' and the config's programs come in three parts (scripts/
-  // split-verdict.mjs): what common links run, in two, and the rest. A link that reaches the
-  // last (an older vLLM release's rules, an input the program refuses) is planned again once
-  // that is in, with the same words.
+  // The catalog links' and the config's programs come in two parts (scripts/split-verdict.mjs):
+  // what common links run, and the rest. A link that reaches the last (an older vLLM release's
+  // rules, an input the program refuses) is planned again once that is in, with the same words.
   ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'catalog', 'last'],
   ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'catalog', 'last'],
   ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'config', 'last'],
@@ -165,7 +164,7 @@ const verdictPrograms = (problems) =>
 const fetchedVerdict = (problems) => verdictPrograms(problems).length > 0;
 
 // Whether the split program's last part was needed (boot.js marks each part it waits for).
-const waitedForLastPart = (page) => page.evaluate(() => performance.getEntriesByName('verdict-part-3').length > 0);
+const waitedForLastPart = (page) => page.evaluate(() => performance.getEntriesByName('verdict-last-part').length > 0);
 
 for (const [what, link, program, part] of LINKS) {
   test(`the first verdict before the app is the app's own: ${what}`, async () => {
