@@ -111,26 +111,26 @@ const paintVerdict = (v) => {
   performance.mark('first-verdict');
 };
 const early = typeof headroomEarly === 'object' && headroomEarly !== null ? headroomEarly : null;
-// What a placeholder of a split program's part throws (scripts/split-verdict.mjs): the run
-// needs a function of a later part.
-const needsRest = new Error('the verdict program needs a later part');
-// A split program's first part, instantiated with its own instance of the glue, with its first
-// `n` later parts linked to it (each fills its slots of the first's function table).
-const linked = async (program, n) => {
+// What a placeholder of a split program's first part throws (scripts/split-verdict.mjs): the
+// run needs a function of the second part.
+const needsRest = new Error('the verdict program needs its second part');
+// A split program's first part, instantiated with its own instance of the glue, and with its
+// second part linked to it (it fills the first's function table) when `withRest`.
+const linked = async (program, withRest) => {
   const glue = headroomVerdictGlue();
   const imports = glue.imports();
   imports.placeholder = new Proxy({}, { get: () => () => { throw needsRest; } });
   const instance = await WebAssembly.instantiate(program.module, imports);
-  for (let k = 0; k < n; k++) await WebAssembly.instantiate(await program.rest[k], { primary: instance.exports });
+  if (withRest) await WebAssembly.instantiate(await program.rest, { primary: instance.exports });
   glue.finalize(instance, program.module);
   return glue;
 };
 // A program (early.compile's promise), then a function that runs it on the opening state. Each
 // run its own instance of the glue; once done, it and its linear memory (about 1.3 MB) may be
-// collected. A split program runs as soon as its first part is compiled, while the rest is
-// still arriving; a run that calls into a later part (a placeholder throws) runs again, on a
-// fresh instance (the throw left the last one's stack and heap halfway), with the next part
-// linked once that is in: the answer is the whole program's.
+// collected. A split program runs as soon as its first part is compiled, while the second is
+// still arriving; a run that calls into the second (a placeholder throws) runs again once that
+// is in, on a fresh instance with both parts (the throw left the first one's stack and heap
+// halfway): the answer is the whole program's.
 const verdictRun = (compiled) => async () => {
   const program = await compiled;
   const plan = (glue) => glue.first_verdict(early.link, early.stored, early.typed);
@@ -139,14 +139,13 @@ const verdictRun = (compiled) => async () => {
     await glue.init({ module_or_path: program.module });
     return plan(glue);
   }
-  for (let n = 0; ; n++) {
-    try {
-      return plan(await linked(program, n));
-    } catch (e) {
-      if (e !== needsRest || n === program.rest.length) throw e;
-    }
-    performance.mark(n + 1 === program.rest.length ? 'verdict-last-part' : `verdict-part-${n + 2}`);
+  try {
+    return plan(await linked(program, false));
+  } catch (e) {
+    if (e !== needsRest) throw e;
   }
+  performance.mark('verdict-last-part');
+  return plan(await linked(program, true));
 };
 
 try {
@@ -179,7 +178,7 @@ try {
       // once; the app's wasm comes after the rest of the program's bytes.
       const program = await early.program.module;
       shown = show(verdictRun(early.program.module));
-      if (program.rest) await Promise.allSettled(program.rest);
+      await program.rest?.catch(() => {});
     } catch {
       // The app paints the verdict itself.
     }

@@ -24,14 +24,14 @@
 //   compile(url)         a program, compiled as its bytes arrive (from its .gz where the
 //                        browser can decompress a stream): a promise of { module, rest }, where
 //                        a split program's (scripts/split-verdict.mjs) `module` is its first
-//                        part, done as soon as that part's bytes are in, and `rest` a list of
-//                        promises of its later parts' modules; a whole program's `rest` is null.
+//                        part, done as soon as that part's bytes are in, and `rest` a promise
+//                        of its second part's module; a whole program's `rest` is null.
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
   const VERDICT_CONFIG = HEADROOM_VERDICT_CONFIG;
   const VERDICT_ALL = HEADROOM_VERDICT_ALL;
-  // Where each split program's later parts begin in its file (scripts/split-verdict.mjs).
+  // Where each split program's second part begins in its file (scripts/split-verdict.mjs).
   const SPLITS = HEADROOM_SPLITS;
   const link = `${location.search}${location.hash}`;
   // A program's bytes as a response to compile: the programs are kept gzip-compressed beside
@@ -73,61 +73,38 @@ var headroomEarly = (() => {
     if (byte(0) === 0x1f && byte(1) === 0x8b) body = body.pipeThrough(new DecompressionStream('gzip'));
     return new Response(body, { headers: { 'content-type': 'application/wasm' } });
   };
-  // A split program's stream cut where each of its parts begins (`ats`): the first part as a
-  // stream of its own, which compiles as it arrives, and the others as promises of their bytes,
-  // each kept once its last byte is in, read whether or not anything waits for them yet.
-  const cut = (body, ats) => {
+  // A split program's stream cut where its second part begins (`at`): the first part as a
+  // stream of its own, which compiles as it arrives, and the second as a promise of its bytes,
+  // read behind it whether or not anything waits for it yet.
+  const cut = (body, at) => {
     const reader = body.getReader();
-    const ends = [...ats.slice(1), Infinity];
-    const parts = ends.map(() => {
-      const part = { chunks: [], done: false };
-      part.bytes = new Promise((resolve, reject) => {
-        part.resolve = resolve;
-        part.reject = reject;
-      });
-      part.bytes.catch(() => {});
-      return part;
+    const tail = [];
+    let done;
+    let failed;
+    const rest = new Promise((resolve, reject) => {
+      done = resolve;
+      failed = reject;
     });
-    const finish = (part) => {
-      const bytes = new Uint8Array(part.chunks.reduce((n, c) => n + c.length, 0));
-      let o = 0;
-      for (const c of part.chunks) {
-        bytes.set(c, o);
-        o += c.length;
-      }
-      part.done = true;
-      part.resolve(bytes);
-    };
-    const failed = (e) => {
-      for (const part of parts) if (!part.done) part.reject(e);
-    };
-    // A chunk that begins `seen` bytes into the program, past the first part.
-    let seen = ats[0];
-    const spread = (chunk) => {
-      let off = 0;
-      while (off < chunk.length) {
-        const k = ends.findIndex((end) => seen + off < end);
-        const take = Math.min(chunk.length - off, ends[k] - (seen + off));
-        parts[k].chunks.push(chunk.subarray(off, off + take));
-        off += take;
-        if (seen + off === ends[k]) finish(parts[k]);
-      }
-      seen += chunk.length;
-    };
+    rest.catch(() => {});
     const drain = async () => {
       try {
         for (;;) {
           const next = await reader.read();
           if (next.done) break;
-          spread(next.value);
+          tail.push(next.value);
         }
-        if (parts.slice(0, -1).some((part) => !part.done)) throw new Error('the program ends before its last part');
-        finish(parts[parts.length - 1]);
+        const bytes = new Uint8Array(tail.reduce((n, c) => n + c.length, 0));
+        let o = 0;
+        for (const c of tail) {
+          bytes.set(c, o);
+          o += c.length;
+        }
+        done(bytes);
       } catch (e) {
         failed(e);
       }
     };
-    let headSeen = 0;
+    let seen = 0;
     const head = new ReadableStream({
       async pull(c) {
         let next;
@@ -144,13 +121,13 @@ var headroomEarly = (() => {
           return;
         }
         const chunk = next.value;
-        if (headSeen + chunk.length < ats[0]) {
-          headSeen += chunk.length;
+        if (seen + chunk.length < at) {
+          seen += chunk.length;
           c.enqueue(chunk);
           return;
         }
-        c.enqueue(chunk.subarray(0, ats[0] - headSeen));
-        spread(chunk.subarray(ats[0] - headSeen));
+        c.enqueue(chunk.subarray(0, at - seen));
+        tail.push(chunk.subarray(at - seen));
         c.close();
         drain();
       },
@@ -160,17 +137,16 @@ var headroomEarly = (() => {
         return reader.cancel(why);
       },
     });
-    return { head, rest: parts.map((part) => part.bytes) };
+    return { head, rest };
   };
   const wasmType = { headers: { 'content-type': 'application/wasm' } };
-  // The later parts' modules, each compiled once its bytes are in (boot.js awaits them only when
-  // a run needs them).
-  const compiled = (parts) =>
-    parts.map((bytes) => {
-      const module = bytes.then((b) => WebAssembly.compile(b));
-      module.catch(() => {});
-      return module;
-    });
+  // The second part's module, compiled once its bytes are in (boot.js awaits it only when a run
+  // needs it).
+  const compiled = (bytes) => {
+    const module = bytes.then((b) => WebAssembly.compile(b));
+    module.catch(() => {});
+    return module;
+  };
   // A program compiled as its bytes arrive, from one request: its .gz where the browser can
   // decompress a stream and compile one. compileStreaming refuses a response a server sends as
   // another type than application/wasm, and an older browser has none: then the plain file's
@@ -196,8 +172,8 @@ var headroomEarly = (() => {
       const wasm = /^application\/wasm\b/.test(r.headers.get('content-type') ?? '');
       if (at === null) return { module: await (wasm && typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b))), rest: null };
       const bytes = new Uint8Array(await r.arrayBuffer());
-      const rest = compiled(at.map((start, k) => Promise.resolve(bytes.subarray(start, k + 1 < at.length ? at[k + 1] : bytes.length))));
-      return { module: await WebAssembly.compile(bytes.subarray(0, at[0])), rest };
+      const rest = compiled(Promise.resolve(bytes.subarray(at)));
+      return { module: await WebAssembly.compile(bytes.subarray(0, at)), rest };
     });
     // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
     module.catch(() => {});

@@ -130,7 +130,7 @@ async function buildVerdicts() {
     // branches never taken included. Without it the program is 1.2 KB smaller too.
     run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
     let bytes = readFileSync(wasmOut);
-    // Split: its two parts as one file, in order; `split` lists where the later one begins.
+    // Split: its two parts as one file, the first first; `split` is where the second begins.
     let split = null;
     if (kind) {
       const parts = await splitProgram({
@@ -147,7 +147,7 @@ async function buildVerdicts() {
       const [a, b] = parts.parts;
       const [one, two] = parts.answered;
       console.log(`inline-loader: ${prefix} split: parts of ${a.length} and ${b.length} B (whole ${bytes.length} B); ${parts.trained} training states and ${parts.checked} others checked: ${one} answered by the first part, ${two} needed the second`);
-      split = [a.length];
+      split = a.length;
       bytes = Buffer.concat([a, b]);
     }
     const name = `${prefix}-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
@@ -247,7 +247,7 @@ const verdictAttr = verdict
 // The page's first script (public/early.js): a classic one, run as the parser reaches it, which
 // reads the opening state and starts fetching the verdict program it needs (the inline module
 // runs only after the first layout). Its five names are filled in as JSON: the verdicts planned
-// ahead, the three programs' addresses and where the split programs' later parts begin. Only
+// ahead, the three programs' addresses and where the split programs' second parts begin. Only
 // with the verdict program.
 const jsValue = (value) => JSON.stringify(value).replaceAll('<', '\\u003c');
 let earlyCode = null;

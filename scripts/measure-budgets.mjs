@@ -17,10 +17,11 @@
 //   LOADS=25 node scripts/measure-budgets.mjs   # more fresh loads for the first-verdict median
 //   BASE_URL=http://127.0.0.1:8080 node scripts/measure-budgets.mjs
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { brotliCompressSync, constants as zlibConstants, gunzipSync, gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { createServer } from 'node:http';
 import { join, extname } from 'node:path';
 import { chromium } from 'playwright-core';
+import { gzPrefix } from './split-verdict.mjs';
 
 const DIST = new URL('../dist/', import.meta.url).pathname;
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
@@ -77,26 +78,6 @@ console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 100
 // (data-verdict-config), for a pasted config.json beside an example or a drafter the one with
 // everything (data-verdict-all); the app's wasm and glue load after.
 const html = readFileSync(join(DIST, 'index.html'), 'utf8');
-// A split program (scripts/split-verdict.mjs): the shortest start of its .gz that decompresses
-// to its first `at` bytes.
-const firstPartGz = (file, at) => {
-  const gz = readFileSync(join(DIST, file));
-  const out = (n) => {
-    try {
-      return gunzipSync(gz.subarray(0, n), { finishFlush: zlibConstants.Z_SYNC_FLUSH }).length;
-    } catch {
-      return 0;
-    }
-  };
-  let lo = 1;
-  let hi = gz.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (out(mid) >= at) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-};
 for (const [attr, what] of [
   ['data-verdict', 'a catalog link or an example not planned ahead'],
   ['data-verdict-config', 'a pasted config.json'],
@@ -105,8 +86,10 @@ for (const [attr, what] of [
   const verdictWasm = html.match(new RegExp(`${attr}="/([^"]+)"`))?.[1];
   // The stylesheets the head links (render-blocking); page.css is loaded after the verdict.
   const blocking = [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].map((m) => m[1]);
-  // A split program's first part: a link the training covers waits for it alone.
-  const split = Number((html.match(new RegExp(`${attr}-split="([\\d,]+)"`))?.[1] ?? '').split(',')[0]);
+  // A split program's first part (scripts/split-verdict.mjs): a link the training covers waits
+  // for it alone, the shortest start of the .gz that decompresses to it.
+  const split = Number(html.match(new RegExp(`${attr}-split="(\\d+)"`))?.[1] ?? NaN);
+  const firstPartGz = (file, at) => gzPrefix(readFileSync(join(DIST, file)), at);
   const critical = rows
     .filter((r) => r.file === 'index.html' || r.file === verdictWasm || r.file === `${verdictWasm}.gz` || blocking.includes(r.file))
     .map((r) => (r.file === `${verdictWasm}.gz` && split > 0 ? { ...r, file: `${r.file} (its first part, ${split} of ${r.raw} B)`, gzip: firstPartGz(r.file, split), brotli: firstPartGz(r.file, split) } : r));

@@ -153,9 +153,8 @@ for verdict in "$ROOT"/dist/headroom-verdict-*_bg.wasm; do
   printf 'verdict %7d B gzip%s in dist/, %s (the core floor with its solvers and ledger: %d B), against the 150 KB critical path\n' "$v" "$z" "$what" "$core_total"
   # A split program (scripts/split-verdict.mjs): a link the training covers waits for its first
   # part only.
-  ats=$(grep -o "=\"/$(basename "$verdict")\" data-verdict[a-z-]*-split=\"[0-9,]*\"" "$ROOT/dist/index.html" | grep -o 'split="[0-9,]*"' | grep -o '[0-9,]*' || true)
-  if [[ -n "$ats" ]]; then
-    at=${ats%%,*}
+  at=$(grep -o "=\"/$(basename "$verdict")\" data-verdict[a-z-]*-split=\"[0-9]*\"" "$ROOT/dist/index.html" | grep -o 'split="[0-9]*"' | grep -o '[0-9]*' || true)
+  if [[ -n "$at" ]]; then
     printf '        its first part: %d of %d B, %d B gzip alone (scripts/measure-budgets.mjs gives its share of the .gz)\n' "$at" "$(wc -c < "$verdict")" "$(head -c "$at" "$verdict" | gzip -9 | wc -c)"
   fi
 done

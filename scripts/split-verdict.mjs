@@ -17,6 +17,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { constants as zlib, gunzipSync } from 'node:zlib';
 
 // The WebAssembly features wasm-opt and wasm-split must accept to read wasm-bindgen 0.2.130's
 // output.
@@ -103,6 +104,41 @@ export function fixExternrefExport(bytes, fail) {
   return b;
 }
 
+// The shortest start of a gzip stream (`gz`) that decompresses to its first `n` bytes: what of
+// a split program's .gz the first verdict waits for (scripts/measure-budgets.mjs, the tests).
+export function gzPrefix(gz, n) {
+  const out = (k) => {
+    try {
+      return gunzipSync(gz.subarray(0, k), { finishFlush: zlib.Z_SYNC_FLUSH }).length;
+    } catch {
+      return 0;
+    }
+  };
+  let lo = 1;
+  let hi = gz.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (out(mid) >= n) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+// The catalog's model rows, in file order.
+const catalogModels = (root) =>
+  readdirSync(join(root, 'catalog', 'models'))
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => JSON.parse(readFileSync(join(root, 'catalog', 'models', f), 'utf8')));
+// A row's link: by id for the catalog links' program, as its pasted config.json (in the
+// fragment) for the config's.
+const baseLink = (m, kind) => (kind === 'catalog' ? `?v=1&model=${m.id}` : `?v=1#config=${Buffer.from(JSON.stringify(m.config)).toString('base64url')}`);
+// More keys for a link, in its query (before a fragment).
+const withKeysOf = (link, keys) => {
+  const hash = link.indexOf('#');
+  return hash < 0 ? `${link}&${keys}` : `${link.slice(0, hash)}&${keys}${link.slice(hash)}`;
+};
+
 // The links a program's first part is trained on: what people share. For catalog links, every
 // catalog model (by id and by its Hugging Face repo) on a spread of GPUs and grids, every GPU,
 // the common flags, the measurements a startup log gives and recent vLLM releases on each model, and the seed examples with a key of their own;
@@ -110,24 +146,11 @@ export function fixExternrefExport(bytes, fail) {
 // before 0.20, unified memory outside its example, refused inputs and the error paths of
 // rare shapes are left to the second part: their links wait for it.
 export function trainingLinks(root, kind, exampleIds) {
-  const models = readdirSync(join(root, 'catalog', 'models'))
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f) => JSON.parse(readFileSync(join(root, 'catalog', 'models', f), 'utf8')));
+  const models = catalogModels(root);
   const gpus = ['h100-sxm-80gb', 'a100-sxm4-40gb', 'l40s-48gb', 'rtx-4090-24gb', 'b200-192gb', 'mi300x-192gb'];
   const flags = ['max-model-len=8192', 'max-model-len=32768', 'util=0.95', 'util=0.8', 'kv-dtype=fp8', 'max-num-seqs=512', 'eager=true', 'pp=2', 'max-num-batched-tokens=16384', 'unit=gb', 'dp=2', 'ep=true', 'block-size=32', 'kv-bytes=20GiB', 'max-model-len=auto', 'avg-len=2000', 'vllm=0.20', 'vllm=0.25', 'vllm=0.30', 'vllm=0.33', 'weights=30GiB', 'activation=2GiB', 'cuda-graph=1GiB', 'non-torch=0.5GiB', 'free=78GiB', 'available-kv=20GiB', 'weights=30GiB&activation=2GiB&cuda-graph=1GiB&available-kv=20GiB'];
   const allGpus = JSON.parse(readFileSync(join(root, 'catalog', 'gpus.json'), 'utf8')).map((g) => g.id);
-  const base = (m) => {
-    if (kind === 'catalog') return `?v=1&model=${m.id}`;
-    const b64 = Buffer.from(JSON.stringify(m.config)).toString('base64url');
-    return `?v=1#config=${b64}`;
-  };
-  // A pasted config's keys: in the query, with the config in the fragment.
-  const withKeys = (m, keys) => {
-    const link = base(m);
-    const hash = link.indexOf('#');
-    return hash < 0 ? `${link}&${keys}` : `${link.slice(0, hash)}&${keys}${link.slice(hash)}`;
-  };
+  const withKeys = (m, keys) => withKeysOf(baseLink(m, kind), keys);
   const links = [];
   for (const m of models) {
     for (const gpu of gpus) for (const tp of [1, 2, 4, 8]) links.push(withKeys(m, `gpu=${gpu}&tp=${tp}`));
@@ -164,20 +187,12 @@ const reopened = (links, edits) =>
 // Links outside the training, for the check: other GPUs and flags, the rules of older
 // releases, measured values, drafters, unified memory, and inputs the program refuses.
 export function checkLinks(root, kind, exampleIds) {
-  const models = readdirSync(join(root, 'catalog', 'models'))
-    .filter((f) => f.endsWith('.json'))
-    .sort()
-    .map((f) => JSON.parse(readFileSync(join(root, 'catalog', 'models', f), 'utf8')));
+  const models = catalogModels(root);
   const gpus = JSON.parse(readFileSync(join(root, 'catalog', 'gpus.json'), 'utf8')).map((g) => g.id);
   const extra = ['vllm=0.10.2', 'vllm=0.11.0', 'vllm=0.13', 'vllm=0.20', 'weights=30GiB', 'free=70GiB', 'available-kv=20GiB', 'spec=mtp', 'pp=3&pp-partition=10,10,10', 'mem-available=100GiB', 'tenants=4GiB', 'max-model-len=0', 'tp=3', 'util=1.5', 'gpu=nope', 'block-size=7', 'num-gpu-blocks-override=1000', 'no-hybrid=true', 'attention-backend=FLASHINFER', 'quantization=fp8', 'dtype=float32', 'checkpoint-bytes=10GB', 'cuda-graph=2GiB', 'activation=3GiB', 'non-torch=1GiB'];
   const links = [];
   models.forEach((m, n) => {
-    const b =
-      kind === 'catalog' ? `?v=1&model=${m.id}` : `?v=1#config=${Buffer.from(JSON.stringify(m.config)).toString('base64url')}`;
-    const put = (keys) => {
-      const hash = b.indexOf('#');
-      links.push(hash < 0 ? `${b}&${keys}` : `${b.slice(0, hash)}&${keys}${b.slice(hash)}`);
-    };
+    const put = (keys) => links.push(withKeysOf(baseLink(m, kind), keys));
     put(`gpu=${gpus[n % gpus.length]}&tp=${[1, 2, 4, 8][n % 4]}`);
     for (const e of extra) put(`gpu=${gpus[(n * 7) % gpus.length]}&tp=2&${e}`);
   });

@@ -87,7 +87,8 @@ def b64(text):
     return base64.urlsafe_b64encode(text.encode()).decode().rstrip('=')
 
 
-EXAMPLES = ['s1-three-cards', 's2-unified-gate', 's3-synthetic-tp4']
+# The seed examples' ids, as the page's menu names them (index.html).
+EXAMPLES = sorted(set(re.findall(r'data-example="([^"]+)"', open(os.path.join(ROOT, 'index.html')).read())))
 
 
 def links(n, configs, rng, examples=0.15):
