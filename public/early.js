@@ -1,6 +1,6 @@
 // The page's first script: decides what the first verdict needs and starts fetching it. The
 // release build puts it in the page as a classic inline script right after the
-// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the five names below and
+// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the six names below and
 // adds its hash to the CSP), so it runs as soon as the parser reaches it, before anything is
 // laid out or painted.
 //
@@ -22,7 +22,8 @@
 //   all                  the address of the program with everything, which plans any state
 //                        another program hands over (it answers an empty list);
 //   compile(url)         a program, compiled as its bytes arrive (from its .gz where the
-//                        browser can decompress a stream): a promise of { module, rest }, where
+//                        browser can decompress a stream, begun by the bytes the page carries
+//                        where it carries some, HEADS below): a promise of { module, rest }, where
 //                        a split program's (scripts/split-verdict.mjs) `module` is its first
 //                        part, done as soon as that part's bytes are in, and `rest` a promise
 //                        of its second part's module; a whole program's `rest` is null.
@@ -33,6 +34,13 @@ var headroomEarly = (() => {
   const VERDICT_ALL = HEADROOM_VERDICT_ALL;
   // Where each split program's second part begins in its file (scripts/split-verdict.mjs).
   const SPLITS = HEADROOM_SPLITS;
+  // The programs whose .gz begins in the page itself: how many of its bytes the page carries
+  // (scripts/inline-loader.mjs). On slow 4G the link is idle from the page's first bytes until
+  // the program's first byte (the request leaves with this script, about 110 ms later at a
+  // quarter of the CPU, then 150 ms of latency): about 40 KB. The page spends them on the
+  // start of the catalog links' program, base64 in a comment at the end of the body, and the
+  // request asks for the rest only (NAME_bg.wasm.gz.tail).
+  const HEADS = HEADROOM_HEADS;
   const link = `${location.search}${location.hash}`;
   // A program's bytes as a response to compile: the programs are kept gzip-compressed beside
   // themselves (NAME_bg.wasm.gz, by zopfli: 5% smaller than a server's own gzip), and the
@@ -156,9 +164,71 @@ var headroomEarly = (() => {
     typeof ReadableStream === 'function' &&
     typeof WebAssembly === 'object' &&
     typeof WebAssembly.compileStreaming === 'function';
+  // The start of a program's .gz that the page carries (HEADS): its bytes once the parser has
+  // read the comment that holds them (at the end of the body, so the page is there first), or
+  // null where the page has none (a proxy that strips comments, a page without a body).
+  let heads;
+  const headOf = (url) => {
+    heads ??= new Promise((resolve) => {
+      const read = () => {
+        const found = {};
+        try {
+          for (const node of document.body.childNodes) {
+            const m = node.nodeType === 8 && /^headroom-head:(\S+):([A-Za-z0-9+/=]+)$/.exec(node.data);
+            if (!m) continue;
+            const bytes = typeof Uint8Array.fromBase64 === 'function' ? Uint8Array.fromBase64(m[2]) : Uint8Array.from(atob(m[2]), (c) => c.charCodeAt(0));
+            if (bytes.length === HEADS[m[1]]) found[m[1]] = bytes;
+          }
+        } catch {
+          // No head: the whole .gz.
+        }
+        resolve(found);
+      };
+      if (typeof document !== 'object' || document === null) resolve({});
+      else if (document.readyState !== 'loading') read();
+      else document.addEventListener('readystatechange', read, { once: true });
+    });
+    return heads.then((found) => found[url] ?? null);
+  };
+  // A program's .gz from the start the page carries and the rest (NAME_bg.wasm.gz.tail), asked
+  // for at once; null, after cancelling the rest, when either is missing (a host that did not
+  // publish the .tail, a proxy that stripped the comment): then the whole .gz.
+  const fromHead = async (url, signal) => {
+    const tail = fetch(`${url}.gz.tail`, { signal }).catch((e) => {
+      if (signal?.aborted) throw e;
+      return null;
+    });
+    // Handled where awaited, after the head: not an unhandled rejection meanwhile.
+    tail.catch(() => {});
+    const head = await headOf(url);
+    const r = await tail;
+    if (!head || !r?.ok) {
+      r?.body?.cancel().catch(() => {});
+      return null;
+    }
+    const reader = r.body.getReader();
+    let first = true;
+    return new Response(
+      new ReadableStream({
+        async pull(c) {
+          if (first) {
+            first = false;
+            c.enqueue(head);
+            return;
+          }
+          const next = await reader.read();
+          if (next.done) c.close();
+          else c.enqueue(next.value);
+        },
+        cancel: (why) => reader.cancel(why),
+      }),
+    );
+  };
   const compile = (url, signal) => {
     const at = Object.hasOwn(SPLITS, url) ? SPLITS[url] : null;
-    const module = fetch(gz ? `${url}.gz` : url, { signal }).then(async (r) => {
+    const headed = gz && Object.hasOwn(HEADS, url) && typeof document === 'object' && document !== null;
+    const module = (headed ? fromHead(url, signal) : Promise.resolve(null)).then(async (r) => {
+      r ??= await fetch(gz ? `${url}.gz` : url, { signal });
       // A host that did not publish the .gz (404, or 403 from a bucket): the plain file
       // (inflate passes it through).
       if (gz && !r.ok) r = await fetch(url, { signal });

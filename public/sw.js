@@ -14,16 +14,19 @@ const FILES = [];
 const CACHE = `headroom-${BUILD}`;
 // A verdict program is in FILES twice, as NAME_bg.wasm and its gzip NAME_bg.wasm.gz: a page
 // fetches the .gz where the browser can decompress and compile a stream (public/early.js), and
-// the plain file elsewhere. Installing keeps the one this browser's pages should ask for, by
-// the same test in the worker's scope. Should a page's answer differ from the worker's, or the
-// host not have published the .gz, a request for the .gz the cache lacks gets the plain file
-// it keeps (early.js tells them apart by their first bytes).
+// the plain file elsewhere. The catalog links' program begins in the page itself, and its pages
+// fetch the rest of its .gz, NAME_bg.wasm.gz.tail, which FILES names instead of its .gz.
+// Installing keeps the form this browser's pages should ask for, by the same test in the
+// worker's scope. Should a page's answer differ from the worker's, or the host not have
+// published the .gz, a request for the .gz the cache lacks gets the plain file it keeps
+// (early.js tells them apart by their first bytes); a request for a .gz.tail never does (the
+// page puts its head before what it gets): it fails, and the page asks for the .gz.
 const GZ =
   typeof DecompressionStream === 'function' &&
   typeof ReadableStream === 'function' &&
   typeof WebAssembly === 'object' &&
   typeof WebAssembly.compileStreaming === 'function';
-const KEPT = FILES.filter((p) => (p.endsWith('.gz') ? GZ : !(GZ && FILES.includes(`${p}.gz`))));
+const KEPT = FILES.filter((p) => (p.endsWith('.gz') || p.endsWith('.gz.tail') ? GZ : !(GZ && (FILES.includes(`${p}.gz`) || FILES.includes(`${p}.gz.tail`)))));
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
@@ -35,8 +38,8 @@ self.addEventListener('install', (event) => {
           let [key, res] = [p, await fetch(p, { cache: 'no-cache' })];
           // A host that did not publish a program's .gz: its plain file, which a request for
           // the .gz then gets (below).
-          if (!res.ok && p.endsWith('.gz')) {
-            key = p.slice(0, -'.gz'.length);
+          if (!res.ok && (p.endsWith('.gz') || p.endsWith('.gz.tail'))) {
+            key = p.replace(/\.gz(?:\.tail)?$/, '');
             res = await fetch(key, { cache: 'no-cache' });
           }
           if (!res.ok) throw new Error(`${key}: ${res.status}`);

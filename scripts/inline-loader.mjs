@@ -79,6 +79,18 @@ const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 // public/early.js chooses from the address and storage; the first two answer an empty list for
 // a state they hand over. Their glue is the same (the same exports and imports), checked here,
 // so the page carries it once.
+// How much of the catalog links' program the page carries, at the end of its body (base64 in a
+// comment; a server's gzip of the page takes the base64 back to about these bytes). On a phone on
+// slow 4G (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the link is idle from the page's first
+// bytes to the program's first byte: public/early.js's request leaves about 110 ms after the
+// page's first byte, and its answer comes 150 ms later. At 200 KB/s that is about 50 KB, of which
+// the page itself takes 9.5 KB; so the program's first 40,000 bytes come in that time, and the
+// request asks only for the rest (NAME_bg.wasm.gz.tail). Measured on the catalog link of the
+// bench, 9 loads each: first verdict 1,111 -> 912 ms; a pasted config's link (another program,
+// which does not wait for the comment) 1,202 -> 1,198 ms; the first paint unchanged (the comment
+// comes after everything the page paints). Only one program: the window holds one head, and a
+// head given to the config's program too would be taken from this one's.
+const HEAD_BYTES = 40000;
 const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : await buildVerdicts();
 async function buildVerdicts() {
   const run = (cmd, args, env) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: env ?? process.env });
@@ -159,7 +171,14 @@ async function buildVerdicts() {
     const gz = Buffer.from(await gzipAsync(bytes, { numiterations: 15 }));
     if (!gunzipSync(gz).equals(bytes)) fail(`zopfli's gzip of ${name} does not decompress to it`);
     writeFileSync(join(dir, `${name}.gz`), gz);
-    return { name, bytes, split, glueFile: join(outDir, 'verdict.js'), glue: readFileSync(join(outDir, 'verdict.js'), 'utf8') };
+    // The catalog links' program begins in the page itself (HEAD_BYTES, below): the rest of its
+    // .gz beside it, which public/early.js asks for instead of the whole.
+    const head = kind === 'catalog' ? gz.subarray(0, HEAD_BYTES) : null;
+    if (head) {
+      if (gz.length <= HEAD_BYTES * 2) fail(`${name}.gz is ${gz.length} B: too small for a head of ${HEAD_BYTES} B`);
+      writeFileSync(join(dir, `${name}.gz.tail`), gz.subarray(HEAD_BYTES));
+    }
+    return { name, bytes, split, head, glueFile: join(outDir, 'verdict.js'), glue: readFileSync(join(outDir, 'verdict.js'), 'utf8') };
   };
   try {
     // Built one after the other: all write the same target/ artifact.
@@ -185,7 +204,8 @@ async function buildVerdicts() {
     const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict, imports: __wbg_get_imports, finalize: __wbg_finalize_init };\n};\n`;
     console.log(`inline-loader: verdict programs ${catalog.name} (${catalog.bytes.length} B, catalog links), ${config.name} (${config.bytes.length} B, a pasted config.json) and ${all.name} (${all.bytes.length} B, the rest); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
     const splits = { [`${base}${catalog.name}`]: catalog.split, [`${base}${config.name}`]: config.split };
-    return { url: `${base}${catalog.name}`, urlConfig: `${base}${config.name}`, urlAll: `${base}${all.name}`, splits, code, planned };
+    const heads = { [`${base}${catalog.name}`]: catalog.head };
+    return { url: `${base}${catalog.name}`, urlConfig: `${base}${config.name}`, urlAll: `${base}${all.name}`, splits, heads, code, planned };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -241,7 +261,7 @@ const codeSource = inlined(code, 'script', 'the inline module');
 // The verdict programs' addresses are public/early.js's (below); the tag names them too, for the
 // service worker's manifest (scripts/sw-manifest.mjs) and scripts/measure-budgets.mjs.
 const verdictAttr = verdict
-  ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-split="${verdict.splits[verdict.url]}" data-verdict-config="${verdict.urlConfig}" data-verdict-config-split="${verdict.splits[verdict.urlConfig]}" data-verdict-all="${verdict.urlAll}"`
+  ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-split="${verdict.splits[verdict.url]}" data-verdict-config="${verdict.urlConfig}" data-verdict-config-split="${verdict.splits[verdict.urlConfig]}" data-verdict-all="${verdict.urlAll}" data-verdict-head="${verdict.heads[verdict.url].length}"`
   : '';
 
 // The page's first script (public/early.js): a classic one, run as the parser reaches it, which
@@ -259,6 +279,7 @@ if (verdict) {
     ['HEADROOM_VERDICT_CONFIG', jsValue(verdict.urlConfig)],
     ['HEADROOM_VERDICT_ALL', jsValue(verdict.urlAll)],
     ['HEADROOM_SPLITS', jsValue(verdict.splits)],
+    ['HEADROOM_HEADS', jsValue(Object.fromEntries(Object.entries(verdict.heads).map(([url, head]) => [url, head.length])))],
   ]) {
     const at = new RegExp(`= ${name};`);
     if ((early.match(new RegExp(`\\b${name}\\b`, 'g')) ?? []).length !== 1 || !at.test(early)) fail(`public/early.js does not name ${name} exactly once, as "= ${name};"`);
@@ -320,6 +341,14 @@ else html = `${html.slice(0, afterCsp)}\n    <script>${earlyCode}</script>${html
 // no "<!--".
 const [head, ...rest] = html.split(/(<script type="module"[^>]*>[\s\S]*?<\/script>)/);
 html = [head.replace(/<!--[\s\S]*?-->\s*/g, ''), ...rest.map((part, i) => (i % 2 === 0 ? part : part.replace(/<!--[\s\S]*?-->\s*/g, '')))].join('');
+// The heads (HEAD_BYTES, above), last in the body: a comment each, `headroom-head:URL:BASE64`
+// (base64 has no "-" or ">", so it cannot end the comment), which public/early.js reads once the
+// parser is done with the page.
+if (verdict) {
+  if ((html.match(/<\/body>/g) ?? []).length !== 1) fail('index.html has no single </body> for the programs\' heads');
+  const comments = Object.entries(verdict.heads).map(([url, bytes]) => `<!--headroom-head:${url}:${Buffer.from(bytes).toString('base64')}-->`);
+  html = html.replace('</body>', () => `${comments.join('')}</body>`);
+}
 writeFileSync(htmlPath, html);
 if (!verdict) rmSync(local(jsUrl));
 rmSync(local(`${base}boot.js`));

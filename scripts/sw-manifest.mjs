@@ -23,7 +23,10 @@ const html = readFileSync(join(dir, 'index.html'), 'utf8');
 const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data-verdict-config|data-verdict-all|data-css)="(\/[^"#?]*)"/g)].map((m) => m[1]);
 // Each verdict program's zopfli gzip beside it (NAME_bg.wasm.gz, scripts/inline-loader.mjs):
 // the page fetches it where the browser can decompress a stream, and the worker keeps it there.
-const verdicts = [...html.matchAll(/data-verdict(?:-config|-all)?="(\/[^"#?]*)"/g)].map((m) => `${m[1]}.gz`);
+// The catalog links' program begins in the page (data-verdict-head, scripts/inline-loader.mjs):
+// its pages ask for the rest of its .gz (.gz.tail), which the worker keeps instead of the .gz.
+const headed = /data-verdict-head="[1-9]\d*"/.test(html) ? html.match(/data-verdict="(\/[^"#?]*)"/)?.[1] : undefined;
+const verdicts = [...html.matchAll(/data-verdict(?:-config|-all)?="(\/[^"#?]*)"/g)].map((m) => (m[1] === headed ? `${m[1]}.gz.tail` : `${m[1]}.gz`));
 const files = ['/', ...new Set([...named, ...verdicts].filter((p) => p !== '/' && p !== '/sw.js'))];
 for (const p of files.slice(1)) {
   if (!existsSync(join(dir, p))) fail(`index.html names ${p}, which the build does not have`);

@@ -41,7 +41,7 @@ const body = (bytes, sizes, hold = Infinity) => {
 };
 
 // public/early.js in a context of its own, with this fetch; its `compile` is the page's.
-const early = (respond, { decompress = true } = {}) => {
+const early = (respond, { decompress = true, heads = {}, document } = {}) => {
   const context = vm.createContext({
     // The opening state (no address, no storage) planned ahead: no program fetched at start.
     HEADROOM_PLANNED: { '': [] },
@@ -49,7 +49,9 @@ const early = (respond, { decompress = true } = {}) => {
     HEADROOM_VERDICT_CONFIG: '/c.wasm',
     HEADROOM_VERDICT_ALL: '/a.wasm',
     HEADROOM_SPLITS: { '/p.wasm': at },
+    HEADROOM_HEADS: heads,
     location: { search: '', hash: '' },
+    ...(document ? { document, atob } : {}),
     fetch: respond,
     ReadableStream,
     Response,
@@ -132,6 +134,68 @@ test('a program cut short: the first part compiles, the second fails, nothing un
 test('without DecompressionStream the plain file comes, cut the same way', async () => {
   const asked = [];
   const e = early((url) => (asked.push(url), Promise.resolve(response(body(plain, [65536]).stream))), { decompress: false });
+  await checkParts(e.compile('/p.wasm'));
+  assert.deepEqual(asked, ['/p.wasm']);
+});
+
+// The page carries the start of the catalog links' program (scripts/inline-loader.mjs's
+// HEAD_BYTES), base64 in a comment at the end of its body: early.js asks for the rest only
+// (.gz.tail), at once, and reads the comment once the parser is done with the page.
+const HEAD = 40000;
+const page = (comment, readyState = 'interactive') => {
+  const listeners = [];
+  return {
+    readyState,
+    body: { childNodes: [{ nodeType: 1 }, ...(comment === null ? [] : [{ nodeType: 8, data: comment }])] },
+    addEventListener: (type, f) => listeners.push([type, f]),
+    parsed() {
+      this.readyState = 'interactive';
+      for (const [type, f] of listeners.splice(0)) if (type === 'readystatechange') f();
+    },
+  };
+};
+const headComment = (bytes = gz.subarray(0, HEAD)) => `headroom-head:/p.wasm:${Buffer.from(bytes).toString('base64')}`;
+const served = (files) => (asked) => (url) => {
+  asked.push(url);
+  return Promise.resolve(files[url] ? response(body(files[url], [4096]).stream) : new Response(null, { status: 404 }));
+};
+
+test('a program the page begins: the rest of its .gz, asked for before the page is parsed', async () => {
+  const asked = [];
+  const doc = page(headComment(), 'loading');
+  const e = early(served({ '/p.wasm.gz.tail': gz.subarray(HEAD) })(asked), { heads: { '/p.wasm': HEAD }, document: doc });
+  const compiled = e.compile('/p.wasm');
+  const first = await Promise.race([compiled.then(() => 'compiled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 200))]);
+  assert.equal(first, 'waiting', 'the program waits for the head in the page');
+  assert.deepEqual(asked, ['/p.wasm.gz.tail']);
+  doc.parsed();
+  await checkParts(compiled);
+  assert.deepEqual(asked, ['/p.wasm.gz.tail']);
+});
+
+for (const [what, comment, files] of [
+  ['a page whose comment a proxy stripped', null, { '/p.wasm.gz.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
+  ['a head of another length than the build gave', headComment(gz.subarray(0, HEAD - 1)), { '/p.wasm.gz.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
+  ['a host without the .gz.tail', headComment(), { '/p.wasm.gz': gz }],
+]) {
+  test(`${what}: the whole .gz`, async () => {
+    const asked = [];
+    const e = early(served(files)(asked), { heads: { '/p.wasm': HEAD }, document: page(comment) });
+    await checkParts(e.compile('/p.wasm'));
+    assert.deepEqual(asked, ['/p.wasm.gz.tail', '/p.wasm.gz']);
+  });
+}
+
+test('a network failure on the .gz.tail: the whole .gz', async () => {
+  const asked = [];
+  const e = early((url) => (asked.push(url), url.endsWith('.tail') ? Promise.reject(new TypeError('Failed to fetch')) : Promise.resolve(response(body(gz, [4096]).stream))), { heads: { '/p.wasm': HEAD }, document: page(headComment()) });
+  await checkParts(e.compile('/p.wasm'));
+  assert.deepEqual(asked, ['/p.wasm.gz.tail', '/p.wasm.gz']);
+});
+
+test('without DecompressionStream the page\'s head goes unused: the plain file', async () => {
+  const asked = [];
+  const e = early(served({ '/p.wasm': plain })(asked), { decompress: false, heads: { '/p.wasm': HEAD }, document: page(headComment()) });
   await checkParts(e.compile('/p.wasm'));
   assert.deepEqual(asked, ['/p.wasm']);
 });
