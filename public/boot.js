@@ -61,13 +61,38 @@ const describeLink = () => {
     line.textContent = `${parts.length ? `Planning ${parts.join(', ')}` : 'Planning the default scenario'}: the page's program is loading; the verdict and every figure follow in a moment.`;
   }
 };
-// This module may run before the body is parsed (it is async): then once it is.
-try {
-  if (document.getElementById('shell-scenario')) describeLink();
-  else document.addEventListener('DOMContentLoaded', () => describeLink(), { once: true });
-} catch {
-  // The shell's own line stays.
-}
+// The shell parsed whole: the parser has gone past its end (#shell's next sibling is there),
+// or is done with the page. Not DOMContentLoaded: the page ends with the start of the catalog
+// links' program (a comment of 53 KB, scripts/inline-loader.mjs), which on slow 4G arrives about
+// 200 ms after the shell.
+let shellParsed;
+const shellReady = () =>
+  (shellParsed ??= new Promise((resolve) => {
+    const done = () => document.readyState !== 'loading' || document.getElementById('shell')?.nextSibling != null;
+    if (done()) return resolve();
+    const watch = new MutationObserver(() => {
+      if (!done()) return;
+      watch.disconnect();
+      resolve();
+    });
+    watch.observe(document, { childList: true, subtree: true });
+    document.addEventListener(
+      'DOMContentLoaded',
+      () => {
+        watch.disconnect();
+        resolve();
+      },
+      { once: true },
+    );
+  }));
+// This module may run before the body is parsed (it is async): then once the shell is.
+shellReady().then(() => {
+  try {
+    describeLink();
+  } catch {
+    // The shell's own line stays.
+  }
+});
 
 // The first verdict, before the app: a small verdict program (src/bin/verdict.rs, the core's
 // own planner and words; its glue is `headroomVerdictGlue` in this inline module) plans the
@@ -160,7 +185,7 @@ try {
       // over (a key early.js's test did not see): the program with everything plans it.
       if (Array.isArray(v) && v.length === 0 && early.program.url !== early.all) v = await verdictRun(early.compile(early.all))();
       if (v) {
-        await domReady();
+        await shellReady();
         paintVerdict(v);
       }
     } catch {
@@ -169,9 +194,9 @@ try {
   };
   let shown = Promise.resolve();
   if (early?.planned) {
-    // Once the shell is parsed whole (it ends the body, so this is at once).
+    // Once the shell is parsed whole.
     const planned = early.planned;
-    domReady().then(() => paintVerdict(planned));
+    shellReady().then(() => paintVerdict(planned));
   } else if (early?.program && typeof headroomVerdictGlue === 'function') {
     try {
       // Compiled (a split program's first part) once its bytes have all arrived: planned at
