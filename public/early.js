@@ -39,7 +39,7 @@ var headroomEarly = (() => {
   // the program's first byte (the request leaves with this script, about 110 ms later at a
   // quarter of the CPU, then 150 ms of latency): about 40 KB. The page spends them on the
   // start of the catalog links' program, base64 in a comment at the end of the body, and the
-  // request asks for the rest only (NAME_bg.wasm.gz.tail).
+  // request asks for the rest only (NAME_bg.wasm.tail).
   const HEADS = HEADROOM_HEADS;
   const link = `${location.search}${location.hash}`;
   // A program's bytes as a response to compile: the programs are kept gzip-compressed beside
@@ -190,11 +190,12 @@ var headroomEarly = (() => {
     });
     return heads.then((found) => found[url] ?? null);
   };
-  // A program's .gz from the start the page carries and the rest (NAME_bg.wasm.gz.tail), asked
+  // A program's .gz from the start the page carries and the rest (NAME_bg.wasm.tail), asked
   // for at once; null, after cancelling the rest, when either is missing (a host that did not
-  // publish the .tail, a proxy that stripped the comment): then the whole .gz.
+  // publish the .tail, a proxy that stripped the comment) or the answer is not the rest: then
+  // the whole .gz.
   const fromHead = async (url, signal) => {
-    const tail = fetch(`${url}.gz.tail`, { signal }).catch((e) => {
+    const tail = fetch(`${url}.tail`, { signal }).catch((e) => {
       if (signal?.aborted) throw e;
       return null;
     });
@@ -202,7 +203,11 @@ var headroomEarly = (() => {
     tail.catch(() => {});
     const head = await headOf(url);
     const r = await tail;
-    if (!head || !r?.ok) {
+    // Not the rest of the .gz: an answer the browser decoded (a server that marks the file as
+    // gzip-encoded, as Apache does for NAME.gz.* names) or a page (a host that answers every
+    // path with its index).
+    const other = !!r?.headers.get('content-encoding') || /^text\/html\b/.test(r?.headers.get('content-type') ?? '');
+    if (!head || !r?.ok || other) {
       r?.body?.cancel().catch(() => {});
       return null;
     }

@@ -14,37 +14,62 @@ const FILES = [];
 const CACHE = `headroom-${BUILD}`;
 // A verdict program is in FILES twice, as NAME_bg.wasm and its gzip NAME_bg.wasm.gz: a page
 // fetches the .gz where the browser can decompress and compile a stream (public/early.js), and
-// the plain file elsewhere. The catalog links' program begins in the page itself, and its pages
-// fetch the rest of its .gz, NAME_bg.wasm.gz.tail, which FILES names instead of its .gz.
-// Installing keeps the form this browser's pages should ask for, by the same test in the
-// worker's scope. Should a page's answer differ from the worker's, or the host not have
-// published the .gz, a request for the .gz the cache lacks gets the plain file it keeps
-// (early.js tells them apart by their first bytes); a request for a .gz.tail never does (the
+// the plain file elsewhere. The catalog links' program begins in the page itself (a comment at
+// the end of its body), and its pages fetch the rest of its .gz, NAME_bg.wasm.tail, which FILES
+// names too. Installing keeps the form this browser's pages ask for, by the same test in the
+// worker's scope: the .tail where the page it fetched carries the head, else the .gz (a host
+// whose pages lose their comments). Should a page's answer differ from the worker's, or the
+// host not have published a form, a request for the .gz the cache lacks gets the plain file it
+// keeps (early.js tells them apart by their first bytes); a request for a .tail never does (the
 // page puts its head before what it gets): it fails, and the page asks for the .gz.
 const GZ =
   typeof DecompressionStream === 'function' &&
   typeof ReadableStream === 'function' &&
   typeof WebAssembly === 'object' &&
   typeof WebAssembly.compileStreaming === 'function';
-const KEPT = FILES.filter((p) => (p.endsWith('.gz') || p.endsWith('.gz.tail') ? GZ : !(GZ && (FILES.includes(`${p}.gz`) || FILES.includes(`${p}.gz.tail`)))));
+const HEAD = '<!--headroom-head:';
+// The forms to try for a file, in order: a program's .tail, then its .gz, then the plain file
+// (a host that did not publish one, or a server whose answer cannot be kept: an Apache that
+// marks NAME.gz.* as gzip-encoded, say).
+const forms = (p) => (p.endsWith('.tail') ? [p, `${p.slice(0, -'.tail'.length)}.gz`, p.slice(0, -'.tail'.length)] : p.endsWith('.gz') ? [p, p.slice(0, -'.gz'.length)] : [p]);
+const kept = (headed) =>
+  FILES.filter((p) => {
+    if (p.endsWith('.tail')) return GZ && headed;
+    if (p.endsWith('.gz')) return GZ && !(headed && FILES.includes(`${p.slice(0, -'.gz'.length)}.tail`));
+    return !(GZ && FILES.includes(`${p}.gz`));
+  });
 
 self.addEventListener('install', (event) => {
   event.waitUntil(
     (async () => {
       const cache = await caches.open(CACHE);
       // Straight from the network: a stale HTTP cache must not pin an old file under a new build.
+      // The page first: whether it carries the head says which form of that program to keep.
+      let headed = false;
+      if (FILES.includes('/')) {
+        const page = await fetch('/', { cache: 'no-cache' });
+        if (!page.ok) throw new Error(`/: ${page.status}`);
+        headed = (await page.clone().text()).includes(HEAD);
+        await cache.put('/', page);
+      }
       await Promise.all(
-        KEPT.map(async (p) => {
-          let [key, res] = [p, await fetch(p, { cache: 'no-cache' })];
-          // A host that did not publish a program's .gz: its plain file, which a request for
-          // the .gz then gets (below).
-          if (!res.ok && (p.endsWith('.gz') || p.endsWith('.gz.tail'))) {
-            key = p.replace(/\.gz(?:\.tail)?$/, '');
-            res = await fetch(key, { cache: 'no-cache' });
-          }
-          if (!res.ok) throw new Error(`${key}: ${res.status}`);
-          await cache.put(key, res);
-        }),
+        kept(headed)
+          .filter((p) => p !== '/')
+          .map(async (p) => {
+            let why;
+            for (const key of forms(p)) {
+              try {
+                const res = await fetch(key, { cache: 'no-cache' });
+                if (!res.ok) throw new Error(`${key}: ${res.status}`);
+                // Reads the whole body: one that fails to decode fails here, not in a page.
+                await cache.put(key, res);
+                return;
+              } catch (e) {
+                why = e;
+              }
+            }
+            throw why;
+          }),
       );
       await self.skipWaiting();
     })(),

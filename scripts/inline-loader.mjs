@@ -85,7 +85,7 @@ const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 // bytes to the program's first byte: public/early.js's request leaves about 110 ms after the
 // page's first byte, and its answer comes 150 ms later. At 200 KB/s that is about 50 KB, of which
 // the page itself takes 9.5 KB; so the program's first 40,000 bytes come in that time, and the
-// request asks only for the rest (NAME_bg.wasm.gz.tail). Measured on the catalog link of the
+// request asks only for the rest (NAME_bg.wasm.tail). Measured on the catalog link of the
 // bench, 9 loads each: first verdict 1,111 -> 912 ms; a pasted config's link (another program,
 // which does not wait for the comment) 1,202 -> 1,198 ms; the first paint unchanged (the comment
 // comes after everything the page paints). Only one program: the window holds one head, and a
@@ -176,7 +176,7 @@ async function buildVerdicts() {
     const head = kind === 'catalog' ? gz.subarray(0, HEAD_BYTES) : null;
     if (head) {
       if (gz.length <= HEAD_BYTES * 2) fail(`${name}.gz is ${gz.length} B: too small for a head of ${HEAD_BYTES} B`);
-      writeFileSync(join(dir, `${name}.gz.tail`), gz.subarray(HEAD_BYTES));
+      writeFileSync(join(dir, `${name}.tail`), gz.subarray(HEAD_BYTES));
     }
     return { name, bytes, split, head, glueFile: join(outDir, 'verdict.js'), glue: readFileSync(join(outDir, 'verdict.js'), 'utf8') };
   };
@@ -347,7 +347,9 @@ html = [head.replace(/<!--[\s\S]*?-->\s*/g, ''), ...rest.map((part, i) => (i % 2
 if (verdict) {
   if ((html.match(/<\/body>/g) ?? []).length !== 1) fail('index.html has no single </body> for the programs\' heads');
   const comments = Object.entries(verdict.heads).map(([url, bytes]) => `<!--headroom-head:${url}:${Buffer.from(bytes).toString('base64')}-->`);
-  html = html.replace('</body>', () => `${comments.join('')}</body>`);
+  // After a line break of their own: the shell's end is then followed by a text node as soon as
+  // the parser reaches the comment, which public/boot.js takes as the shell parsed whole.
+  html = html.replace('</body>', () => `\n${comments.join('')}</body>`);
 }
 writeFileSync(htmlPath, html);
 if (!verdict) rmSync(local(jsUrl));

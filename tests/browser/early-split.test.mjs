@@ -140,7 +140,7 @@ test('without DecompressionStream the plain file comes, cut the same way', async
 
 // The page carries the start of the catalog links' program (scripts/inline-loader.mjs's
 // HEAD_BYTES), base64 in a comment at the end of its body: early.js asks for the rest only
-// (.gz.tail), at once, and reads the comment once the parser is done with the page.
+// (.tail), at once, and reads the comment once the parser is done with the page.
 const HEAD = 40000;
 const page = (comment, readyState = 'interactive') => {
   const listeners = [];
@@ -163,34 +163,51 @@ const served = (files) => (asked) => (url) => {
 test('a program the page begins: the rest of its .gz, asked for before the page is parsed', async () => {
   const asked = [];
   const doc = page(headComment(), 'loading');
-  const e = early(served({ '/p.wasm.gz.tail': gz.subarray(HEAD) })(asked), { heads: { '/p.wasm': HEAD }, document: doc });
+  const e = early(served({ '/p.wasm.tail': gz.subarray(HEAD) })(asked), { heads: { '/p.wasm': HEAD }, document: doc });
   const compiled = e.compile('/p.wasm');
   const first = await Promise.race([compiled.then(() => 'compiled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 200))]);
   assert.equal(first, 'waiting', 'the program waits for the head in the page');
-  assert.deepEqual(asked, ['/p.wasm.gz.tail']);
+  assert.deepEqual(asked, ['/p.wasm.tail']);
   doc.parsed();
   await checkParts(compiled);
-  assert.deepEqual(asked, ['/p.wasm.gz.tail']);
+  assert.deepEqual(asked, ['/p.wasm.tail']);
 });
 
 for (const [what, comment, files] of [
-  ['a page whose comment a proxy stripped', null, { '/p.wasm.gz.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
-  ['a head of another length than the build gave', headComment(gz.subarray(0, HEAD - 1)), { '/p.wasm.gz.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
-  ['a host without the .gz.tail', headComment(), { '/p.wasm.gz': gz }],
+  ['a page whose comment a proxy stripped', null, { '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
+  ['a head of another length than the build gave', headComment(gz.subarray(0, HEAD - 1)), { '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
+  ['a host without the .tail', headComment(), { '/p.wasm.gz': gz }],
 ]) {
   test(`${what}: the whole .gz`, async () => {
     const asked = [];
     const e = early(served(files)(asked), { heads: { '/p.wasm': HEAD }, document: page(comment) });
     await checkParts(e.compile('/p.wasm'));
-    assert.deepEqual(asked, ['/p.wasm.gz.tail', '/p.wasm.gz']);
+    assert.deepEqual(asked, ['/p.wasm.tail', '/p.wasm.gz']);
   });
 }
 
-test('a network failure on the .gz.tail: the whole .gz', async () => {
+for (const [what, headers] of [
+  ['a host that answers every path with its page', { 'content-type': 'text/html; charset=utf-8' }],
+  ['a server that marks the .tail as gzip-encoded', { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' }],
+]) {
+  test(`${what}: the whole .gz`, async () => {
+    const asked = [];
+    const respond = (url) => {
+      asked.push(url);
+      if (url.endsWith('.tail')) return Promise.resolve(new Response(body(gz.subarray(HEAD), [4096]).stream, { headers }));
+      return Promise.resolve(response(body(gz, [4096]).stream));
+    };
+    const e = early(respond, { heads: { '/p.wasm': HEAD }, document: page(headComment()) });
+    await checkParts(e.compile('/p.wasm'));
+    assert.deepEqual(asked, ['/p.wasm.tail', '/p.wasm.gz']);
+  });
+}
+
+test('a network failure on the .tail: the whole .gz', async () => {
   const asked = [];
   const e = early((url) => (asked.push(url), url.endsWith('.tail') ? Promise.reject(new TypeError('Failed to fetch')) : Promise.resolve(response(body(gz, [4096]).stream))), { heads: { '/p.wasm': HEAD }, document: page(headComment()) });
   await checkParts(e.compile('/p.wasm'));
-  assert.deepEqual(asked, ['/p.wasm.gz.tail', '/p.wasm.gz']);
+  assert.deepEqual(asked, ['/p.wasm.tail', '/p.wasm.gz']);
 });
 
 test('without DecompressionStream the page\'s head goes unused: the plain file', async () => {

@@ -65,7 +65,7 @@ test('the page works offline once loaded', async () => {
       // The verdict programs as this browser's pages fetch them: gzip-compressed (public/early.js),
       // the catalog links' as the rest of its .gz after the head the page carries.
       files.filter((p) => /^\/headroom-verdict-.*_bg\.wasm\.gz$/.test(p)).length === 2 &&
-      files.filter((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz\.tail$/.test(p)).length === 1 &&
+      files.filter((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.tail$/.test(p)).length === 1 &&
       !files.some((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)) &&
       files.some((p) => p.endsWith('.css')),
     files.join(' '),
@@ -75,15 +75,15 @@ test('the page works offline once loaded', async () => {
 });
 
 // The page carries the start of the catalog links' program and asks for the rest of its .gz
-// (.gz.tail, public/early.js), which the worker keeps: a repeat visit to a catalog link paints
+// (.tail, public/early.js), which the worker keeps: a repeat visit to a catalog link paints
 // its first verdict from the program offline too.
 test("offline, the rest of the catalog links' program after the page's head comes from the worker", async () => {
   const { context, page, problems } = await controlled('/?v=1');
   const html = readFileSync(new URL('../../dist/index.html', import.meta.url), 'utf8');
   const wasm = html.match(/data-verdict="(\/[^"]+)"/)[1];
-  const tail = readFileSync(new URL(`../../dist${wasm}.gz.tail`, import.meta.url));
+  const tail = readFileSync(new URL(`../../dist${wasm}.tail`, import.meta.url));
   await context.setOffline(true);
-  const answer = page.waitForResponse((r) => new URL(r.url()).pathname === `${wasm}.gz.tail`);
+  const answer = page.waitForResponse((r) => new URL(r.url()).pathname === `${wasm}.tail`);
   await goto(page, '/?v=1&model=llama-3.1-70b-instruct&tp=4');
   assert.match(await text(page, 'verdict-headline'), /^(Starts|Fails at)/);
   const r = await answer;
@@ -105,8 +105,8 @@ test('offline, a verdict program kept only plain answers a request for its .gz',
     const [name] = await caches.keys();
     const cache = await caches.open(name);
     const keys = (await cache.keys()).map((r) => new URL(r.url).pathname);
-    const tail = keys.find((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz\.tail$/.test(p));
-    const plain = tail.slice(0, -'.gz.tail'.length);
+    const tail = keys.find((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.tail$/.test(p));
+    const plain = tail.slice(0, -'.tail'.length);
     await cache.put(plain, await fetch(plain, { cache: 'no-store' }));
     await cache.delete(tail);
     return `${plain}.gz`;
@@ -119,9 +119,9 @@ test('offline, a verdict program kept only plain answers a request for its .gz',
   // The worker's answer: the plain wasm.
   assert.deepEqual(await answered(r), PLAIN_FROM_WORKER);
   await context.setOffline(false);
-  // The page asked first for the rest of the .gz after the head it carries (.gz.tail): not kept
+  // The page asked first for the rest of the .gz after the head it carries (.tail): not kept
   // here, and offline, that request fails (the one console message), and the page asks for the
-  // whole .gz, which the worker answers with the plain file (never the .gz.tail: the page puts
+  // whole .gz, which the worker answers with the plain file (never the .tail: the page puts
   // its head before what that request brings).
   assert.ok(problems.console.length <= 1 && problems.console.every((m) => /Failed to load resource/.test(m)), problems.console.join('\n'));
   problems.console = [];
@@ -137,14 +137,51 @@ test('a host without the .gz files: the worker keeps the plain programs and serv
   const { context, page, errors, visit } = await controlledAt(base);
   const files = Object.values(await cacheKeys(page)).flat();
   assert.equal(files.filter((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)).length, 3, files.join(' '));
-  assert.ok(!files.some((p) => /\.gz(?:\.tail)?$/.test(p)), files.join(' '));
+  assert.ok(!files.some((p) => /\.(?:gz|tail)$/.test(p)), files.join(' '));
   await context.setOffline(true);
-  // The page asks for the catalog links' .gz.tail (it carries the .gz's start), which fails
+  // The page asks for the catalog links' .tail (it carries the .gz's start), which fails
   // offline, then for the .gz, which the worker answers with the plain file.
   const answer = page.waitForResponse((r) => /\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(r.url()));
   await visit('?v=1&model=llama-3.1-70b-instruct&tp=4');
   const r = await answer;
   assert.deepEqual(await answered(r), PLAIN_FROM_WORKER);
+  assert.match(await page.textContent('[data-testid=verdict-headline]'), /^Starts/);
+  await context.setOffline(false);
+  assert.deepEqual(errors, []);
+  await context.close();
+  server.close();
+});
+
+// A host whose pages lose their comments (an HTML minifier): the page carries no head, and asks
+// for the catalog links' whole .gz, which the worker then keeps instead of the .tail.
+test("a host that strips the page's comments: the worker keeps the catalog links' .gz, for offline visits too", async () => {
+  const { state, server, base } = await deployServer();
+  state.noComments = true;
+  // Only pages planned ahead before going offline: what the worker keeps is its install's.
+  const context = await browser.newContext({ serviceWorkers: 'allow' });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const visit = async (q) => {
+    await page.goto(`${base}/${q}`);
+    await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
+  };
+  await visit('?v=1');
+  await page.evaluate(async () => {
+    await navigator.serviceWorker.ready;
+  });
+  // What the install kept (a later visit's requests are kept too, as they pass the worker).
+  const files = Object.values(await cacheKeys(page)).flat();
+  assert.ok(files.some((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(p)) && !files.some((p) => p.endsWith('.tail')), files.join(' '));
+  await visit('?v=1');
+  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
+  await context.setOffline(true);
+  const answer = page.waitForResponse((r) => /\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(r.url()));
+  await visit('?v=1&model=llama-3.1-70b-instruct&tp=4');
+  const r = await answer;
+  assert.deepEqual((await answered(r)).slice(0, 2), [200, true]);
+  assert.deepEqual((await answered(r))[2].slice(0, 2), [0x1f, 0x8b]);
+  assert.equal(await page.evaluate(() => performance.getEntriesByName('first-verdict').length), 1);
   assert.match(await page.textContent('[data-testid=verdict-headline]'), /^Starts/);
   await context.setOffline(false);
   assert.deepEqual(errors, []);
@@ -181,17 +218,19 @@ test('a repeat visit makes no network round trip for any of the page files', asy
 async function deployServer() {
   const dist = new URL('../../dist/', import.meta.url).pathname;
   const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
-  // build: the BUILD sw.js names instead of its own; noGz: answer 404 for every .gz and .gz.tail.
-  const state = { build: null, hits: [], noGz: false };
+  // build: the BUILD sw.js names instead of its own; noGz: answer 404 for every .gz and .tail;
+  // noComments: the page without its comments (a host that strips them), so without the head.
+  const state = { build: null, hits: [], noGz: false, noComments: false };
   const server = createServer((req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
     state.hits.push(path);
     const file = join(dist, path === '/' ? 'index.html' : path);
-    if (!file.startsWith(dist) || !existsSync(file) || (state.noGz && /\.gz(?:\.tail)?$/.test(path))) {
+    if (!file.startsWith(dist) || !existsSync(file) || (state.noGz && /\.(?:gz|tail)$/.test(path))) {
       res.writeHead(404).end();
       return;
     }
     let body = readFileSync(file);
+    if (path === '/' && state.noComments) body = Buffer.from(body.toString('utf8').replace(/<!--[\s\S]*?-->/g, ''));
     if (path === '/sw.js' && state.build) {
       body = body.toString('utf8').replace(/^const BUILD = '[0-9a-f]{16}';$/m, `const BUILD = '${state.build}';`);
     }

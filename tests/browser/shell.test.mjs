@@ -58,7 +58,7 @@ test('the shell names the link before any program runs, and shows no figure', as
     release = r;
   });
   // Every program: the app's wasm, and the verdict programs plain or gzip-compressed.
-  await context.route(/\.wasm(?:\.gz(?:\.tail)?)?$/, async (route) => {
+  await context.route(/\.wasm(?:\.gz|\.tail)?$/, async (route) => {
     await gate;
     await route.continue();
   });
@@ -158,7 +158,7 @@ const LINKS = [
 
 const verdictPrograms = (problems) =>
   problems.requests.flatMap((u) => {
-    const m = u.match(/\/headroom-verdict-(all-|config-)?[0-9a-f]{16}_bg\.wasm(?:\.gz(?:\.tail)?)?$/);
+    const m = u.match(/\/headroom-verdict-(all-|config-)?[0-9a-f]{16}_bg\.wasm(?:\.gz|\.tail)?$/);
     return m ? [m[1] ? m[1].slice(0, -1) : 'catalog'] : [];
   });
 const fetchedVerdict = (problems) => verdictPrograms(problems).length > 0;
@@ -202,7 +202,7 @@ test("the verdict program is fetched by the page's first script, before the load
     const start = (re) => performance.getEntriesByType('resource').find((e) => re.test(e.name))?.startTime;
     return {
       early: typeof headroomEarly === 'object' && headroomEarly.program !== null,
-      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.gz(?:\.tail)?)?$/),
+      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.gz|\.tail)?$/),
       boot: performance.getEntriesByName('boot')[0]?.startTime,
       app: start(/\/headroom-web-[0-9a-f]+_bg\.wasm$/),
     };
@@ -247,12 +247,12 @@ test(`the verdict program comes gzip-compressed, plain without DecompressionStre
   // comment at the end of its body): the page asks for the rest of the .gz only.
   const gz = await run(async () => {});
   assert.equal(gz.asked.length, 1, gz.asked.join(' '));
-  assert.match(gz.asked[0], /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz\.tail$/);
-  const wasm = gz.asked[0].slice(0, -'.gz.tail'.length);
+  assert.match(gz.asked[0], /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.tail$/);
+  const wasm = gz.asked[0].slice(0, -'.tail'.length);
   const plain = await run((context) => context.addInitScript(() => delete globalThis.DecompressionStream));
   assert.deepEqual(plain.asked, [wasm]);
   // A proxy that strips the page's comments, and decodes the .gz (Content-Encoding: gzip): the
-  // page cancels the .gz.tail, asks for the whole .gz and compiles the wasm it gets. These
+  // page cancels the .tail, asks for the whole .gz and compiles the wasm it gets. These
   // routes answer before the harness's, which records the other requests.
   const served = [];
   const decoded = await run(async (context) => {
@@ -271,7 +271,7 @@ test(`the verdict program comes gzip-compressed, plain without DecompressionStre
     });
   });
   assert.deepEqual(served, [`${wasm}.gz`]);
-  assert.deepEqual(decoded.asked, [`${wasm}.gz.tail`]);
+  assert.deepEqual(decoded.asked, [`${wasm}.tail`]);
   assert.deepEqual(plain.first, gz.first);
   assert.deepEqual(decoded.first, gz.first);
   assert.notEqual(gz.first.lines[0], 'Working out the plan…');
@@ -302,12 +302,12 @@ test('a stored pasted config takes the config program, a stored example the cata
   assert.notDeepEqual(example.figures, own.figures);
 });
 
-// A host that did not publish the programs' .gz files (nor the .gz.tail): the page asks for the
+// A host that did not publish the programs' .gz files (nor the .tail): the page asks for the
 // plain file.
 test('a verdict program without its .gz comes plain', async () => {
   const { context, page, problems, release } = await held();
   const refused = [];
-  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm\.gz(?:\.tail)?$/, (route) => {
+  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm\.(?:gz|tail)$/, (route) => {
     refused.push(new URL(route.request().url()).pathname);
     return route.fulfill({ status: 404, body: 'gone' });
   });
@@ -315,9 +315,9 @@ test('a verdict program without its .gz comes plain', async () => {
   await page.waitForSelector('#shell-verdict:not(.pending)');
   const first = await readVerdict(page);
   assert.match(first.lines[0], /^(Starts|Fails at)/);
-  // The .gz.tail (the page carries the .gz's start), then the .gz, then the plain file.
+  // The .tail (the page carries the .gz's start), then the .gz, then the plain file.
   assert.equal(refused.length, 2, refused.join(' '));
-  assert.ok(refused[0].endsWith('.gz.tail') && refused[1] === refused[0].slice(0, -'.tail'.length), refused.join(' '));
+  assert.ok(refused[0].endsWith('.tail') && refused[1] === `${refused[0].slice(0, -'.tail'.length)}.gz`, refused.join(' '));
   const asked = problems.requests.filter((u) => /\/headroom-verdict-/.test(u)).map((u) => new URL(u).pathname);
   assert.deepEqual(asked, [refused[1].slice(0, -'.gz'.length)]);
   release();
@@ -332,7 +332,7 @@ test('a verdict program without its .gz comes plain', async () => {
 test('a verdict program that does not arrive leaves the verdict to the app, with no error', async () => {
   const { context, page, problems } = await open(browser, null);
   const refused = [];
-  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm(?:\.gz(?:\.tail)?)?$/, (route) => {
+  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm(?:\.gz|\.tail)?$/, (route) => {
     refused.push(new URL(route.request().url()).pathname);
     return route.fulfill({ status: 404, body: 'gone' });
   });
@@ -342,7 +342,7 @@ test('a verdict program that does not arrive leaves the verdict to the app, with
   assert.equal(await page.locator('[data-testid="panic-panel"]').count(), 0);
   // The rest of the .gz after the page's head, the .gz, then the plain file, once each.
   assert.deepEqual(verdictPrograms({ requests: refused }), ['catalog', 'catalog', 'catalog'], 'asked for once in each form');
-  assert.ok(refused[0].endsWith('.gz.tail') && refused[1].endsWith('.gz') && refused[2].endsWith('.wasm'), refused.join(' '));
+  assert.ok(refused[0].endsWith('.tail') && refused[1].endsWith('.gz') && refused[2].endsWith('.wasm'), refused.join(' '));
   // The failed request is the only console message (Chromium reports a 404).
   assert.ok(problems.console.every((m) => /404|Failed to load resource/.test(m)), problems.console.join('\n'));
   await context.close();
