@@ -203,10 +203,9 @@ var headroomEarly = (() => {
     tail.catch(() => {});
     const head = await headOf(url);
     const r = await tail;
-    // Not the rest of the .gz: an answer the browser decoded (a server that marks the file as
-    // gzip-encoded, as Apache does for NAME.gz.* names) or a page (a host that answers every
-    // path with its index).
-    const other = !!r?.headers.get('content-encoding') || /^text\/html\b/.test(r?.headers.get('content-type') ?? '');
+    // Not the rest of the .gz: a page (a host that answers every path with its index). A
+    // Content-Encoding is the server's own compression, which the browser undoes.
+    const other = /^text\/html\b/.test(r?.headers.get('content-type') ?? '');
     if (!head || !r?.ok || other) {
       r?.body?.cancel().catch(() => {});
       return null;

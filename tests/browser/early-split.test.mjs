@@ -186,10 +186,7 @@ for (const [what, comment, files] of [
   });
 }
 
-for (const [what, headers] of [
-  ['a host that answers every path with its page', { 'content-type': 'text/html; charset=utf-8' }],
-  ['a server that marks the .tail as gzip-encoded', { 'content-type': 'application/octet-stream', 'content-encoding': 'gzip' }],
-]) {
+for (const [what, headers] of [['a host that answers every path with its page', { 'content-type': 'text/html; charset=utf-8' }]]) {
   test(`${what}: the whole .gz`, async () => {
     const asked = [];
     const respond = (url) => {
