@@ -42,6 +42,20 @@ var headroomEarly = (() => {
   // request asks for the rest only (NAME_bg.wasm.tail).
   const HEADS = HEADROOM_HEADS;
   const link = `${location.search}${location.hash}`;
+  // A stream of `chunks`, then of what `reader` still has (nothing more when `done`).
+  const after = (chunks, reader, done = false) =>
+    new ReadableStream({
+      start(c) {
+        for (const chunk of chunks) c.enqueue(chunk);
+        if (done) c.close();
+      },
+      async pull(c) {
+        const next = await reader.read();
+        if (next.done) c.close();
+        else c.enqueue(next.value);
+      },
+      cancel: (why) => reader.cancel(why),
+    });
   // A program's bytes as a response to compile: the programs are kept gzip-compressed beside
   // themselves (NAME_bg.wasm.gz, by zopfli: 5% smaller than a server's own gzip), and the
   // browser decompresses them as they arrive. A server or proxy that decoded the file already
@@ -66,18 +80,7 @@ var headroomEarly = (() => {
       }
       return undefined;
     };
-    let body = new ReadableStream({
-      start(c) {
-        for (const chunk of chunks) c.enqueue(chunk);
-        if (done) c.close();
-      },
-      async pull(c) {
-        const next = await reader.read();
-        if (next.done) c.close();
-        else c.enqueue(next.value);
-      },
-      cancel: (why) => reader.cancel(why),
-    });
+    let body = after(chunks, reader, done);
     if (byte(0) === 0x1f && byte(1) === 0x8b) body = body.pipeThrough(new DecompressionStream('gzip'));
     return new Response(body, { headers: { 'content-type': 'application/wasm' } });
   };
@@ -166,7 +169,8 @@ var headroomEarly = (() => {
     typeof WebAssembly.compileStreaming === 'function';
   // The start of a program's .gz that the page carries (HEADS): its bytes once the parser has
   // read the comment that holds them (at the end of the body, so the page is there first), or
-  // null where the page has none (a proxy that strips comments, a page without a body).
+  // null where the page has none (a proxy that strips comments, a page without a body). Only
+  // in a document (compile's `headed`).
   let heads;
   const headOf = (url) => {
     heads ??= new Promise((resolve) => {
@@ -184,8 +188,7 @@ var headroomEarly = (() => {
         }
         resolve(found);
       };
-      if (typeof document !== 'object' || document === null) resolve({});
-      else if (document.readyState !== 'loading') read();
+      if (document.readyState !== 'loading') read();
       else document.addEventListener('readystatechange', read, { once: true });
     });
     return heads.then((found) => found[url] ?? null);
@@ -210,23 +213,7 @@ var headroomEarly = (() => {
       r?.body?.cancel().catch(() => {});
       return null;
     }
-    const reader = r.body.getReader();
-    let first = true;
-    return new Response(
-      new ReadableStream({
-        async pull(c) {
-          if (first) {
-            first = false;
-            c.enqueue(head);
-            return;
-          }
-          const next = await reader.read();
-          if (next.done) c.close();
-          else c.enqueue(next.value);
-        },
-        cancel: (why) => reader.cancel(why),
-      }),
-    );
+    return new Response(after([head], r.body.getReader()));
   };
   const compile = (url, signal) => {
     const at = Object.hasOwn(SPLITS, url) ? SPLITS[url] : null;

@@ -29,8 +29,8 @@ const GZ =
   typeof WebAssembly.compileStreaming === 'function';
 const HEAD = '<!--headroom-head:';
 // The forms to try for a file, in order: a program's .tail, then its .gz, then the plain file
-// (a host that did not publish one, or a server whose answer cannot be kept: an Apache that
-// marks NAME.gz.* as gzip-encoded, say).
+// (a host that did not publish one, or an answer whose body cannot be kept: one marked with an
+// encoding it does not have).
 const forms = (p) => (p.endsWith('.tail') ? [p, `${p.slice(0, -'.tail'.length)}.gz`, p.slice(0, -'.tail'.length)] : p.endsWith('.gz') ? [p, p.slice(0, -'.gz'.length)] : [p]);
 const kept = (headed) =>
   FILES.filter((p) => {

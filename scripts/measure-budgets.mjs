@@ -24,6 +24,8 @@ import { chromium } from 'playwright-core';
 import { gzPrefix } from './split-verdict.mjs';
 
 const DIST = new URL('../dist/', import.meta.url).pathname;
+const gz9 = (bytes) => gzipSync(bytes, { level: 9 }).length;
+const br11 = (bytes) => brotliCompressSync(bytes, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }).length;
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
 
 function sizes() {
@@ -39,8 +41,8 @@ function sizes() {
     rows.push({
       file: gz === null ? f : `${f}.gz`,
       raw: raw.length,
-      gzip: gz ?? gzipSync(raw, { level: 9 }).length,
-      brotli: gz ?? brotliCompressSync(raw, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }).length,
+      gzip: gz ?? gz9(raw),
+      brotli: gz ?? br11(raw),
     });
   }
   return rows;
@@ -84,10 +86,8 @@ const html = readFileSync(join(DIST, 'index.html'), 'utf8');
 // the head; another program's link does not wait for the comment (public/early.js reads it only
 // for the catalog links' program), so its page is counted without it.
 const headBytes = Number(html.match(/data-verdict-head="(\d+)"/)?.[1] ?? 0);
-const gz9 = (text) => gzipSync(Buffer.from(text), { level: 9 }).length;
-const br11 = (text) => brotliCompressSync(Buffer.from(text), { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 11 } }).length;
-const headless = html.replace(/<!--headroom-head:[^>]*-->/g, '');
-if (headBytes > 0) console.log(`size the page's head of the catalog links' program: ${headBytes} B of its .gz, base64 in index.html (index.html ${gz9(html)} B gzip with it, ${gz9(headless)} B without)`);
+const headless = Buffer.from(html.replace(/<!--headroom-head:[^>]*-->/g, ''));
+if (headBytes > 0) console.log(`size the page's head of the catalog links' program: ${headBytes} B of its .gz, base64 in index.html (index.html ${gz9(Buffer.from(html))} B gzip with it, ${gz9(headless)} B without)`);
 for (const [attr, what] of [
   ['data-verdict', 'a catalog link or an example not planned ahead'],
   ['data-verdict-config', 'a pasted config.json'],

@@ -157,24 +157,16 @@ test('a host without the .gz files: the worker keeps the plain programs and serv
 test("a host that strips the page's comments: the worker keeps the catalog links' .gz, for offline visits too", async () => {
   const { state, server, base } = await deployServer();
   state.noComments = true;
-  // Only pages planned ahead before going offline: what the worker keeps is its install's.
-  const context = await browser.newContext({ serviceWorkers: 'allow' });
-  const page = await context.newPage();
-  const errors = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  const visit = async (q) => {
-    await page.goto(`${base}/${q}`);
-    await page.waitForSelector('[data-testid=verdict-headline]:not(:empty)');
-  };
-  await visit('?v=1');
-  await page.evaluate(async () => {
-    await navigator.serviceWorker.ready;
+  // Only a page planned ahead before going offline: what the worker keeps is its install's (a
+  // later visit's requests are kept too, as they pass the worker).
+  let files;
+  const { context, page, errors, visit } = await controlledAt(base, {
+    then: '?v=1',
+    installed: async (page) => {
+      files = Object.values(await cacheKeys(page)).flat();
+    },
   });
-  // What the install kept (a later visit's requests are kept too, as they pass the worker).
-  const files = Object.values(await cacheKeys(page)).flat();
   assert.ok(files.some((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(p)) && !files.some((p) => p.endsWith('.tail')), files.join(' '));
-  await visit('?v=1');
-  await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
   await context.setOffline(true);
   const answer = page.waitForResponse((r) => /\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(r.url()));
   await visit('?v=1&model=llama-3.1-70b-instruct&tp=4');
@@ -243,9 +235,10 @@ async function deployServer() {
 
 /**
  * A page of `deployServer`'s build once its worker controls it (installed on the first visit,
- * in charge from the second): `visit(q)` loads a link there, `errors` collects page errors.
+ * in charge from the second, `then`; `installed(page)` runs in between): `visit(q)` loads a link
+ * there, `errors` collects page errors.
  */
-async function controlledAt(base) {
+async function controlledAt(base, { then = '?v=1&tp=2', installed } = {}) {
   const context = await browser.newContext({ serviceWorkers: 'allow' });
   const page = await context.newPage();
   const errors = [];
@@ -258,7 +251,8 @@ async function controlledAt(base) {
   await page.evaluate(async () => {
     await navigator.serviceWorker.ready;
   });
-  await visit('?v=1&tp=2');
+  await installed?.(page);
+  await visit(then);
   await page.waitForFunction(() => navigator.serviceWorker.controller !== null);
   return { context, page, errors, visit };
 }
