@@ -87,6 +87,30 @@ test('the shell names the link before any program runs, and shows no figure', as
   await context.close();
 });
 
+// Without gpus the line counts the GPUs as the verdict does (TP x PP x DP, each 1 unless the
+// link gives it); with an example (its own grid) or a size not written as a number, no count.
+test("the shell's line counts the GPUs a link without gpus plans, as the verdict does", async () => {
+  const { context, page } = await open(browser, null);
+  // No program answers: the line is all there is to read.
+  await context.route(/\.wasm(?:\.gz|\.tail)?$/, () => {});
+  const cases = [
+    ['?v=1&gpu=h100-sxm-80gb&tp=2#config=e30', 'Planning a pasted config.json, on 2 x h100-sxm-80gb, TP=2:'],
+    ['?v=1&model=qwen3-32b&gpu=a100-sxm4-40gb&tp=2&pp=2&dp=3', 'Planning model qwen3-32b, on 12 x a100-sxm4-40gb, TP=2 x PP=2 x DP=3:'],
+    ['?v=1&model=qwen3-32b&gpu=l40s-48gb', 'Planning model qwen3-32b, on 1 x l40s-48gb:'],
+    ['?v=1&model=qwen3-32b&gpu=l40s-48gb&tp=2&gpus=8', 'Planning model qwen3-32b, on 8 x l40s-48gb, TP=2:'],
+    ['?v=1&model=qwen3-32b&gpu=l40s-48gb&tp=two', 'Planning model qwen3-32b, on l40s-48gb, TP=two:'],
+    ['?v=1&model=qwen3-32b&gpu=l40s-48gb&tp=99999', 'Planning model qwen3-32b, on l40s-48gb, TP=99999:'],
+    ['?v=1&example=s3-synthetic-tp4&gpu=h100-sxm-80gb', 'Planning the example s3-synthetic-tp4, on h100-sxm-80gb:'],
+  ];
+  for (const [link, start] of cases) {
+    await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
+    await page.waitForFunction(() => document.getElementById('shell-scenario')?.textContent.startsWith('Planning'));
+    const line = await page.textContent('#shell-scenario');
+    assert.ok(line.startsWith(start), `${link}: ${line}`);
+  }
+  await context.close();
+});
+
 // Each link's first verdict, then the app's: the same class, lines and figures. The default
 // page and the header's examples were planned at build time (no verdict program is fetched);
 // any other link runs a verdict program: the one for catalog links (and an example with keys of
