@@ -36,7 +36,7 @@ if (!files.some((p) => p.endsWith('.wasm'))) fail('index.html names no .wasm fil
 
 const swPath = join(dir, 'sw.js');
 let sw = readFileSync(swPath, 'utf8');
-// Every file's bytes, so a change to an unhashed file (the favicon) is a new build too.
+// Every file's bytes, so a change to a file whose name has no hash (the page) is a new build too.
 const digest = createHash('sha256');
 for (const p of files) digest.update(p).update(readFileSync(join(dir, p === '/' ? 'index.html' : p)));
 const build = digest.digest('hex').slice(0, 16);

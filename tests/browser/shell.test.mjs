@@ -87,6 +87,26 @@ test('the shell names the link before any program runs, and shows no figure', as
   await context.close();
 });
 
+// The icon is in the page (no request for it, first visit or later), and is a picture.
+test("the page's icon is in the page itself, and draws", async () => {
+  const { context, page } = await open(browser, '/?v=1');
+  const href = await page.getAttribute('link[rel=icon]', 'href');
+  assert.match(href, /^data:image\/svg\+xml,%3Csvg /);
+  assert.equal(await page.locator('link[rel=icon]').count(), 1);
+  const size = await page.evaluate(
+    (src) =>
+      new Promise((resolve) => {
+        const img = new Image();
+        img.onload = () => resolve([img.naturalWidth, img.naturalHeight]);
+        img.onerror = () => resolve(null);
+        img.src = src;
+      }),
+    href,
+  );
+  assert.ok(size && size[0] > 0 && size[1] > 0, `the icon does not draw: ${JSON.stringify(size)}`);
+  await context.close();
+});
+
 // Without gpus the line counts the GPUs as the verdict does (TP x PP x DP, each 1 unless the
 // link gives it); with an example (its own grid) or a size not written as a number, no count.
 test("the shell's line counts the GPUs a link without gpus plans, as the verdict does", async () => {
