@@ -52,14 +52,10 @@ const describeLink = () => {
   if (v('example')) parts.push(`the example ${v('example')}`);
   if (v('model')) parts.push(`model ${v('model')}`);
   else if (v('config') || location.hash.includes('config')) parts.push('a pasted config.json');
-  if (v('gpu')) {
-    // How many: the link's gpus, else the plan's TP x PP x DP (each 1 unless given), as the
-    // verdict counts them; none with an example (its own grid) or a count not written plainly.
-    const sizes = ['tp', 'pp', 'dp'].map((k) => (v(k) === '' ? 1 : /^[1-9][0-9]{0,3}$/.test(v(k)) ? Number(v(k)) : NaN));
-    const used = v('example') ? NaN : sizes.reduce((a, b) => a * b, 1);
-    const n = v('gpus') || (Number.isFinite(used) ? String(used) : '');
-    parts.push(n ? `on ${n} x ${v('gpu')}` : `on ${v('gpu')}`);
-  } else if (v('gpus')) parts.push(`on ${v('gpus')} GPUs`);
+  // A count only as the link writes it (gpus): how many GPUs the plan uses is the verdict's to
+  // say (calc), which follows in a moment; the grid the link gives is named below.
+  if (v('gpu')) parts.push(v('gpus') ? `on ${v('gpus')} x ${v('gpu')}` : `on ${v('gpu')}`);
+  else if (v('gpus')) parts.push(`on ${v('gpus')} GPUs`);
   const grid = ['tp', 'pp', 'dp'].filter((k) => v(k)).map((k) => `${k.toUpperCase()}=${v(k)}`);
   if (grid.length) parts.push(grid.join(' x '));
   if (v('vllm')) parts.push(`vLLM ${v('vllm')}`);

@@ -107,16 +107,16 @@ test("the page's icon is in the page itself, and draws", async () => {
   await context.close();
 });
 
-// Without gpus the line counts the GPUs as the verdict does (TP x PP x DP, each 1 unless the
-// link gives it); with an example (its own grid) or a size not written as a number, no count.
-test("the shell's line counts the GPUs a link without gpus plans, as the verdict does", async () => {
+// The line counts GPUs only as the link writes them (gpus): without it, the GPU and the grid the
+// link gives; how many GPUs the plan uses is the verdict's to say (it read "on each x" before).
+test("the shell's line names a link's GPU count only as the link writes it", async () => {
   const { context, page } = await open(browser, null);
   // No program answers: the line is all there is to read.
   await context.route(/\.wasm(?:\.gz|\.tail)?$/, () => {});
   const cases = [
-    ['?v=1&gpu=h100-sxm-80gb&tp=2#config=e30', 'Planning a pasted config.json, on 2 x h100-sxm-80gb, TP=2:'],
-    ['?v=1&model=qwen3-32b&gpu=a100-sxm4-40gb&tp=2&pp=2&dp=3', 'Planning model qwen3-32b, on 12 x a100-sxm4-40gb, TP=2 x PP=2 x DP=3:'],
-    ['?v=1&model=qwen3-32b&gpu=l40s-48gb', 'Planning model qwen3-32b, on 1 x l40s-48gb:'],
+    ['?v=1&gpu=h100-sxm-80gb&tp=2#config=e30', 'Planning a pasted config.json, on h100-sxm-80gb, TP=2:'],
+    ['?v=1&model=qwen3-32b&gpu=a100-sxm4-40gb&tp=2&pp=2&dp=3', 'Planning model qwen3-32b, on a100-sxm4-40gb, TP=2 x PP=2 x DP=3:'],
+    ['?v=1&model=qwen3-32b&gpu=l40s-48gb', 'Planning model qwen3-32b, on l40s-48gb:'],
     ['?v=1&model=qwen3-32b&gpu=l40s-48gb&tp=2&gpus=8', 'Planning model qwen3-32b, on 8 x l40s-48gb, TP=2:'],
     ['?v=1&model=qwen3-32b&gpu=l40s-48gb&tp=two', 'Planning model qwen3-32b, on l40s-48gb, TP=two:'],
     ['?v=1&model=qwen3-32b&gpu=l40s-48gb&tp=99999', 'Planning model qwen3-32b, on l40s-48gb, TP=99999:'],
