@@ -31,11 +31,12 @@ const HEAD = '<!--headroom-head:';
 // The forms to try for a file, in order: a program's .tail, then its .gz, then the plain file
 // (a host that did not publish one, or an answer whose body cannot be kept: one marked with an
 // encoding it does not have).
-const forms = (p) => (p.endsWith('.tail') ? [p, `${p.slice(0, -'.tail'.length)}.gz`, p.slice(0, -'.tail'.length)] : p.endsWith('.gz') ? [p, p.slice(0, -'.gz'.length)] : [p]);
+const plainOf = (p) => p.replace(/\.(?:tail|gz)$/, '');
+const forms = (p) => (p.endsWith('.tail') ? [p, `${plainOf(p)}.gz`, plainOf(p)] : p.endsWith('.gz') ? [p, plainOf(p)] : [p]);
 const kept = (headed) =>
   FILES.filter((p) => {
     if (p.endsWith('.tail')) return GZ && headed;
-    if (p.endsWith('.gz')) return GZ && !(headed && FILES.includes(`${p.slice(0, -'.gz'.length)}.tail`));
+    if (p.endsWith('.gz')) return GZ && !(headed && FILES.includes(`${plainOf(p)}.tail`));
     return !(GZ && FILES.includes(`${p}.gz`));
   });
 
@@ -101,7 +102,7 @@ self.addEventListener('fetch', (event) => {
       const hit =
         (await caches.match(key, { cacheName: CACHE })) ??
         (key === '/' ? undefined : await caches.match(key)) ??
-        (key.endsWith('.gz') ? await caches.match(key.slice(0, -'.gz'.length)) : undefined);
+        (key.endsWith('.gz') ? await caches.match(plainOf(key)) : undefined);
       if (hit && BUILD !== 'dev') return hit;
       try {
         const res = await fetch(req);
