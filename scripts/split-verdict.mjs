@@ -24,7 +24,7 @@ import { constants as zlib, gunzipSync } from 'node:zlib';
 export const FEATURES = ['--enable-bulk-memory', '--enable-nontrapping-float-to-int', '--enable-sign-ext', '--enable-mutable-globals', '--enable-reference-types', '--enable-multivalue'];
 
 // Unsigned LEB128 at `i`: [value, next index].
-const leb = (b, i) => {
+export const leb = (b, i) => {
   let v = 0;
   let shift = 0;
   for (;;) {
@@ -125,7 +125,7 @@ export function gzPrefix(gz, n) {
 }
 
 // The catalog's model rows, in file order.
-const catalogModels = (root) =>
+export const catalogModels = (root) =>
   readdirSync(join(root, 'catalog', 'models'))
     .filter((f) => f.endsWith('.json'))
     .sort()
@@ -202,16 +202,30 @@ export function checkLinks(root, kind, exampleIds) {
 }
 
 // A training or check entry: a link, or [link, stored, typed] (public/early.js's opening state).
-const opening = (call) => (Array.isArray(call) ? call : [call, undefined, undefined]);
+export const opening = (call) => (Array.isArray(call) ? call : [call, undefined, undefined]);
 
 // The glue wasm-bindgen wrote for the program, as a module that also exports its import table
 // and its instance hook (boot.js reaches them through the inline module's factory).
-const importGlue = async (tmp, glueFile, tag) => {
+export const importGlue = async (tmp, glueFile, tag) => {
   const text = readFileSync(glueFile, 'utf8');
   const file = join(tmp, `glue-${tag}.mjs`);
   writeFileSync(file, `${text}\nexport { __wbg_get_imports, __wbg_finalize_init };\n`);
   return import(pathToFileURL(file).href);
 };
+
+// The profile of `calls` (links or opening states) on a program instrumented by `wasm-split
+// --instrument`, as its --profile reads it: which functions they run.
+export async function profileOf({ tmp, prefix, glueFile, instrumented, calls, fail }) {
+  const module = new WebAssembly.Module(fixExternrefExport(instrumented, fail));
+  const glue = await importGlue(tmp, glueFile, `${prefix}-profile`);
+  const wasm = glue.__wbg_finalize_init(new WebAssembly.Instance(module, glue.__wbg_get_imports()), module);
+  for (const call of calls) glue.first_verdict(...opening(call));
+  const size = 1 << 20;
+  const ptr = wasm.__wbindgen_malloc(size, 1);
+  const written = wasm.__write_profile(ptr, size);
+  if (!(written > 8 && written < size)) fail(`${prefix}: the instrumented program wrote no profile (${written})`);
+  return Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, written));
+}
 
 // Splits one program (`bytes`, after wasm-opt) in two; returns its parts, or fails the build.
 export async function splitProgram({ tmp, prefix, bytes, glueFile, training, checks, wasmSplit, wasmOpt, fail }) {
@@ -222,15 +236,7 @@ export async function splitProgram({ tmp, prefix, bytes, glueFile, training, che
   writeFileSync(at('whole.wasm'), bytes);
   // 1. The profile: which functions the training states run.
   run(wasmSplit, ['--instrument', ...FEATURES, at('whole.wasm'), '-o', at('instrumented.wasm')]);
-  const instrumented = new WebAssembly.Module(fixExternrefExport(readFileSync(at('instrumented.wasm')), fail));
-  const glue = await importGlue(tmp, glueFile, `${prefix}-profile`);
-  const wasm = glue.__wbg_finalize_init(new WebAssembly.Instance(instrumented, glue.__wbg_get_imports()), instrumented);
-  for (const call of training) glue.first_verdict(...opening(call));
-  const size = 1 << 20;
-  const ptr = wasm.__wbindgen_malloc(size, 1);
-  const written = wasm.__write_profile(ptr, size);
-  if (!(written > 8 && written < size)) fail(`${prefix}: the instrumented program wrote no profile (${written})`);
-  writeFileSync(at('profile'), Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, written)));
+  writeFileSync(at('profile'), await profileOf({ tmp, prefix, glueFile, instrumented: readFileSync(at('instrumented.wasm')), calls: training, fail }));
   // 2. The split, and each part optimised again (wasm-split leaves its trampolines as they are).
   run(wasmSplit, [...FEATURES, `--profile=${at('profile')}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at('whole.wasm'), '-o1', at('first.wasm'), '-o2', at('second.wasm')]);
   writeFileSync(at('first.fixed.wasm'), fixExternrefExport(readFileSync(at('first.wasm')), fail));

@@ -14,12 +14,12 @@
 // as the whole program does (placeholders throw; a state that reaches another part is planned
 // again with all four), and prints each part's gzip -9 and zopfli sizes.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
-import { FEATURES, checkLinks, fixExternrefExport, trainingLinks } from '../../../scripts/split-verdict.mjs';
+import { FEATURES, catalogModels, checkLinks, fixExternrefExport, importGlue, leb, opening, profileOf, trainingLinks } from '../../../scripts/split-verdict.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const out = resolve(process.argv[2] ?? join(root, 'target', 'reader-module'));
@@ -42,6 +42,14 @@ const wasmSplit = join(root, 'tools', 'binaryen-108', 'usr', 'bin', 'wasm-split'
 const { gzipAsync } = createRequire(join(root, 'scripts', 'inline-loader.mjs'))('@gfx/zopfli');
 const zgz = async (bytes) => (await gzipAsync(bytes, { numiterations: 15 })).length;
 const gz9 = (b) => gzipSync(b, { level: 9 }).length;
+// A module's sections: [id, start of its contents, end, start of its size].
+function* sections(b) {
+  for (let i = 8; i < b.length; ) {
+    const [size, start] = leb(b, i + 1);
+    yield [b[i], start, start + size, i + 1];
+    i = start + size;
+  }
+}
 
 // 1. The program, as the hook builds it, without names (binaryen then names each function by
 //    its index, which the profiles and --keep-funcs share).
@@ -59,68 +67,30 @@ const whole = readFileSync(at('whole.wasm'));
 // The same with its name section, to find a function by name (the same functions, in the same
 // order).
 run('wasm-opt', ['-Oz', '-g', '--one-caller-inline-max-function-size', '0', ...FEATURES, at('verdict_bg.wasm'), '-o', at('whole.named.wasm')]);
+// Each defined function's name, by its index among the defined functions (a profile's order).
 const namesOf = (b) => {
-  const u = (i) => {
-    let v = 0;
-    let s = 0;
-    for (;;) {
-      const x = b[i++];
-      v += (x & 0x7f) * 2 ** s;
-      s += 7;
-      if (x < 0x80) return [v, i];
-    }
-  };
-  let imported = 0;
+  const imported = WebAssembly.Module.imports(new WebAssembly.Module(b)).filter((i) => i.kind === 'function').length;
   const names = new Map();
-  for (let i = 8; i < b.length; ) {
-    const id = b[i];
-    const [size, start] = u(i + 1);
-    if (id === 2) {
-      let [n, j] = u(start);
-      for (; n > 0; n--) {
-        let l;
-        [l, j] = u(j);
-        j += l;
-        [l, j] = u(j);
-        j += l;
-        const kind = b[j++];
-        if (kind === 0) {
-          [, j] = u(j);
-          imported++;
-        } else if (kind === 1) {
-          j++;
-          const f = b[j++];
-          [, j] = u(j);
-          if (f & 1) [, j] = u(j);
-        } else if (kind === 2) {
-          const f = b[j++];
-          [, j] = u(j);
-          if (f & 1) [, j] = u(j);
-        } else if (kind === 3) j += 2;
-      }
-    }
-    if (id === 0) {
-      let [l, j] = u(start);
-      const name = b.subarray(j, j + l).toString();
-      j += l;
-      while (name === 'name' && j < start + size) {
-        const sub = b[j];
-        const [ss, k] = u(j + 1);
-        if (sub === 1) {
-          let [n, q] = u(k);
-          for (; n > 0; n--) {
-            let f;
-            let ln;
-            [f, q] = u(q);
-            [ln, q] = u(q);
-            names.set(f - imported, b.subarray(q, q + ln).toString());
-            q += ln;
-          }
+  for (const [id, start, end] of sections(b)) {
+    if (id !== 0) continue;
+    let [l, j] = leb(b, start);
+    if (b.subarray(j, j + l).toString() !== 'name') continue;
+    for (j += l; j < end; ) {
+      const sub = b[j];
+      const [size, k] = leb(b, j + 1);
+      if (sub === 1) {
+        let [n, q] = leb(b, k);
+        for (; n > 0; n--) {
+          let f;
+          let len;
+          [f, q] = leb(b, q);
+          [len, q] = leb(b, q);
+          names.set(f - imported, b.subarray(q, q + len).toString());
+          q += len;
         }
-        j = k + ss;
       }
+      j = k + size;
     }
-    i = start + size;
   }
   return names;
 };
@@ -128,30 +98,22 @@ const named = namesOf(readFileSync(at('whole.named.wasm')));
 const modelRow = [...named].find(([, n]) => n.endsWith('catalog::compiled::model_row'))?.[0];
 if (modelRow === undefined) fail('no catalog::compiled::model_row in the program');
 
-// The glue, as a module that also exports its import table and instance hook.
-const glueText = readFileSync(at('verdict.js'), 'utf8');
+// A fresh copy of the glue for each instance (scripts/split-verdict.mjs's importGlue).
 let glues = 0;
-const glue = async () => {
-  const f = at(`glue-${glues++}.mjs`);
-  writeFileSync(f, `${glueText}\nexport { __wbg_get_imports, __wbg_finalize_init };\n`);
-  return import(pathToFileURL(f).href);
-};
+const glue = () => importGlue(out, at('verdict.js'), `copy-${glues++}`);
 const html = readFileSync(join(root, 'index.html'), 'utf8');
 const exampleIds = [...new Set([...html.matchAll(/data-example="([^"]+)"/g)].map((m) => m[1]))];
-const opening = (c) => (Array.isArray(c) ? c : [c, undefined, undefined]);
 
 // 2. Which functions each kind of link runs.
+const profiled = async (tag, calls) => {
+  run(wasmSplit, ['--instrument', ...FEATURES, at('whole.wasm'), '-o', at(`${tag}.instr.wasm`)]);
+  const profile = await profileOf({ tmp: out, prefix: tag, glueFile: at('verdict.js'), instrumented: readFileSync(at(`${tag}.instr.wasm`)), calls, fail });
+  writeFileSync(at(`${tag}.profile`), profile);
+  return profile;
+};
 const called = async (kind) => {
-  run(wasmSplit, ['--instrument', ...FEATURES, at('whole.wasm'), '-o', at(`${kind}.instr.wasm`)]);
-  const module = new WebAssembly.Module(fixExternrefExport(readFileSync(at(`${kind}.instr.wasm`)), fail));
-  const g = await glue();
-  const wasm = g.__wbg_finalize_init(new WebAssembly.Instance(module, g.__wbg_get_imports()), module);
   const links = trainingLinks(root, kind, exampleIds);
-  for (const c of links) g.first_verdict(...opening(c));
-  const size = 1 << 20;
-  const ptr = wasm.__wbindgen_malloc(size, 1);
-  const n = wasm.__write_profile(ptr, size);
-  const p = Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, n));
+  const p = await profiled(kind, links);
   const set = new Set();
   for (let f = 0; 8 + 4 * f + 4 <= p.length; f++) if (p.readUInt32LE(8 + 4 * f)) set.add(f);
   console.log(`${kind}: ${links.length} training states run ${set.size} functions`);
@@ -188,89 +150,68 @@ for (const n of ['C', 'K', 'R', 'X', 'C-rows', 'K-rows']) {
 
 // Each later part imports the function table C had when it was split off; C's grew after.
 // funcTableLimits and raiseTableImportMax as 4643406's scripts/split-verdict.mjs had them.
-const leb = (b, i) => {
-  let v = 0;
-  let shift = 0;
-  for (;;) {
-    if (i >= b.length || shift > 49) throw new Error('split-verdict: a number runs past the end of the module');
-    const x = b[i++];
-    v += (x & 0x7f) * 2 ** shift;
-    shift += 7;
-    if (x < 0x80) return [v, i];
-  }
-};
 function funcTableLimits(bytes, fail) {
   const b = Buffer.from(bytes);
-  let i = 8;
-  while (i < b.length) {
-    const id = b[i];
-    const [size, start] = leb(b, i + 1);
-    if (id === 4) {
-      let [n, j] = leb(b, start);
-      for (; n > 0; n--) {
-        const type = b[j++];
-        const flags = b[j++];
-        let min;
-        let max = null;
-        [min, j] = leb(b, j);
-        if (flags & 1) [max, j] = leb(b, j);
-        if (type === 0x70) return [min, max];
-      }
+  for (const [id, start] of sections(b)) {
+    if (id !== 4) continue;
+    let [n, j] = leb(b, start);
+    for (; n > 0; n--) {
+      const type = b[j++];
+      const flags = b[j++];
+      let min;
+      let max = null;
+      [min, j] = leb(b, j);
+      if (flags & 1) [max, j] = leb(b, j);
+      if (type === 0x70) return [min, max];
     }
-    i = start + size;
   }
   fail('a part has no function table');
   return null;
 }
 function raiseTableImportMax(bytes, max, fail) {
   const b = Buffer.from(bytes);
-  let i = 8;
-  while (i < b.length) {
-    const id = b[i];
-    const [size, start] = leb(b, i + 1);
-    if (id === 2) {
-      let [n, j] = leb(b, start);
-      for (; n > 0; n--) {
-        let len;
-        [len, j] = leb(b, j);
-        j += len;
-        [len, j] = leb(b, j);
-        j += len;
-        const kind = b[j++];
-        if (kind === 0) [, j] = leb(b, j);
-        else if (kind === 1) {
-          const type = b[j++];
-          const flags = b[j++];
-          [, j] = leb(b, j);
-          if (flags & 1) {
-            const at = j;
-            let old;
-            [old, j] = leb(b, j);
-            if (type === 0x70) {
-              const bytesOf = (v) => {
-                const out = [];
-                do {
-                  let x = v & 0x7f;
-                  v = Math.floor(v / 128);
-                  if (v > 0) x |= 0x80;
-                  out.push(x);
-                } while (v > 0);
-                return out;
-              };
-              if (max < old) fail(`the table import's maximum would shrink (${old} -> ${max})`);
-              const delta = bytesOf(max).length - (j - at);
-              return Buffer.concat([b.subarray(0, i + 1), Buffer.from(bytesOf(size + delta)), b.subarray(start, at), Buffer.from(bytesOf(max)), b.subarray(j)]);
-            }
+  const bytesOf = (v) => {
+    const out = [];
+    do {
+      let x = v & 0x7f;
+      v = Math.floor(v / 128);
+      if (v > 0) x |= 0x80;
+      out.push(x);
+    } while (v > 0);
+    return out;
+  };
+  for (const [id, start, end, sizeAt] of sections(b)) {
+    if (id !== 2) continue;
+    let [n, j] = leb(b, start);
+    for (; n > 0; n--) {
+      let len;
+      [len, j] = leb(b, j);
+      j += len;
+      [len, j] = leb(b, j);
+      j += len;
+      const kind = b[j++];
+      if (kind === 0) [, j] = leb(b, j);
+      else if (kind === 1) {
+        const type = b[j++];
+        const flags = b[j++];
+        [, j] = leb(b, j);
+        if (flags & 1) {
+          const at = j;
+          let old;
+          [old, j] = leb(b, j);
+          if (type === 0x70) {
+            if (max < old) fail(`the table import's maximum would shrink (${old} -> ${max})`);
+            const delta = bytesOf(max).length - (j - at);
+            return Buffer.concat([b.subarray(0, sizeAt), Buffer.from(bytesOf(end - start + delta)), b.subarray(start, at), Buffer.from(bytesOf(max)), b.subarray(j)]);
           }
-        } else if (kind === 2) {
-          const flags = b[j++];
-          [, j] = leb(b, j);
-          if (flags & 1) [, j] = leb(b, j);
-        } else if (kind === 3) j += 2;
-        else fail(`an import of kind ${kind} this reader does not know`);
-      }
+        }
+      } else if (kind === 2) {
+        const flags = b[j++];
+        [, j] = leb(b, j);
+        if (flags & 1) [, j] = leb(b, j);
+      } else if (kind === 3) j += 2;
+      else fail(`an import of kind ${kind} this reader does not know`);
     }
-    i = start + size;
   }
   fail('the part imports no function table with a maximum');
   return null;
@@ -320,11 +261,10 @@ for (const [kind, with_] of [['catalog', 'K'], ['config', 'R']]) {
 
 // 5. The same program split for the links the program with everything takes today (a pasted
 //    config beside a seed example or a drafter named by draft-model): its first part.
-const models = readdirSync(join(root, 'catalog', 'models'))
-  .filter((f) => f.endsWith('.json'))
-  .sort()
-  .map((f) => JSON.parse(readFileSync(join(root, 'catalog', 'models', f), 'utf8')));
-const drafters = ['qwen3-0.6b', 'qwen3-1.7b', 'qwen3-4b', 'llama-3.2-1b-instruct'].filter((id) => models.some((m) => m.id === id));
+const models = catalogModels(root);
+// The drafter the shell's tests name (tests/browser/shell.test.mjs).
+const drafters = ['qwen3-4b'];
+if (!drafters.every((id) => models.some((m) => m.id === id))) fail(`the catalog has no row ${drafters.join(', ')}`);
 const beside = [];
 for (const m of models) {
   const c = Buffer.from(JSON.stringify(m.config)).toString('base64url');
@@ -332,15 +272,7 @@ for (const m of models) {
   for (const d of drafters) for (const f of ['', '&tp=2', '&num-speculative-tokens=3']) beside.push(`?v=1&gpu=h100-sxm-80gb&spec=draft_model&draft-model=${d}${f}#config=${c}`);
 }
 {
-  run(wasmSplit, ['--instrument', ...FEATURES, at('whole.wasm'), '-o', at('beside.instr.wasm')]);
-  const module = new WebAssembly.Module(fixExternrefExport(readFileSync(at('beside.instr.wasm')), fail));
-  const g = await glue();
-  const wasm = g.__wbg_finalize_init(new WebAssembly.Instance(module, g.__wbg_get_imports()), module);
-  for (const l of beside) g.first_verdict(l, undefined, undefined);
-  const size = 1 << 20;
-  const ptr = wasm.__wbindgen_malloc(size, 1);
-  const n = wasm.__write_profile(ptr, size);
-  writeFileSync(at('beside.profile'), Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, n)));
+  await profiled('beside', beside);
   run(wasmSplit, [...FEATURES, `--profile=${at('beside.profile')}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at('whole.wasm'), '-o1', at('beside1.wasm'), '-o2', at('beside2.wasm')]);
   writeFileSync(at('beside1.wasm'), fixExternrefExport(readFileSync(at('beside1.wasm')), fail));
   run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, at('beside1.wasm'), '-o', at('beside1.opt.wasm')]);
