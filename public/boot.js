@@ -98,12 +98,11 @@ shellReady().then(() => {
 
 // The first verdict, before the app: a small verdict program (src/bin/verdict.rs, the core's
 // own planner and words; its glue is `headroomVerdictGlue` in this inline module) plans the
-// page's opening state and its words go into the shell as text. There are three builds of it:
-// the one for catalog links and the seed examples (the catalog as values, no JSON reader), the
-// one with the config.json reader too, and the one with everything, for a config beside an
-// example or a drafter. The page's first
-// script (public/early.js, inline before this module) read the opening state, and started
-// fetching and compiling the program it needs, if any: a link planned at build time needs none.
+// page's opening state and its words go into the shell as text. It comes in four parts
+// (scripts/split-verdict.mjs): C, what every common link runs, K what only catalog links run, R
+// the config.json reader, X the rest. The page's first script (public/early.js, inline before
+// this module) read the opening state, and started fetching and compiling the stream it needs
+// (C then K, or C then R), if any: a link planned at build time needs none.
 // Nothing is preloaded, and the app's wasm is fetched once the verdict's has arrived, so the two
 // do not share the bandwidth. Without it (a development build, a failure) the shell waits for
 // the app.
@@ -138,41 +137,50 @@ const paintVerdict = (v) => {
   performance.mark('first-verdict');
 };
 const early = typeof headroomEarly === 'object' && headroomEarly !== null ? headroomEarly : null;
-// What a placeholder of a split program's first part throws (scripts/split-verdict.mjs): the
-// run needs a function of the second part.
-const needsRest = new Error('the verdict program needs its second part');
-// A split program's first part, instantiated with its own instance of the glue, and with its
-// second part linked to it (it fills the first's function table) when `withRest`.
-const linked = async (program, withRest) => {
+// What a placeholder of the program's first part throws (scripts/split-verdict.mjs): the run
+// needs a function of a part not linked yet.
+const needsRest = new Error('the verdict program needs another part');
+// The program's first part, instantiated with its own instance of the glue, with the parts in
+// `modules` linked to it (each fills the first's function table where its placeholders were).
+const linked = async (program, modules) => {
   const glue = headroomVerdictGlue();
   const imports = glue.imports();
   imports.placeholder = new Proxy({}, { get: () => () => { throw needsRest; } });
   const instance = await WebAssembly.instantiate(program.module, imports);
-  if (withRest) await WebAssembly.instantiate(await program.rest, { primary: instance.exports });
+  for (const m of modules) await WebAssembly.instantiate(m, { primary: instance.exports });
   glue.finalize(instance, program.module);
   return glue;
 };
-// A program (early.compile's promise), then a function that runs it on the opening state. Each
-// run its own instance of the glue; once done, it and its linear memory (about 1.3 MB) may be
-// collected. A split program runs as soon as its first part is compiled, while the second is
-// still arriving; a run that calls into the second (a placeholder throws) runs again once that
-// is in, on a fresh instance with both parts (the throw left the first one's stack and heap
-// halfway): the answer is the whole program's.
+// The program (early.compile's promise), then a function that runs it on the opening state.
+// Each run its own instance of the glue; once done, it and its linear memory (about 1.3 MB) may
+// be collected. The run starts as soon as the first part is compiled, while the others are
+// still arriving; a run that calls into a part not linked (a placeholder throws) runs again
+// once the stream's next part is in, on a fresh instance with it linked too (the throw left the
+// first one's stack and heap halfway): the answer is the whole program's. While the first part
+// waits for the next, it plans the default page's state, whose answer is dropped: V8 compiles
+// a function on its first call, for every instance of the module, so the planner's functions
+// the link then calls are compiled while the next part's bytes arrive.
 const verdictRun = (compiled) => async () => {
   const program = await compiled;
   const plan = (glue) => glue.first_verdict(early.link, early.stored, early.typed);
-  if (!program.rest) {
-    const glue = headroomVerdictGlue();
-    await glue.init({ module_or_path: program.module });
-    return plan(glue);
+  const modules = [];
+  for (let n = 0; ; n++) {
+    try {
+      return plan(await linked(program, modules));
+    } catch (e) {
+      if (e !== needsRest || n === program.parts.length) throw e;
+    }
+    if (n === 0 && !program.parts[0].ready) {
+      performance.mark('verdict-warm');
+      try {
+        (await linked(program, modules)).first_verdict('?v=1', undefined, undefined);
+      } catch {
+        // A function of another part: what ran is compiled all the same.
+      }
+    }
+    modules.push(await program.parts[n].module);
+    performance.mark(`verdict-part-${program.parts[n].name}`);
   }
-  try {
-    return plan(await linked(program, false));
-  } catch (e) {
-    if (e !== needsRest) throw e;
-  }
-  performance.mark('verdict-last-part');
-  return plan(await linked(program, true));
 };
 
 try {
@@ -182,11 +190,8 @@ try {
   // the shell's own words, and the app follows).
   const show = async (run) => {
     try {
-      let v = await run();
-      // The catalog links' and the config's programs answer an empty list for a state they hand
-      // over (a key early.js's test did not see): the program with everything plans it.
-      if (Array.isArray(v) && v.length === 0 && early.program.url !== early.all) v = await verdictRun(early.compile(early.all))();
-      if (v) {
+      const v = await run();
+      if (Array.isArray(v) && v.length > 0) {
         await shellReady();
         paintVerdict(v);
       }
@@ -201,11 +206,11 @@ try {
     shellReady().then(() => paintVerdict(planned));
   } else if (early?.program && typeof headroomVerdictGlue === 'function') {
     try {
-      // Compiled (a split program's first part) once its bytes have all arrived: planned at
-      // once; the app's wasm comes after the rest of the program's bytes.
+      // Planned as soon as the first part is compiled; the app's wasm comes after the rest of
+      // the program's bytes.
       const program = await early.program.module;
       shown = show(verdictRun(early.program.module));
-      await program.rest?.catch(() => {});
+      await Promise.allSettled(program.parts.map((p) => p.module));
     } catch {
       // The app paints the verdict itself.
     }

@@ -1,46 +1,46 @@
 // The page's first script: decides what the first verdict needs and starts fetching it. The
 // release build puts it in the page as a classic inline script right after the
-// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the six names below and
+// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the five names below and
 // adds its hash to the CSP), so it runs as soon as the parser reaches it, before anything is
 // laid out or painted.
 //
 // Why a script of its own: the inline module (the verdict glue and public/boot.js) is run in a
 // task after the parser and the first layout are done with the page. On a phone on slow 4G (the
 // bench's 1.6 Mbit/s, 150 ms RTT and CPU / 4) that was 30 to 230 ms after the page's last byte,
-// and the verdict program's fetch waited for it; its 140 KB gzip are the first verdict's longest
-// wait. A classic script runs as it is parsed.
+// and the verdict program's fetch waited for it; its bytes are the first verdict's longest wait.
+// A classic script runs as it is parsed.
 //
 // No module can wait for this one: it defines the one global `headroomEarly`, read by boot.js:
 //   link, stored, typed  the opening state: the address, the state kept in local storage and the
 //                        texts kept for this tab (storage may be refused: then undefined);
 //   planned              the opening state's verdict planned at build time, or null;
-//   program              null, or { url, module }: the verdict program this state needs (the
-//                        one for catalog links and the seed examples, the one with the
-//                        config.json reader for a pasted config, or the one with everything
-//                        for a config beside an example or a drafter), compiling as its bytes
-//                        arrive (`module` is compile(url)'s promise, below);
-//   all                  the address of the program with everything, which plans any state
-//                        another program hands over (it answers an empty list);
-//   compile(url)         a program, compiled as its bytes arrive (from its .gz where the
+//   program              null, or { kind, module }: the verdict program's stream this state
+//                        needs: a catalog link's (`catalog`) or a pasted config's (`config`),
+//                        compiling as its bytes arrive (`module` is compile(kind)'s promise);
+//   compile(kind)        the program, compiled as its bytes arrive (from its .gz where the
 //                        browser can decompress a stream, begun by the bytes the page carries
-//                        where it carries some, HEADS below): a promise of { module, rest }, where
-//                        a split program's (scripts/split-verdict.mjs) `module` is its first
-//                        part, done as soon as that part's bytes are in, and `rest` a promise
-//                        of its second part's module; a whole program's `rest` is null.
+//                        where it carries them, HEAD below): a promise of { module, parts },
+//                        where `module` is its first part (C, scripts/split-verdict.mjs), done
+//                        as soon as that part's bytes are in, and `parts` the others in the
+//                        order the stream brings them: each { name, module, ready }, `module`
+//                        a promise of that part's module and `ready` true once it is compiled.
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
-  const VERDICT_CONFIG = HEADROOM_VERDICT_CONFIG;
-  const VERDICT_ALL = HEADROOM_VERDICT_ALL;
-  // Where each split program's second part begins in its file (scripts/split-verdict.mjs).
-  const SPLITS = HEADROOM_SPLITS;
-  // The programs whose .gz begins in the page itself: how many of its bytes the page carries
-  // (scripts/inline-loader.mjs). On slow 4G the link is idle from the page's first bytes until
-  // the program's first byte (the request leaves with this script, about 110 ms later at a
-  // quarter of the CPU, then 150 ms of latency): about 40 KB. The page spends them on the
-  // start of the catalog links' program, base64 in a comment at the end of the body, and the
-  // request asks for the rest only (NAME_bg.wasm.tail).
-  const HEADS = HEADROOM_HEADS;
+  // The program's four parts (scripts/split-verdict.mjs) and their sizes: C, what every common
+  // link runs, K what only catalog links run, R the config.json reader, X the rest. The plain
+  // file and its .gz hold them in the catalog links' order, C, K, R, X; a pasted config's
+  // stream in C, R, K, X.
+  const PARTS = HEADROOM_PARTS;
+  const ORDERS = HEADROOM_ORDERS;
+  // How many bytes of the program's .gz the page carries (scripts/inline-loader.mjs), all
+  // within C. On slow 4G the link is idle from the page's first bytes until the program's
+  // first byte (the request leaves with this script, about 110 ms later at a quarter of the
+  // CPU, then 150 ms of latency): about 40 KB. The page spends them on the start of C, base64
+  // in a comment at the end of the body, and the request asks for the rest of its stream only:
+  // NAME_bg.wasm.tail (C, K, R, X) for a catalog link, NAME_bg.wasm.rtail (C, R, K, X) for a
+  // pasted config. Both streams begin with C's bytes.
+  const HEAD = HEADROOM_HEAD;
   const link = `${location.search}${location.hash}`;
   // A stream of `chunks`, then of what `reader` still has (nothing more when `done`).
   const after = (chunks, reader, done = false) =>
@@ -84,35 +84,61 @@ var headroomEarly = (() => {
     if (byte(0) === 0x1f && byte(1) === 0x8b) body = body.pipeThrough(new DecompressionStream('gzip'));
     return new Response(body, { headers: { 'content-type': 'application/wasm' } });
   };
-  // A split program's stream cut where its second part begins (`at`): the first part as a
-  // stream of its own, which compiles as it arrives, and the second as a promise of its bytes,
-  // read behind it whether or not anything waits for it yet.
-  const cut = (body, at) => {
+  // The program's stream cut into its parts (`order`, by their sizes): the first as a stream of
+  // its own, which compiles as it arrives, and each other as a promise of its bytes, read behind
+  // it whether or not anything waits for them yet.
+  const cut = (body, order) => {
     const reader = body.getReader();
-    const tail = [];
-    let done;
-    let failed;
-    const rest = new Promise((resolve, reject) => {
-      done = resolve;
-      failed = reject;
+    const sizes = order.map((n) => PARTS[n]);
+    const rests = sizes.slice(1).map(() => {
+      let done;
+      let failed;
+      const bytes = new Promise((resolve, reject) => {
+        done = resolve;
+        failed = reject;
+      });
+      bytes.catch(() => {});
+      return { bytes, done, failed };
     });
-    rest.catch(() => {});
-    const drain = async () => {
+    const failAll = (e) => {
+      for (const r of rests) r.failed(e);
+    };
+    // Parts 1.. from `chunks` (what came after the first part), then the rest of the stream.
+    const drain = async (chunks) => {
+      let k = 0;
+      let buf = new Uint8Array(sizes[1]);
+      let filled = 0;
+      const take = (chunk) => {
+        while (chunk.length > 0 && k < rests.length) {
+          const n = Math.min(chunk.length, buf.length - filled);
+          buf.set(chunk.subarray(0, n), filled);
+          filled += n;
+          chunk = chunk.subarray(n);
+          if (filled === buf.length) {
+            // The last part once the stream has ended there (a longer stream is no program).
+            if (k === rests.length - 1) {
+              k++;
+              break;
+            }
+            rests[k++].done(buf);
+            buf = new Uint8Array(sizes[k + 1]);
+            filled = 0;
+          }
+        }
+        if (chunk.length > 0) throw new Error('the program is longer than its parts');
+      };
       try {
+        for (const c of chunks) take(c);
         for (;;) {
           const next = await reader.read();
           if (next.done) break;
-          tail.push(next.value);
+          take(next.value);
         }
-        const bytes = new Uint8Array(tail.reduce((n, c) => n + c.length, 0));
-        let o = 0;
-        for (const c of tail) {
-          bytes.set(c, o);
-          o += c.length;
-        }
-        done(bytes);
+        if (k < rests.length) throw new Error('the program ends within its parts');
+        rests[k - 1].done(buf);
       } catch (e) {
-        failed(e);
+        failAll(e);
+        reader.cancel(e).catch(() => {});
       }
     };
     let seen = 0;
@@ -122,42 +148,43 @@ var headroomEarly = (() => {
         try {
           next = await reader.read();
         } catch (e) {
-          failed(e);
+          failAll(e);
           throw e;
         }
         if (next.done) {
           const e = new Error('the program ends within its first part');
-          failed(e);
+          failAll(e);
           c.error(e);
           return;
         }
         const chunk = next.value;
-        if (seen + chunk.length < at) {
+        if (seen + chunk.length < sizes[0]) {
           seen += chunk.length;
           c.enqueue(chunk);
           return;
         }
-        c.enqueue(chunk.subarray(0, at - seen));
-        tail.push(chunk.subarray(at - seen));
+        c.enqueue(chunk.subarray(0, sizes[0] - seen));
         c.close();
-        drain();
+        drain([chunk.subarray(sizes[0] - seen)]);
       },
-      // compileStreaming gave up on the first part (a body that is no wasm): so does the rest.
+      // compileStreaming gave up on the first part (a body that is no wasm): so do the rest.
       cancel(why) {
-        failed(why);
+        failAll(why);
         return reader.cancel(why);
       },
     });
-    return { head, rest };
+    return { head, rests: rests.map((r) => r.bytes) };
   };
   const wasmType = { headers: { 'content-type': 'application/wasm' } };
-  // The second part's module, compiled once its bytes are in (boot.js awaits it only when a run
-  // needs it).
-  const compiled = (bytes) => {
-    const module = bytes.then((b) => WebAssembly.compile(b));
-    module.catch(() => {});
-    return module;
-  };
+  // The parts after the first, each compiled once its bytes are in (boot.js awaits one only
+  // when a run needs it).
+  const compiled = (order, rests) =>
+    rests.map((bytes, k) => {
+      const part = { name: order[k + 1], ready: false };
+      part.module = bytes.then((b) => WebAssembly.compile(b));
+      part.module.then(() => (part.ready = true), () => {});
+      return part;
+    });
   // A program compiled as its bytes arrive, from one request: its .gz where the browser can
   // decompress a stream and compile one. compileStreaming refuses a response a server sends as
   // another type than application/wasm, and an older browser has none: then the plain file's
@@ -167,21 +194,21 @@ var headroomEarly = (() => {
     typeof ReadableStream === 'function' &&
     typeof WebAssembly === 'object' &&
     typeof WebAssembly.compileStreaming === 'function';
-  // The start of a program's .gz that the page carries (HEADS): its bytes once the parser has
+  // The start of the program's .gz that the page carries (HEAD): its bytes once the parser has
   // read the comment that holds them (at the end of the body, so the page is there first), or
-  // null where the page has none (a proxy that strips comments, a page without a body). Only
-  // in a document (compile's `headed`).
-  let heads;
-  const headOf = (url) => {
-    heads ??= new Promise((resolve) => {
+  // null where the page has none (a proxy that strips comments, a page without a body). Only in
+  // a document (compile's `headed`).
+  let head;
+  const headOf = () =>
+    (head ??= new Promise((resolve) => {
       const read = () => {
-        const found = {};
+        let found = null;
         try {
           for (const node of document.body.childNodes) {
             const m = node.nodeType === 8 && /^headroom-head:(\S+):([A-Za-z0-9+/=]+)$/.exec(node.data);
-            if (!m) continue;
+            if (!m || m[1] !== VERDICT) continue;
             const bytes = typeof Uint8Array.fromBase64 === 'function' ? Uint8Array.fromBase64(m[2]) : Uint8Array.from(atob(m[2]), (c) => c.charCodeAt(0));
-            if (bytes.length === HEADS[m[1]]) found[m[1]] = bytes;
+            if (bytes.length === HEAD) found = bytes;
           }
         } catch {
           // No head: the whole .gz.
@@ -190,73 +217,68 @@ var headroomEarly = (() => {
       };
       if (document.readyState !== 'loading') read();
       else document.addEventListener('readystatechange', read, { once: true });
-    });
-    return heads.then((found) => found[url] ?? null);
-  };
-  // A program's .gz from the start the page carries and the rest (NAME_bg.wasm.tail), asked
-  // for at once; null, after cancelling the rest, when either is missing (a host that did not
-  // publish the .tail, a proxy that stripped the comment) or the answer is not the rest: then
-  // the whole .gz.
-  const fromHead = async (url, signal) => {
-    const tail = fetch(`${url}.tail`, { signal }).catch((e) => {
+    }));
+  // The program's .gz from the start the page carries and the rest of this kind's stream
+  // (NAME_bg.wasm.tail or .rtail), asked for at once; null, after cancelling the rest, when
+  // either is missing (a host that did not publish it, a proxy that stripped the comment) or
+  // the answer is not the rest: then the whole .gz.
+  const fromHead = async (file, signal) => {
+    const tail = fetch(file, { signal }).catch((e) => {
       if (signal?.aborted) throw e;
       return null;
     });
     // Handled where awaited, after the head: not an unhandled rejection meanwhile.
     tail.catch(() => {});
-    const head = await headOf(url);
+    const start = await headOf();
     const r = await tail;
     // Not the rest of the .gz: a page (a host that answers every path with its index). A
     // Content-Encoding is the server's own compression, which the browser undoes.
     const other = /^text\/html\b/.test(r?.headers.get('content-type') ?? '');
-    if (!head || !r?.ok || other) {
+    if (!start || !r?.ok || other) {
       r?.body?.cancel().catch(() => {});
       return null;
     }
-    return new Response(after([head], r.body.getReader()));
+    return new Response(after([start], r.body.getReader()));
   };
-  const compile = (url, signal) => {
-    const at = Object.hasOwn(SPLITS, url) ? SPLITS[url] : null;
-    const headed = gz && Object.hasOwn(HEADS, url) && typeof document === 'object' && document !== null;
-    const module = (headed ? fromHead(url, signal) : Promise.resolve(null)).then(async (r) => {
-      r ??= await fetch(gz ? `${url}.gz` : url, { signal });
+  const compile = (kind, signal) => {
+    const headed = gz && HEAD > 0 && typeof document === 'object' && document !== null;
+    const module = (headed ? fromHead(`${VERDICT}.${kind === 'config' ? 'rtail' : 'tail'}`, signal) : Promise.resolve(null)).then(async (r) => {
+      // The stream's order: a .tail's or .rtail's, else the .gz's and the plain file's.
+      const order = r ? ORDERS[kind === 'config' ? 'config' : 'catalog'] : ORDERS.catalog;
+      r ??= await fetch(gz ? `${VERDICT}.gz` : VERDICT, { signal });
       // A host that did not publish the .gz (404, or 403 from a bucket): the plain file
       // (inflate passes it through).
-      if (gz && !r.ok) r = await fetch(url, { signal });
+      if (gz && !r.ok) r = await fetch(VERDICT, { signal });
       if (!r.ok) throw new Error(`${r.url}: HTTP ${r.status}`);
       if (gz) {
-        const body = (await inflate(r)).body;
-        if (at === null) return { module: await WebAssembly.compileStreaming(new Response(body, wasmType)), rest: null };
-        const { head, rest } = cut(body, at);
-        return { module: await WebAssembly.compileStreaming(new Response(head, wasmType)), rest: compiled(rest) };
+        const { head: first, rests } = cut((await inflate(r)).body, order);
+        return { module: await WebAssembly.compileStreaming(new Response(first, wasmType)), parts: compiled(order, rests) };
       }
-      const wasm = /^application\/wasm\b/.test(r.headers.get('content-type') ?? '');
-      if (at === null) return { module: await (wasm && typeof WebAssembly.compileStreaming === 'function' ? WebAssembly.compileStreaming(r) : r.arrayBuffer().then((b) => WebAssembly.compile(b))), rest: null };
       const bytes = new Uint8Array(await r.arrayBuffer());
-      const rest = compiled(Promise.resolve(bytes.subarray(at)));
-      return { module: await WebAssembly.compile(bytes.subarray(0, at)), rest };
+      const sizes = order.map((n) => PARTS[n]);
+      if (bytes.length !== sizes.reduce((a, b) => a + b, 0)) throw new Error(`${r.url}: ${bytes.length} B, not the program's parts`);
+      const rests = [];
+      for (let k = 1, o = sizes[0]; k < sizes.length; o += sizes[k++]) rests.push(Promise.resolve(bytes.subarray(o, o + sizes[k])));
+      return { module: await WebAssembly.compile(bytes.subarray(0, sizes[0])), parts: compiled(order, rests) };
     });
     // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
     module.catch(() => {});
     return module;
   };
-  // The program texts need: the one with the config.json reader for a pasted config
-  // (src/verdict.rs, handed_over) but for one beside a seed example or a drafter named by
-  // draft-model (that program carries no other model row): the one with everything; else the
-  // catalog links', which plans the examples too. A key this test misses (a percent-encoded
-  // one) costs a second program, not a wrong verdict: the first answers an empty list.
-  const names = (text, key) => new RegExp(`(?:^|[?&#])${key}=`).test(text);
-  const programFor = (text) =>
-    names(text, 'config') ? (names(text, 'example') || names(text, 'draft-model') ? VERDICT_ALL : VERDICT_CONFIG) : VERDICT;
+  // The stream a state needs: a pasted config's (the reader after C) or a catalog link's (the
+  // catalog links' part after C; the seed examples are theirs). Either plans any state: a key
+  // this test misses (a percent-encoded one) costs waiting for a later part, never a wrong
+  // verdict.
+  const kindFor = (text) => (new RegExp('(?:^|[?&#])config=').test(text) ? 'config' : 'catalog');
   // A link with a state of its own opens with it, but for a reload of this tab with other texts
-  // typed (below): its program is asked for before storage is read (the two reads took 5 to 35
-  // ms at CPU / 4), and cancelled in that rare case. Not for a link planned ahead.
+  // typed (below): its stream is asked for before storage is read (the two reads took 5 to 35
+  // ms at CPU / 4), and kept in that rare case too (it brings every part; asking again would
+  // cost a round trip and the first part's bytes again). Not for a link planned ahead.
   let ahead = null;
   if (link.includes('=') && !Object.hasOwn(PLANNED, link)) {
     try {
-      const url = programFor(link);
-      const abort = new AbortController();
-      ahead = { url, abort, module: compile(url, abort.signal) };
+      const kind = kindFor(link);
+      ahead = { kind, module: compile(kind) };
     } catch {
       // No fetch or no WebAssembly: boot.js says so when the app cannot start.
     }
@@ -287,16 +309,15 @@ var headroomEarly = (() => {
   const planned = Object.hasOwn(PLANNED, link) && opening === link ? PLANNED[link] : null;
   let program = null;
   if (!planned) {
-    const url = programFor(opening);
-    if (ahead?.url === url) program = { url, module: ahead.module };
+    if (ahead) program = ahead;
     else {
       try {
-        program = { url, module: compile(url) };
+        const kind = kindFor(opening);
+        program = { kind, module: compile(kind) };
       } catch {
         // No fetch or no WebAssembly: boot.js says so when the app cannot start.
       }
     }
   }
-  if (ahead && program?.module !== ahead.module) ahead.abort.abort();
-  return { link, stored, typed, planned, program, all: VERDICT_ALL, compile };
+  return { link, stored, typed, planned, program, compile };
 })();

@@ -12,15 +12,16 @@
 const BUILD = 'dev';
 const FILES = [];
 const CACHE = `headroom-${BUILD}`;
-// A verdict program is in FILES twice, as NAME_bg.wasm and its gzip NAME_bg.wasm.gz: a page
-// fetches the .gz where the browser can decompress and compile a stream (public/early.js), and
-// the plain file elsewhere. The catalog links' program begins in the page itself (a comment at
-// the end of its body), and its pages fetch the rest of its .gz, NAME_bg.wasm.tail, which FILES
-// names too. Installing keeps the form this browser's pages ask for, by the same test in the
-// worker's scope: the .tail where the page it fetched carries the head, else the .gz (a host
+// The verdict program is in FILES as NAME_bg.wasm, its gzip NAME_bg.wasm.gz, and the two
+// streams that continue the start of the .gz the page carries (a comment at the end of its
+// body): NAME_bg.wasm.tail, a catalog link's, and NAME_bg.wasm.rtail, a pasted config's. A page
+// fetches a .tail or .rtail where the browser can decompress and compile a stream
+// (public/early.js) and the page carries the head, the .gz where it does not, and the plain file
+// elsewhere. Installing keeps the forms this browser's pages ask for, by the same test in the
+// worker's scope: both tails where the page it fetched carries the head, else the .gz (a host
 // whose pages lose their comments). Should a page's answer differ from the worker's, or the
 // host not have published a form, a request for the .gz the cache lacks gets the plain file it
-// keeps (early.js tells them apart by their first bytes); a request for a .tail never does (the
+// keeps (early.js tells them apart by their first bytes); a request for a tail never does (the
 // page puts its head before what it gets): it fails, and the page asks for the .gz.
 const GZ =
   typeof DecompressionStream === 'function' &&
@@ -31,11 +32,12 @@ const HEAD = '<!--headroom-head:';
 // The forms to try for a file, in order: a program's .tail, then its .gz, then the plain file
 // (a host that did not publish one, or an answer whose body cannot be kept: one marked with an
 // encoding it does not have).
-const plainOf = (p) => p.replace(/\.(?:tail|gz)$/, '');
-const forms = (p) => (p.endsWith('.tail') ? [p, `${plainOf(p)}.gz`, plainOf(p)] : p.endsWith('.gz') ? [p, plainOf(p)] : [p]);
+const tail = (p) => p.endsWith('.tail') || p.endsWith('.rtail');
+const plainOf = (p) => p.replace(/\.(?:r?tail|gz)$/, '');
+const forms = (p) => (tail(p) ? [p, `${plainOf(p)}.gz`, plainOf(p)] : p.endsWith('.gz') ? [p, plainOf(p)] : [p]);
 const kept = (headed) =>
   FILES.filter((p) => {
-    if (p.endsWith('.tail')) return GZ && headed;
+    if (tail(p)) return GZ && headed;
     if (p.endsWith('.gz')) return GZ && !(headed && FILES.includes(`${plainOf(p)}.tail`));
     return !(GZ && FILES.includes(`${p}.gz`));
   });

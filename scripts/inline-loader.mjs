@@ -8,13 +8,13 @@
 // loads, alternating builds). The CSP stays strict: no 'unsafe-inline', a hash per inline element.
 //
 // Then the first verdict before the app: the small verdict program (src/bin/verdict.rs, the
-// core without the page's framework) is built here in the same profile as the page, three times
-// (for catalog links, headroom-verdict-<hash>_bg.wasm; for a pasted config.json,
-// headroom-verdict-config-<hash>_bg.wasm; and with everything,
-// headroom-verdict-all-<hash>_bg.wasm), run through wasm-bindgen and wasm-opt; their one glue
-// goes into the same inline module inside a function (its names do not meet the app's);
-// public/early.js, a classic inline script before it, fetches the wasm the opening state needs
-// first (nothing is preloaded), and public/boot.js the app's once that has arrived. A debug
+// core without the page's framework) is built here in the same profile as the page, run through
+// wasm-bindgen and wasm-opt, and split in four parts (scripts/split-verdict.mjs) written as one
+// file, headroom-verdict-<hash>_bg.wasm, with its gzip and the two streams that continue the
+// start of it the page carries (.tail for catalog links, .rtail for a pasted config.json); its
+// glue goes into the same inline module inside a function (its names do not meet the app's);
+// public/early.js, a classic inline script before it, fetches the stream the opening state needs
+// first (nothing is preloaded), and public/boot.js the app's wasm once that has arrived. A debug
 // build (trunk serve without --release, TRUNK_PROFILE=debug) skips it: the app paints alone.
 //
 // With the verdict program, the app's glue is not inlined: it is not on the first verdict's path
@@ -35,11 +35,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 
-// zopfli (npm's @gfx/zopfli, a CommonJS package): the verdict programs' gzip.
-const { gzipAsync } = createRequire(import.meta.url)('@gfx/zopfli');
 // terser: the page's two inline scripts minified (below).
 import { minify } from 'terser';
-import { FEATURES, checkLinks, splitProgram, trainingLinks } from './split-verdict.mjs';
+import { FEATURES, ORDERS, besideLinks, checkLinks, splitParts, trainingLinks } from './split-verdict.mjs';
+import { deflatePart, gzipOf } from './gzip-parts.mjs';
+const ORDER_CATALOG = ['C', ...ORDERS.catalog];
+const ORDER_CONFIG = ['C', ...ORDERS.config];
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -70,33 +71,28 @@ const moduleBody = (text, what) => {
 };
 const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 
-// The verdict programs: built, bound and optimised, or null in a debug build. Three builds of
-// src/bin/verdict.rs: the one for catalog links and the seed examples (`catalog-compiled`: the
-// catalog as Rust values, no JSON or config.json reader), which every link but a pasted config
-// fetches; the one for a pasted config.json (`config-reader` too, one model row, no examples);
-// and the one with everything (the catalog's JSON text), for a config beside an example or a
-// drafter.
-// public/early.js chooses from the address and storage; the first two answer an empty list for
-// a state they hand over. Their glue is the same (the same exports and imports), checked here,
-// so the page carries it once.
-// How much of the catalog links' program the page carries, at the end of its body (base64 in a
-// comment; a server's gzip of the page takes the base64 back to about these bytes). On a phone on
-// slow 4G (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the link is idle from the page's first
-// bytes to the program's first byte: public/early.js's request leaves about 110 ms after the
-// page's first byte, and its answer comes 150 ms later. At 200 KB/s that is about 50 KB, of which
-// the page itself takes 9.5 KB; so the program's first 40,000 bytes come in that time, and the
-// request asks only for the rest (NAME_bg.wasm.tail). Measured on the catalog link of the
-// bench, 9 loads each: first verdict 1,111 -> 912 ms; a pasted config's link (another program,
-// which does not wait for the comment) 1,202 -> 1,198 ms; the first paint unchanged (the comment
-// comes after everything the page paints). Only one program: the window holds one head, and a
-// head given to the config's program too would be taken from this one's.
+// The verdict program: built, bound, optimised and split, or null in a debug build. One build of
+// src/bin/verdict.rs (`catalog-compiled,config-reader`: the catalog as Rust values, the seed
+// examples and the config.json reader), split by what links run: C, what every common link runs;
+// K, what only catalog links (and the seed examples) run; R, the reader; X, the rest. Every link
+// waits for C and one of K or R, and the page carries C's start.
+// How much of the program's .gz the page carries, at the end of its body (base64 in a comment; a
+// server's gzip of the page takes the base64 back to about these bytes). On a phone on slow 4G
+// (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the link is idle from the page's first bytes to
+// the program's first byte: public/early.js's request leaves about 110 ms after the page's first
+// byte, and its answer comes 150 ms later. At 200 KB/s that is about 50 KB, of which the page
+// itself takes 9.5 KB; so the program's first 40,000 bytes come in that time, and the request
+// asks only for the rest of its link's stream. Measured on the catalog link of the bench when
+// only that link's program had a head, 9 loads each: first verdict 1,111 -> 912 ms; the first
+// paint unchanged (the comment comes after everything the page paints). Both streams begin with
+// C, so the head serves every link.
 const HEAD_BYTES = 40000;
 const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : await buildVerdicts();
 async function buildVerdicts() {
   const run = (cmd, args, env) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: env ?? process.env });
   const profile = 'wasm-release';
   const tmp = mkdtempSync(join(tmpdir(), 'headroom-verdict-'));
-  // The programs are built with the standard library compiled again in their profile, with
+  // The program is built with the standard library compiled again in its profile, with
   // panics that abort at once (`-Cpanic=immediate-abort`): no panic message, location or
   // formatting machinery is linked, and std's own code is optimised for size with the program.
   // On the wire the catalog links' program is 9.6 KB smaller (126,486 -> 116,840 B, 7.6 %).
@@ -117,95 +113,96 @@ async function buildVerdicts() {
     CARGO_TARGET_DIR: join(root, 'target', 'verdict'),
   };
   delete env.CARGO_ENCODED_RUSTFLAGS;
-  // The catalog links' and the pasted config's programs are split in two (scripts/
-  // split-verdict.mjs, by Debian's wasm-split that scripts/setup.sh unpacks): trained on the
-  // catalog and the seed examples named in the page.
+  // The program is split in four (scripts/split-verdict.mjs, by Debian's wasm-split that
+  // scripts/setup.sh unpacks): trained on the catalog, the seed examples named in the page and
+  // every catalog model's config.json.
   const wasmSplit = join(root, 'tools', 'binaryen-108', 'usr', 'bin', 'wasm-split');
   if (!existsSync(wasmSplit)) fail(`no ${wasmSplit}: run scripts/setup.sh, which unpacks Debian's binaryen 108 for its wasm-split`);
   const exampleIds = [...new Set([...html.matchAll(/data-example="([^"]+)"/g)].map((m) => m[1]))];
   if (exampleIds.length === 0) fail('index.html names no seed examples (data-example="...")');
-  const build = async (features, prefix, kind) => {
-    const out = run('cargo', ['build', '-Zbuild-std=std,panic_abort', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--no-default-features', '--features', features, '--message-format=json-render-diagnostics'], env);
-    const artifact = out
-      .split('\n')
-      .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l))
-      .find((m) => m.reason === 'compiler-artifact' && m.target?.name === 'headroom-verdict')?.filenames?.find((f) => f.endsWith('.wasm'));
-    if (!artifact) fail(`cargo built no headroom-verdict .wasm (features ${features})`);
+  const features = 'verdict,catalog-compiled,config-reader';
+  const prefix = 'headroom-verdict';
+  const out = run('cargo', ['build', '-Zbuild-std=std,panic_abort', '--target', 'wasm32-unknown-unknown', '--profile', profile, '--bin', 'headroom-verdict', '--no-default-features', '--features', features, '--message-format=json-render-diagnostics'], env);
+  const artifact = out
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
+    .find((m) => m.reason === 'compiler-artifact' && m.target?.name === 'headroom-verdict')?.filenames?.find((f) => f.endsWith('.wasm'));
+  if (!artifact) fail(`cargo built no headroom-verdict .wasm (features ${features})`);
+  try {
     const outDir = join(tmp, prefix);
     run('wasm-bindgen', ['--target', 'web', '--no-typescript', '--out-dir', outDir, '--out-name', 'verdict', artifact]);
     const wasmOut = join(outDir, 'verdict.opt.wasm');
+    const glueFile = join(outDir, 'verdict.js');
     // The WebAssembly features wasm-opt must accept to read wasm-bindgen 0.2.130's output.
     // No inlining of a function into its one caller beyond -Oz's own small sizes: by default
     // wasm-opt merges the chain first_verdict -> plan -> plan_given into one 87 KB function,
     // and the browser compiles a function whole on its first call (V8 compiles wasm lazily),
     // branches never taken included. Without it the program is 1.2 KB smaller too.
     run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
-    let bytes = readFileSync(wasmOut);
-    // Split: its two parts as one file, the first first; `split` is where the second begins.
-    let split = null;
-    if (kind) {
-      const parts = await splitProgram({
-        tmp: outDir,
-        prefix,
-        bytes,
-        glueFile: join(outDir, 'verdict.js'),
-        training: trainingLinks(root, kind, exampleIds),
-        checks: checkLinks(root, kind, exampleIds),
-        wasmSplit,
-        wasmOpt: 'wasm-opt',
-        fail,
-      });
-      const [a, b] = parts.parts;
-      const [one, two] = parts.answered;
-      console.log(`inline-loader: ${prefix} split: parts of ${a.length} and ${b.length} B (whole ${bytes.length} B); ${parts.trained} training states and ${parts.checked} others checked: ${one} answered by the first part, ${two} needed the second`);
-      split = a.length;
-      bytes = Buffer.concat([a, b]);
-    }
-    const name = `${prefix}-${createHash('sha256').update(bytes).digest('hex').slice(0, 16)}_bg.wasm`;
-    writeFileSync(join(dir, name), bytes);
-    // Beside it, the same bytes gzip-compressed by zopfli: 4.7% smaller than the same server's
-    // own gzip of the program (132,282 B against 138,741 B at level 6, about 30 ms on slow 4G).
-    // public/early.js fetches it where the browser can decompress a stream, and this file where
-    // it cannot. A server sends a .gz as it is (it is not text), so the gzip is never redone.
-    const gz = Buffer.from(await gzipAsync(bytes, { numiterations: 15 }));
-    if (!gunzipSync(gz).equals(bytes)) fail(`zopfli's gzip of ${name} does not decompress to it`);
+    const whole = readFileSync(wasmOut);
+    // Four parts (scripts/split-verdict.mjs): C, what every common link runs; K, what only
+    // catalog links run; R, the config.json reader; X, the rest.
+    const beside = besideLinks(root, exampleIds);
+    const split = await splitParts({
+      tmp: outDir,
+      prefix,
+      bytes: whole,
+      glueFile,
+      training: { catalog: trainingLinks(root, 'catalog', exampleIds), config: trainingLinks(root, 'config', exampleIds), beside },
+      checks: {
+        catalog: checkLinks(root, 'catalog', exampleIds),
+        config: checkLinks(root, 'config', exampleIds),
+        beside: beside.filter((_, k) => k % 5 === 0).flatMap((l) => [l.replace('#', '&vllm=0.13#'), l.replace('#', '&pp=2&util=0.8#')]),
+      },
+      wasmSplit,
+      wasmOpt: 'wasm-opt',
+      fail,
+    });
+    const { parts } = split;
+    const count = (a) => a.map((n, k) => `${n} with ${k} part(s) after C`).join(', ');
+    console.log(`inline-loader: ${prefix} in four parts: ${Object.entries(parts).map(([n, b]) => `${n} ${b.length} B`).join(', ')} (whole ${whole.length} B; functions C ${split.functions.C}, K ${split.functions.K}, R ${split.functions.R}); answered: catalog ${count(split.answered.catalog)}; config ${count(split.answered.config)}; config beside an example or a drafter ${count(split.answered.beside)}`);
+    // The plain file: the parts in the catalog links' order, C, K, R, X; public/early.js cuts
+    // them apart by their sizes (PARTS).
+    const plain = Buffer.concat(ORDER_CATALOG.map((n) => parts[n]));
+    const name = `${prefix}-${createHash('sha256').update(plain).digest('hex').slice(0, 16)}_bg.wasm`;
+    writeFileSync(join(dir, name), plain);
+    // Beside it, its gzip (scripts/gzip-parts.mjs: each part deflated alone by zopfli, 15
+    // iterations, 5% smaller than a server's own gzip), in the same order: a browser that can
+    // decompress a stream fetches it where the page lacks its head (below).
+    const deflates = {};
+    for (const n of ['C', 'K', 'R']) deflates[n] = await deflatePart(parts[n], false);
+    deflates.X = await deflatePart(parts.X, true);
+    const gz = gzipOf(ORDER_CATALOG.map((n) => parts[n]), ORDER_CATALOG.map((n) => deflates[n]), fail);
+    if (!gunzipSync(gz).equals(plain)) fail(`the gzip of ${name} does not decompress to it`);
     writeFileSync(join(dir, `${name}.gz`), gz);
-    // The catalog links' program begins in the page itself (HEAD_BYTES, below): the rest of its
-    // .gz beside it, which public/early.js asks for instead of the whole.
-    const head = kind === 'catalog' ? gz.subarray(0, HEAD_BYTES) : null;
-    if (head) {
-      if (gz.length <= HEAD_BYTES * 2) fail(`${name}.gz is ${gz.length} B: too small for a head of ${HEAD_BYTES} B`);
-      writeFileSync(join(dir, `${name}.tail`), gz.subarray(HEAD_BYTES));
-    }
-    return { name, bytes, split, head, glueFile: join(outDir, 'verdict.js'), glue: readFileSync(join(outDir, 'verdict.js'), 'utf8') };
-  };
-  try {
-    // Built one after the other: all write the same target/ artifact.
-    const all = await build('verdict', 'headroom-verdict-all');
-    const config = await build('verdict,catalog-compiled,config-reader', 'headroom-verdict-config', 'config');
-    const catalog = await build('verdict,catalog-compiled', 'headroom-verdict', 'catalog');
-    if (all.glue !== catalog.glue || all.glue !== config.glue) fail('the verdict programs have different wasm-bindgen glue (their exports or imports differ)');
-    const vglue = moduleBody(all.glue, 'the verdict glue');
+    // The page carries the first HEAD_BYTES of it, all within C's deflate; a link asks for the
+    // rest of its own stream: a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, K, R, X),
+    // a pasted config's C, R, K, X (NAME_bg.wasm.rtail), which begins with the same bytes.
+    if (10 + deflates.C.length <= HEAD_BYTES * 2) fail(`${name}'s first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
+    const rgz = gzipOf(ORDER_CONFIG.map((n) => parts[n]), ORDER_CONFIG.map((n) => deflates[n]), fail);
+    if (!rgz.subarray(0, HEAD_BYTES).equals(gz.subarray(0, HEAD_BYTES))) fail("the two streams' heads differ");
+    const head = gz.subarray(0, HEAD_BYTES);
+    writeFileSync(join(dir, `${name}.tail`), gz.subarray(HEAD_BYTES));
+    writeFileSync(join(dir, `${name}.rtail`), rgz.subarray(HEAD_BYTES));
+    const vglue = moduleBody(readFileSync(glueFile, 'utf8'), 'the verdict glue');
     if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
     // The links every visitor can open from the header (the default page and the examples),
-    // planned now by the program with everything: public/early.js hands such a link's verdict to
-    // boot.js, which paints it at once when nothing stored or typed changes what it opens with;
-    // then no verdict program is fetched.
-    const glueModule = await import(pathToFileURL(all.glueFile).href);
-    glueModule.initSync({ module: all.bytes });
+    // planned now by the whole program: public/early.js hands such a link's verdict to boot.js,
+    // which paints it at once when nothing stored or typed changes what it opens with; then no
+    // verdict program is fetched.
+    const glueModule = await import(pathToFileURL(glueFile).href);
+    glueModule.initSync({ module: whole });
     const links = ['', ...[...html.matchAll(/<a href="(\?v=1[^"]*)" data-testid="example-[^"]+"/g)].map((m) => m[1].replaceAll('&amp;', '&'))];
     if (links.length < 3) fail('index.html names no examples to plan ahead (<a href="?v=1..." data-testid="example-...">)');
     const planned = Object.fromEntries(links.map((l) => [l, glueModule.first_verdict(l, undefined, undefined)]));
-    // A factory: boot.js may run both programs, each with its own instance of the glue.
-    // With the glue's import table and instance hook, for a split program (boot.js links its
-    // parts itself).
+    // A factory: boot.js runs the program on fresh instances, each with its own instance of
+    // the glue, with the glue's import table and instance hook (boot.js links the parts itself).
     for (const f of ['__wbg_get_imports', '__wbg_finalize_init']) if (!new RegExp(`^function ${f}\\(`, 'm').test(vglue)) fail(`the verdict glue has no ${f} function`);
     const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict, imports: __wbg_get_imports, finalize: __wbg_finalize_init };\n};\n`;
-    console.log(`inline-loader: verdict programs ${catalog.name} (${catalog.bytes.length} B, catalog links), ${config.name} (${config.bytes.length} B, a pasted config.json) and ${all.name} (${all.bytes.length} B, the rest); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
-    const splits = { [`${base}${catalog.name}`]: catalog.split, [`${base}${config.name}`]: config.split };
-    const heads = { [`${base}${catalog.name}`]: catalog.head };
-    return { url: `${base}${catalog.name}`, urlConfig: `${base}${config.name}`, urlAll: `${base}${all.name}`, splits, heads, code, planned };
+    console.log(`inline-loader: verdict program ${name} (${plain.length} B; .gz ${gz.length} B, C's deflate ${deflates.C.length} B, K's ${deflates.K.length} B, R's ${deflates.R.length} B, X's ${deflates.X.length} B); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
+    const url = `${base}${name}`;
+    return { url, parts: Object.fromEntries(Object.entries(parts).map(([n, b]) => [n, b.length])), head, code, planned };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
@@ -238,12 +235,12 @@ const uncommented = (text, what) => {
 // comments and the rest of the whitespace gone. Every first visit carries them before its first
 // verdict: 1.6 KB gzip less (the inline module 4,567 -> about 3,300 B, public/early.js 2,444 ->
 // about 2,100 B). The one global, `headroomEarly`, keeps its name (public/early.js is a classic
-// script: its top-level names are not mangled), and so does the verdict glue's factory, which
-// the browser tests look for.
+// script: its top-level names are not mangled); the verdict glue's factory, called once, is
+// inlined where boot.js calls it.
 const minified = async (text, what, module) => {
   let out;
   try {
-    out = await minify(text, { module, ecma: 2020, compress: { passes: 2 }, mangle: module ? { reserved: ['headroomVerdictGlue'] } : true, format: { comments: false } });
+    out = await minify(text, { module, ecma: 2020, compress: { passes: 2 }, mangle: true, format: { comments: false } });
   } catch (e) {
     fail(`terser could not minify ${what}: ${e.message ?? e}`);
   }
@@ -258,17 +255,17 @@ const inlined = (text, tag, what) => {
   return `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
 };
 const codeSource = inlined(code, 'script', 'the inline module');
-// The verdict programs' addresses are public/early.js's (below); the tag names them too, for the
-// service worker's manifest (scripts/sw-manifest.mjs) and scripts/measure-budgets.mjs.
+// The verdict program's address and parts are public/early.js's (below); the tag names them too,
+// for the service worker's manifest (scripts/sw-manifest.mjs) and scripts/measure-budgets.mjs.
 const verdictAttr = verdict
-  ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-split="${verdict.splits[verdict.url]}" data-verdict-config="${verdict.urlConfig}" data-verdict-config-split="${verdict.splits[verdict.urlConfig]}" data-verdict-all="${verdict.urlAll}" data-verdict-head="${verdict.heads[verdict.url].length}"`
+  ? ` data-js="${jsUrl}" data-verdict="${verdict.url}" data-verdict-parts="${Object.entries(verdict.parts).map(([n, size]) => `${n}:${size}`).join(',')}" data-verdict-head="${verdict.head.length}"`
   : '';
 
 // The page's first script (public/early.js): a classic one, run as the parser reaches it, which
 // reads the opening state and starts fetching the verdict program it needs (the inline module
 // runs only after the first layout). Its five names are filled in as JSON: the verdicts planned
-// ahead, the three programs' addresses and where the split programs' second parts begin. Only
-// with the verdict program.
+// ahead, the program's address, its parts' sizes, the two streams' orders and how many bytes of
+// its .gz the page carries. Only with the verdict program.
 const jsValue = (value) => JSON.stringify(value).replaceAll('<', '\\u003c');
 let earlyCode = null;
 if (verdict) {
@@ -276,10 +273,9 @@ if (verdict) {
   for (const [name, value] of [
     ['HEADROOM_PLANNED', jsValue(verdict.planned)],
     ['HEADROOM_VERDICT', jsValue(verdict.url)],
-    ['HEADROOM_VERDICT_CONFIG', jsValue(verdict.urlConfig)],
-    ['HEADROOM_VERDICT_ALL', jsValue(verdict.urlAll)],
-    ['HEADROOM_SPLITS', jsValue(verdict.splits)],
-    ['HEADROOM_HEADS', jsValue(Object.fromEntries(Object.entries(verdict.heads).map(([url, head]) => [url, head.length])))],
+    ['HEADROOM_PARTS', jsValue(verdict.parts)],
+    ['HEADROOM_ORDERS', jsValue({ catalog: ORDER_CATALOG, config: ORDER_CONFIG })],
+    ['HEADROOM_HEAD', jsValue(verdict.head.length)],
   ]) {
     const at = new RegExp(`= ${name};`);
     if ((early.match(new RegExp(`\\b${name}\\b`, 'g')) ?? []).length !== 1 || !at.test(early)) fail(`public/early.js does not name ${name} exactly once, as "= ${name};"`);
@@ -341,15 +337,15 @@ else html = `${html.slice(0, afterCsp)}\n    <script>${earlyCode}</script>${html
 // no "<!--".
 const [head, ...rest] = html.split(/(<script type="module"[^>]*>[\s\S]*?<\/script>)/);
 html = [head.replace(/<!--[\s\S]*?-->\s*/g, ''), ...rest.map((part, i) => (i % 2 === 0 ? part : part.replace(/<!--[\s\S]*?-->\s*/g, '')))].join('');
-// The heads (HEAD_BYTES, above), last in the body: a comment each, `headroom-head:URL:BASE64`
-// (base64 has no "-" or ">", so it cannot end the comment), which public/early.js reads once the
-// parser is done with the page.
+// The head (HEAD_BYTES, above), last in the body: a comment, `headroom-head:URL:BASE64` (base64
+// has no "-" or ">", so it cannot end the comment), which public/early.js reads once the parser
+// is done with the page.
 if (verdict) {
-  if ((html.match(/<\/body>/g) ?? []).length !== 1) fail('index.html has no single </body> for the programs\' heads');
-  const comments = Object.entries(verdict.heads).map(([url, bytes]) => `<!--headroom-head:${url}:${Buffer.from(bytes).toString('base64')}-->`);
-  // After a line break of their own: the shell's end is then followed by a text node as soon as
+  if ((html.match(/<\/body>/g) ?? []).length !== 1) fail("index.html has no single </body> for the program's head");
+  const comment = `<!--headroom-head:${verdict.url}:${Buffer.from(verdict.head).toString('base64')}-->`;
+  // After a line break of its own: the shell's end is then followed by a text node as soon as
   // the parser reaches the comment, which public/boot.js takes as the shell parsed whole.
-  html = html.replace('</body>', () => `\n${comments.join('')}</body>`);
+  html = html.replace('</body>', () => `\n${comment}</body>`);
 }
 writeFileSync(htmlPath, html);
 if (!verdict) rmSync(local(jsUrl));

@@ -74,52 +74,37 @@ const totalBr = rows.reduce((a, r) => a + r.brotli, 0);
 for (const r of rows) console.log(`size ${r.file}: ${r.raw} B raw, ${r.file.endsWith('.gz') ? `${r.gzip} B zopfli gzip (as sent, also by a brotli server)` : `${r.gzip} B gzip, ${r.brotli} B brotli`}`);
 console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 1000).toFixed(1)} KB, ${totalBr} B brotli = ${(totalBr / 1000).toFixed(1)} KB`);
 // The critical path: what must arrive before the first verdict. The page (its inline module
-// holds the verdict programs' glue and the loader), its stylesheet (render-blocking) and the
-// verdict program's wasm: for a catalog link or an example not planned ahead the catalog links'
-// program (data-verdict), for a pasted config.json the one with the config reader
-// (data-verdict-config), for a pasted config.json beside an example or a drafter the one with
-// everything (data-verdict-all); the app's wasm and glue load after.
+// holds the verdict program's glue and the loader, its end the start of the program's .gz), its
+// stylesheet (render-blocking) and the verdict program's parts the link runs
+// (scripts/split-verdict.mjs): C and then K for a catalog link or an example not planned ahead,
+// from the rest of the catalog links' stream (NAME_bg.wasm.tail); C and then R for a pasted
+// config.json, from the rest of its stream (NAME_bg.wasm.rtail); C, R and K for a config beside
+// an example or a drafter. Each is the shortest start of the stream that decompresses to those
+// parts, less the head the page carries. The app's wasm and glue load after.
 const html = readFileSync(join(DIST, 'index.html'), 'utf8');
-// The start of the catalog links' program that the page carries (scripts/inline-loader.mjs's
-// HEAD_BYTES: base64 in a comment at the end of the body, which the server's gzip takes back to
-// about its bytes): that program's link waits for the whole page and the rest of the .gz after
-// the head; another program's link does not wait for the comment (public/early.js reads it only
-// for the catalog links' program), so its page is counted without it.
 const headBytes = Number(html.match(/data-verdict-head="(\d+)"/)?.[1] ?? 0);
-const headless = Buffer.from(html.replace(/<!--headroom-head:[^>]*-->/g, ''));
-if (headBytes > 0) console.log(`size the page's head of the catalog links' program: ${headBytes} B of its .gz, base64 in index.html (index.html ${gz9(Buffer.from(html))} B gzip with it, ${gz9(headless)} B without)`);
-for (const [attr, what] of [
-  ['data-verdict', 'a catalog link or an example not planned ahead'],
-  ['data-verdict-config', 'a pasted config.json'],
-  ['data-verdict-all', 'a pasted config.json beside an example or a drafter'],
-]) {
-  const verdictWasm = html.match(new RegExp(`${attr}="/([^"]+)"`))?.[1];
-  // The stylesheets the head links (render-blocking); page.css is loaded after the verdict.
-  const blocking = [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].map((m) => m[1]);
-  // A split program's first part (scripts/split-verdict.mjs): a link the training covers waits
-  // for it alone, the shortest start of the .gz that decompresses to it.
-  const split = Number(html.match(new RegExp(`${attr}-split="(\\d+)"`))?.[1] ?? NaN);
-  const firstPartGz = (file, at) => gzPrefix(readFileSync(join(DIST, file)), at);
-  const headed = attr === 'data-verdict' && headBytes > 0;
-  const critical = rows
-    .filter((r) => r.file === 'index.html' || r.file === verdictWasm || r.file === `${verdictWasm}.gz` || blocking.includes(r.file))
-    .map((r) => (r.file === 'index.html' && !headed && headBytes > 0 ? { ...r, file: 'index.html (without the catalog program\'s head, which it does not wait for)', gzip: gz9(headless), brotli: br11(headless) } : r))
-    .map((r) => {
-      if (r.file !== `${verdictWasm}.gz` || !(split > 0 || headed)) return r;
-      // What the link waits for of the .gz: its first part (a split program), less the head the
-      // page carries (then fetched as NAME_bg.wasm.tail).
-      const bytes = Math.max(0, (split > 0 ? firstPartGz(r.file, split) : r.gzip) - (headed ? headBytes : 0));
-      const file = `${headed ? `${verdictWasm}.tail` : r.file} (${split > 0 ? `its first part, ${split} of ${r.raw} B` : 'whole'}${headed ? `, after the page's ${headBytes} B` : ''})`;
-      return { ...r, file, gzip: bytes, brotli: bytes };
-    });
-  const criticalGz = critical.reduce((a, r) => a + r.gzip, 0);
-  const criticalBr = critical.reduce((a, r) => a + r.brotli, 0);
-  console.log(
-    verdictWasm
-      ? `size critical path, ${what} (${critical.map((r) => r.file).join(' + ')}): ${criticalGz} B gzip = ${(criticalGz / 1000).toFixed(1)} KB (target 150 KB), ${criticalBr} B brotli`
-      : `size critical path, ${what}: no ${attr} in this build: the whole app is on it`,
-  );
-}
+const verdictWasm = html.match(/data-verdict="\/([^"]+)"/)?.[1];
+const parts = Object.fromEntries((html.match(/data-verdict-parts="([^"]+)"/)?.[1] ?? '').split(',').filter(Boolean).map((p) => p.split(':')).map(([n, v]) => [n, Number(v)]));
+if (headBytes > 0) console.log(`size the page's head of the verdict program: ${headBytes} B of its .gz, base64 in index.html (index.html ${gz9(Buffer.from(html))} B gzip with it, ${gz9(Buffer.from(html.replace(/<!--headroom-head:[^>]*-->/g, '')))} B without)`);
+if (verdictWasm && Object.keys(parts).length === 4) {
+  console.log(`size the verdict program's parts: ${Object.entries(parts).map(([n, v]) => `${n} ${v} B`).join(', ')}`);
+  const gz = readFileSync(join(DIST, `${verdictWasm}.gz`));
+  const blocking = rows.filter((r) => [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].some((m) => m[1] === r.file));
+  const page = rows.find((r) => r.file === 'index.html');
+  for (const [what, ext, needs] of [
+    ['a catalog link or an example not planned ahead', 'tail', ['C', 'K']],
+    ['a pasted config.json', 'rtail', ['C', 'R']],
+    ['a pasted config.json beside an example or a drafter', 'rtail', ['C', 'R', 'K']],
+  ]) {
+    const stream = headBytes > 0 ? Buffer.concat([gz.subarray(0, headBytes), readFileSync(join(DIST, `${verdictWasm}.${ext}`))]) : gz;
+    const raw = needs.reduce((a, n) => a + parts[n], 0);
+    const wait = gzPrefix(stream, raw) - headBytes;
+    const critical = [page, ...blocking, { file: `${verdictWasm}.${ext} (to the end of ${needs.join(', ')}, ${raw} B, after the page's ${headBytes} B)`, gzip: wait, brotli: wait }];
+    const criticalGz = critical.reduce((a, r) => a + r.gzip, 0);
+    const criticalBr = critical.reduce((a, r) => a + r.brotli, 0);
+    console.log(`size critical path, ${what} (${critical.map((r) => r.file).join(' + ')}): ${criticalGz} B gzip = ${(criticalGz / 1000).toFixed(1)} KB (target 150 KB), ${criticalBr} B brotli`);
+  }
+} else console.log('size critical path: no verdict program in four parts in this build: the whole app is on it');
 
 let server;
 let base = process.env.BASE_URL;

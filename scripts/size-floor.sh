@@ -133,10 +133,10 @@ for name in core leptos; do
   [[ $name == core ]] && core_total=$((w + j))
 done
 printf 'both    %7d B gzip: no Leptos page on this core is smaller\n' "$total"
-# The first verdict's critical path (150 KB target) carries a verdict program, the core's
-# planning path alone: the core floor above bounds it from below. Three builds of it are in
-# dist/: for catalog links (headroom-verdict-<hash>), for a pasted config.json
-# (headroom-verdict-config-<hash>) and with everything (headroom-verdict-all-<hash>).
+# The first verdict's critical path (150 KB target) carries the verdict program, the core's
+# planning path alone: the core floor above bounds it from below. It is in dist/ as one file of
+# four parts (scripts/split-verdict.mjs: C, what every common link runs; K, catalog links; R, the
+# config.json reader; X, the rest), with data-verdict-parts in the page giving their sizes.
 found=0
 for verdict in "$ROOT"/dist/headroom-verdict-*_bg.wasm; do
   [[ -e "$verdict" ]] || continue
@@ -145,17 +145,17 @@ for verdict in "$ROOT"/dist/headroom-verdict-*_bg.wasm; do
   # Served as its zopfli gzip where the browser can decompress a stream (public/early.js).
   z=''
   [[ -e "$verdict.gz" ]] && z=", $(wc -c < "$verdict.gz") B as served (zopfli)"
-  case "$verdict" in
-    *-verdict-all-*) what='with everything (a pasted config beside an example or a drafter)' ;;
-    *-verdict-config-*) what='with the config.json reader (a pasted config)' ;;
-    *) what='for catalog links' ;;
-  esac
-  printf 'verdict %7d B gzip%s in dist/, %s (the core floor with its solvers and ledger: %d B), against the 150 KB critical path\n' "$v" "$z" "$what" "$core_total"
-  # A split program (scripts/split-verdict.mjs): a link the training covers waits for its first
-  # part only.
-  at=$(grep -o "=\"/$(basename "$verdict")\" data-verdict[a-z-]*-split=\"[0-9]*\"" "$ROOT/dist/index.html" | grep -o 'split="[0-9]*"' | grep -o '[0-9]*' || true)
-  if [[ -n "$at" ]]; then
-    printf '        its first part: %d of %d B, %d B gzip alone (scripts/measure-budgets.mjs gives its share of the .gz)\n' "$at" "$(wc -c < "$verdict")" "$(head -c "$at" "$verdict" | gzip -9 | wc -c)"
+  printf 'verdict %7d B gzip%s in dist/ (the core floor with its solvers and ledger: %d B), against the 150 KB critical path\n' "$v" "$z" "$core_total"
+  parts=$(grep -o 'data-verdict-parts="[^"]*"' "$ROOT/dist/index.html" | sed 's/.*="\(.*\)"/\1/' || true)
+  if [[ -n "$parts" ]]; then
+    offset=0
+    for p in ${parts//,/ }; do
+      n=${p%%:*}
+      size=${p#*:}
+      printf '        part %s: %d B, %d B gzip alone\n' "$n" "$size" "$(tail -c +$((offset + 1)) "$verdict" | head -c "$size" | gzip -9 | wc -c)"
+      offset=$((offset + size))
+    done
+    echo '        (scripts/measure-budgets.mjs gives what each kind of link waits for)'
   fi
 done
 if [[ $found == 0 ]]; then

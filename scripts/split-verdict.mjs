@@ -1,18 +1,20 @@
-// The verdict programs for catalog links and for a pasted config.json, each split in two by
-// wasm-split (Debian's binaryen 108, unpacked by scripts/setup.sh): a first part with every
-// function the common links run, and a second with the rest (older vLLM releases' rules, rare
-// layer kinds, error paths no training link takes). Used by scripts/inline-loader.mjs.
+// The verdict program split by what links run, by wasm-split (Debian's binaryen 108, unpacked
+// by scripts/setup.sh), into four parts (splitParts): C, every function the common links of both
+// kinds run; K, what only catalog links and the seed examples run (the other model rows, the
+// examples' builders); R, what only a pasted config.json runs (the reader, its JSON parser,
+// vLLM's registry); X, the rest (older vLLM releases' rules, rare layer kinds, error paths no
+// training link takes). Used by scripts/inline-loader.mjs.
 //
 // Why: on a phone on slow 4G (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the program's bytes
-// are most of the first verdict's wait, about 6 ms per KB. The two parts travel as one file, the
-// first part first; public/early.js compiles the first as soon as its bytes are in, and
-// public/boot.js runs it while the second is still arriving. A link that reaches a function of
-// the second part (a placeholder the first part imports, which throws) is planned again once the
-// second part is in, on a fresh instance of the first with the second linked to it: the same
-// answer, after the whole file (a little larger than the whole program: the parts' trampolines).
+// are most of the first verdict's wait, about 5 ms per KB. A catalog link's stream brings C,
+// then K, R and X; a pasted config's C, then R, K and X (scripts/gzip-parts.mjs). public/early.js
+// compiles each part as soon as its bytes are in, and public/boot.js runs the link on C with the
+// parts in so far: a link that reaches a function of a part not linked yet (a placeholder the
+// first part imports, which throws) is planned again once the stream's next part is in, on a
+// fresh instance with it linked too: the same answer, after more of the stream.
 //
 // The split is checked here: every training state and a set of states outside the training give
-// the same answer from the split program as from the whole one, in Node, or the build fails.
+// the same answer from the parts as from the whole program, in Node, or the build fails.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -201,6 +203,21 @@ export function checkLinks(root, kind, exampleIds) {
   return [...links, ...reopened(links, ['util=0.', 'max-num-seqs=64', 'gpu=a10-24gb', 'kv-bytes=abc'])];
 }
 
+// A pasted config.json beside a seed example or a drafter named by draft-model: each catalog
+// model's config so. Its link needs the reader and the catalog links' part (the examples'
+// builders, the other model rows).
+export function besideLinks(root, exampleIds) {
+  const models = catalogModels(root);
+  const drafters = ['qwen3-4b'].filter((id) => models.some((m) => m.id === id));
+  const links = [];
+  for (const m of models) {
+    const config = baseLink(m, 'config');
+    for (const id of exampleIds) for (const f of ['', '&util=0.95', '&tp=2', '&max-model-len=8192']) links.push(withKeysOf(config, `example=${id}${f}`));
+    for (const d of drafters) for (const f of ['', '&tp=2', '&num-speculative-tokens=3']) links.push(withKeysOf(config, `gpu=h100-sxm-80gb&spec=draft_model&draft-model=${d}${f}`));
+  }
+  return links;
+}
+
 // A training or check entry: a link, or [link, stored, typed] (public/early.js's opening state).
 export const opening = (call) => (Array.isArray(call) ? call : [call, undefined, undefined]);
 
@@ -227,61 +244,182 @@ export async function profileOf({ tmp, prefix, glueFile, instrumented, calls, fa
   return Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, written));
 }
 
-// Splits one program (`bytes`, after wasm-opt) in two; returns its parts, or fails the build.
-export async function splitProgram({ tmp, prefix, bytes, glueFile, training, checks, wasmSplit, wasmOpt, fail }) {
+// A module's sections: [id, start of its contents, end, start of its size].
+function* sections(b) {
+  for (let i = 8; i < b.length; ) {
+    const [size, start] = leb(b, i + 1);
+    yield [b[i], start, start + size, i + 1];
+    i = start + size;
+  }
+}
+
+// The function table's [initial, maximum] in a module that defines it (the first part).
+function funcTableLimits(bytes, fail) {
+  const b = Buffer.from(bytes);
+  for (const [id, start] of sections(b)) {
+    if (id !== 4) continue;
+    let [n, j] = leb(b, start);
+    for (; n > 0; n--) {
+      const type = b[j++];
+      const flags = b[j++];
+      let min;
+      let max = null;
+      [min, j] = leb(b, j);
+      if (flags & 1) [max, j] = leb(b, j);
+      if (type === 0x70) return [min, max];
+    }
+  }
+  fail('the first part has no function table');
+  return null;
+}
+
+// A later part imports the function table with the maximum the module it was split from had;
+// the first part's grew in the splits after (each adds the slots of the functions it moves
+// out). The import's maximum raised to the first part's, so that the part links to it.
+function raiseTableImportMax(bytes, max, fail) {
+  const b = Buffer.from(bytes);
+  const bytesOf = (v) => {
+    const out = [];
+    do {
+      let x = v & 0x7f;
+      v = Math.floor(v / 128);
+      if (v > 0) x |= 0x80;
+      out.push(x);
+    } while (v > 0);
+    return out;
+  };
+  for (const [id, start, end, sizeAt] of sections(b)) {
+    if (id !== 2) continue;
+    let [n, j] = leb(b, start);
+    for (; n > 0; n--) {
+      let len;
+      [len, j] = leb(b, j);
+      j += len;
+      [len, j] = leb(b, j);
+      j += len;
+      const kind = b[j++];
+      if (kind === 0) [, j] = leb(b, j);
+      else if (kind === 1) {
+        const type = b[j++];
+        const flags = b[j++];
+        [, j] = leb(b, j);
+        if (flags & 1) {
+          const at = j;
+          let old;
+          [old, j] = leb(b, j);
+          if (type === 0x70) {
+            if (max < old) fail(`a part's table import would shrink (maximum ${old} -> ${max})`);
+            const delta = bytesOf(max).length - (j - at);
+            return Buffer.concat([b.subarray(0, sizeAt), Buffer.from(bytesOf(end - start + delta)), b.subarray(start, at), Buffer.from(bytesOf(max)), b.subarray(j)]);
+          }
+        }
+      } else if (kind === 2) {
+        const flags = b[j++];
+        [, j] = leb(b, j);
+        if (flags & 1) [, j] = leb(b, j);
+      } else if (kind === 3) j += 2;
+      else fail(`an import of kind ${kind} this reader does not know`);
+    }
+  }
+  fail('a part imports no function table with a maximum');
+  return null;
+}
+
+// The orders in which a link's stream brings the parts after the first (public/early.js): a
+// catalog link's the catalog links' part first, a pasted config's the reader's.
+export const ORDERS = { catalog: ['K', 'R', 'X'], config: ['R', 'K', 'X'] };
+
+// Splits the verdict program (`bytes`, after wasm-opt, built with every row, the examples and
+// the config.json reader) in four, by what its training states run: C, what both catalog links
+// and pasted configs run; K, what only catalog links (and a config beside an example or a
+// drafter) run; R, what only pasted configs run (the reader, its JSON parser, vLLM's registry);
+// X, the rest. Three chained runs of wasm-split (C+K+R | X, then C+K | R, then C | K); the later
+// parts link to the first's exports. Returns the parts (each optimised again), or fails the
+// build: every training and check state must get the whole program's answer from the parts its
+// kind's stream brings first, linked in that order (ORDERS) as public/boot.js links them, one
+// more after each placeholder's throw; a training state must need no more than C and its kind's
+// own part.
+export async function splitParts({ tmp, prefix, bytes, glueFile, training, checks, wasmSplit, wasmOpt, fail }) {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const at = (name) => join(tmp, `${prefix}.${name}`);
-  const reached = {};
-  const placeholders = { placeholder: new Proxy({}, { get: () => () => { throw reached; } }) };
   writeFileSync(at('whole.wasm'), bytes);
-  // 1. The profile: which functions the training states run.
+  // 1. Which functions each kind's training states run (by index among the defined functions,
+  //    which --keep-funcs reads as names: the program has no name section).
   run(wasmSplit, ['--instrument', ...FEATURES, at('whole.wasm'), '-o', at('instrumented.wasm')]);
-  writeFileSync(at('profile'), await profileOf({ tmp, prefix, glueFile, instrumented: readFileSync(at('instrumented.wasm')), calls: training, fail }));
-  // 2. The split, and each part optimised again (wasm-split leaves its trampolines as they are).
-  run(wasmSplit, [...FEATURES, `--profile=${at('profile')}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at('whole.wasm'), '-o1', at('first.wasm'), '-o2', at('second.wasm')]);
-  writeFileSync(at('first.fixed.wasm'), fixExternrefExport(readFileSync(at('first.wasm')), fail));
+  const instrumented = readFileSync(at('instrumented.wasm'));
+  const ran = {};
+  for (const [kind, calls] of Object.entries(training)) {
+    const p = await profileOf({ tmp, prefix: `${prefix}-${kind}`, glueFile, instrumented, calls, fail });
+    ran[kind] = new Set();
+    for (let f = 0; 8 + 4 * f + 4 <= p.length; f++) if (p.readUInt32LE(8 + 4 * f)) ran[kind].add(f);
+  }
+  const { catalog, config, beside } = ran;
+  const C = [...catalog].filter((f) => config.has(f));
+  const K = [...new Set([...catalog, ...beside])].filter((f) => !config.has(f));
+  const R = [...config].filter((f) => !catalog.has(f));
+  const keep = (name, list) => writeFileSync(at(name), `${list.join('\n')}\n`);
+  keep('CKR.funcs', [...C, ...K, ...R]);
+  keep('CK.funcs', [...C, ...K]);
+  keep('C.funcs', C);
+  // 2. The splits, names kept (-g) so that each run finds the functions by the names the one
+  //    before gave them.
+  const split = (input, funcs, one, two) => {
+    run(wasmSplit, ['-g', ...FEATURES, `--keep-funcs=@${at(funcs)}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at(input), '-o1', at(one), '-o2', at(two)]);
+    writeFileSync(at(one), fixExternrefExport(readFileSync(at(one)), fail));
+  };
+  split('whole.wasm', 'CKR.funcs', 'CKR.wasm', 'X.wasm');
+  split('CKR.wasm', 'CK.funcs', 'CK.wasm', 'R.wasm');
+  split('CK.wasm', 'C.funcs', 'C.wasm', 'K.wasm');
+  // Each part optimised again (wasm-split leaves its trampolines as they are), without names.
   const optimised = (name) => {
     run(wasmOpt, ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, at(`${name}.wasm`), '-o', at(`${name}.opt.wasm`)]);
     return readFileSync(at(`${name}.opt.wasm`));
   };
-  const parts = [optimised('first.fixed'), optimised('second')];
-  // 3. The check: the split program answers every state as the whole one does, with the first
-  //    part alone or with both, trying both when a placeholder throws, as boot.js does.
+  const parts = { C: optimised('C') };
+  const [, max] = funcTableLimits(parts.C, fail);
+  for (const n of ['K', 'R', 'X']) parts[n] = raiseTableImportMax(optimised(n), max, fail);
+  // 3. The check, in Node, against the whole program.
   const wholeGlue = await importGlue(tmp, glueFile, `${prefix}-whole`);
   const wholeModule = new WebAssembly.Module(bytes);
   wholeGlue.__wbg_finalize_init(new WebAssembly.Instance(wholeModule, wholeGlue.__wbg_get_imports()), wholeModule);
-  const modules = parts.map((p) => new WebAssembly.Module(p));
-  // One copy of the glue per number of parts, handed a fresh instance after a throw (which
-  // leaves an instance's stack and heap halfway); the hand-over runs the instance's start.
-  const glues = [];
-  for (let n = 1; n <= parts.length; n++) glues.push(await importGlue(tmp, glueFile, `${prefix}-parts-${n}`));
-  const fresh = (n) => {
-    const i = new WebAssembly.Instance(modules[0], { ...glues[n - 1].__wbg_get_imports(), ...placeholders });
-    for (let k = 1; k < n; k++) new WebAssembly.Instance(modules[k], { primary: i.exports });
-    glues[n - 1].__wbg_finalize_init(i, modules[0]);
-  };
-  for (let n = 1; n <= parts.length; n++) fresh(n);
-  const answered = parts.map(() => 0);
-  const calls = [...training, ...checks];
-  for (const [m, call] of calls.entries()) {
-    const args = opening(call);
-    const what = JSON.stringify(call);
-    const want = JSON.stringify(wholeGlue.first_verdict(...args));
-    for (let n = 1; ; n++) {
-      let got;
-      try {
-        got = JSON.stringify(glues[n - 1].first_verdict(...args));
-      } catch (e) {
-        if (e !== reached) fail(`${prefix}: the program's first ${n} part(s) threw on ${what}: ${e}`);
-        if (n === parts.length) fail(`${prefix}: a placeholder threw with every part linked, on ${what}`);
-        if (m < training.length) fail(`${prefix}: the training state ${what} reaches the second part`);
-        fresh(n);
-        continue;
+  const modules = Object.fromEntries(Object.entries(parts).map(([n, p]) => [n, new WebAssembly.Module(p)]));
+  const reached = {};
+  const placeholders = { placeholder: new Proxy({}, { get: () => () => { throw reached; } }) };
+  const answered = {};
+  for (const [kind, calls] of Object.entries({ catalog: [...training.catalog, ...checks.catalog], config: [...training.config, ...checks.config], beside: [...training.beside, ...checks.beside] })) {
+    const order = ORDERS[kind === 'beside' ? 'config' : kind];
+    // One copy of the glue per number of parts linked, handed a fresh instance after a throw
+    // (which leaves an instance's stack and heap halfway).
+    const glues = [];
+    for (let n = 0; n <= order.length; n++) glues.push(await importGlue(tmp, glueFile, `${prefix}-${kind}-${n}`));
+    const fresh = (n) => {
+      const i = new WebAssembly.Instance(modules.C, { ...glues[n].__wbg_get_imports(), ...placeholders });
+      for (const name of order.slice(0, n)) new WebAssembly.Instance(modules[name], { primary: i.exports });
+      glues[n].__wbg_finalize_init(i, modules.C);
+    };
+    for (let n = 0; n <= order.length; n++) fresh(n);
+    answered[kind] = new Array(order.length + 1).fill(0);
+    const trained = training[kind].length;
+    for (const [m, call] of calls.entries()) {
+      const args = opening(call);
+      const what = JSON.stringify(call);
+      const want = JSON.stringify(wholeGlue.first_verdict(...args));
+      for (let n = 0; ; n++) {
+        let got;
+        try {
+          got = JSON.stringify(glues[n].first_verdict(...args));
+        } catch (e) {
+          if (e !== reached) fail(`${prefix}: the program's first part with ${order.slice(0, n).join(', ') || 'no other'} threw on ${what}: ${e}`);
+          if (n === order.length) fail(`${prefix}: a placeholder threw with every part linked, on ${what}`);
+          if (m < trained && n === (kind === 'beside' ? 2 : 1)) fail(`${prefix}: the ${kind} training state ${what} needs more than ${['C', ...order.slice(0, n)].join(' and ')}`);
+          fresh(n);
+          continue;
+        }
+        if (got !== want) fail(`${prefix}: the split program (C and ${order.slice(0, n).join(', ') || 'no other'}) answers ${what} otherwise than the whole one:\n  ${got}\n  ${want}`);
+        answered[kind][n]++;
+        break;
       }
-      if (got !== want) fail(`${prefix}: the split program (${n} part(s)) answers ${what} otherwise than the whole one:\n  ${got}\n  ${want}`);
-      answered[n - 1]++;
-      break;
     }
   }
-  return { parts, trained: training.length, checked: checks.length, answered };
+  return { parts, functions: { C: C.length, K: K.length, R: R.length }, answered };
 }

@@ -20,14 +20,15 @@ const fail = (why) => {
 if (!dir) fail('no staging directory (TRUNK_STAGING_DIR is not set and none was given)');
 
 const html = readFileSync(join(dir, 'index.html'), 'utf8');
-const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data-verdict-config|data-verdict-all|data-css)="(\/[^"#?]*)"/g)].map((m) => m[1]);
+const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data-css)="(\/[^"#?]*)"/g)].map((m) => m[1]);
 // Each verdict program's zopfli gzip beside it (NAME_bg.wasm.gz, scripts/inline-loader.mjs):
 // the page fetches it where the browser can decompress a stream, and the worker keeps it there.
-// The catalog links' program begins in the page (data-verdict-head, scripts/inline-loader.mjs):
-// its pages ask for the rest of its .gz (NAME_bg.wasm.tail), which the worker keeps instead of
-// the .gz where the page it fetches carries the head (public/sw.js).
+// The program begins in the page (data-verdict-head, scripts/inline-loader.mjs): its pages ask
+// for the rest of a catalog link's stream (NAME_bg.wasm.tail) or a pasted config's
+// (NAME_bg.wasm.rtail), which the worker keeps instead of the .gz where the page it fetches
+// carries the head (public/sw.js).
 const headed = /data-verdict-head="[1-9]\d*"/.test(html) ? html.match(/data-verdict="(\/[^"#?]*)"/)?.[1] : undefined;
-const verdicts = [...html.matchAll(/data-verdict(?:-config|-all)?="(\/[^"#?]*)"/g)].flatMap((m) => (m[1] === headed ? [`${m[1]}.gz`, `${m[1]}.tail`] : [`${m[1]}.gz`]));
+const verdicts = [...html.matchAll(/data-verdict="(\/[^"#?]*)"/g)].flatMap((m) => (m[1] === headed ? [`${m[1]}.gz`, `${m[1]}.tail`, `${m[1]}.rtail`] : [`${m[1]}.gz`]));
 const files = ['/', ...new Set([...named, ...verdicts].filter((p) => p !== '/' && p !== '/sw.js'))];
 for (const p of files.slice(1)) {
   if (!existsSync(join(dir, p))) fail(`index.html names ${p}, which the build does not have`);

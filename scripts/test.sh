@@ -6,9 +6,9 @@
 #   3. native Rust tests: `cargo test --all-targets` (everyone's unit, integration and golden tests);
 #   4. `cargo test --no-default-features --lib --tests`: calc and catalog build and pass without
 #      the web feature; then the doc examples; then the library's tests as the first verdict's
-#      three programs build it (`--features verdict`: build.rs's compact catalog without sources;
-#      `--features verdict,catalog-compiled`: the catalog as values, for catalog links; and
-#      `verdict,catalog-compiled,config-reader`: with the config.json reader, for a pasted config);
+#      builds have it (`--features verdict,catalog-compiled,config-reader`: the page's program,
+#      the catalog as values with the config.json reader; `verdict,catalog-compiled`: without the
+#      reader; `--features verdict`: build.rs's compact catalog without sources);
 #   5. Trunk's release build into dist/;
 #   6. the browser tests (node's test runner + playwright-core + Debian chromium) against dist/
 #      served on 127.0.0.1 by a small static server this script starts and stops.
@@ -38,9 +38,9 @@ echo "== cargo clippy --target wasm32-unknown-unknown (the page)"
 cargo clippy --target wasm32-unknown-unknown --lib --bin headroom-web -- -D warnings
 echo "== cargo clippy --target wasm32-unknown-unknown --features verdict (the first verdict)"
 cargo clippy --target wasm32-unknown-unknown --no-default-features --features verdict --bin headroom-verdict -- -D warnings
-echo "== cargo clippy --target wasm32-unknown-unknown --features verdict,catalog-compiled (the first verdict of catalog links)"
+echo "== cargo clippy --target wasm32-unknown-unknown --features verdict,catalog-compiled (the first verdict without the config.json reader)"
 cargo clippy --target wasm32-unknown-unknown --no-default-features --features verdict,catalog-compiled --bin headroom-verdict -- -D warnings
-echo "== cargo clippy --target wasm32-unknown-unknown --features verdict,catalog-compiled,config-reader (the first verdict of a pasted config)"
+echo "== cargo clippy --target wasm32-unknown-unknown --features verdict,catalog-compiled,config-reader (the page's first verdict program)"
 cargo clippy --target wasm32-unknown-unknown --no-default-features --features verdict,catalog-compiled,config-reader --bin headroom-verdict -- -D warnings
 
 echo "== cargo test --all-targets"
@@ -56,7 +56,7 @@ echo "== cargo test --no-default-features --features verdict --lib (the first ve
 cargo test --no-default-features --features verdict --lib
 echo "== cargo test --no-default-features --features verdict,catalog-compiled --lib (the catalog as values)"
 cargo test --no-default-features --features verdict,catalog-compiled --lib
-echo "== cargo test --no-default-features --features verdict,catalog-compiled,config-reader --lib (and the config.json reader)"
+echo "== cargo test --no-default-features --features verdict,catalog-compiled,config-reader --lib (and the config.json reader: the page's program)"
 cargo test --no-default-features --features verdict,catalog-compiled,config-reader --lib
 
 echo "== trunk build --release"

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The first verdict before the app must be the app's own (issue 18: no flash of another
-verdict). The page's three verdict programs are the same core built with other features
-(`verdict`: no page text; `catalog-compiled`: the catalog as values; `config-reader`), so this
-builds examples/first_verdicts.rs under the app's features and under each program's, plans
-random links with each, and reports every link where a program's words differ from the app's.
+verdict). The page's verdict program is the same core built with other features (`verdict`: no
+page text; `catalog-compiled`: the catalog as values; `config-reader`: the config.json reader),
+so this builds examples/first_verdicts.rs under the app's features, the program's and the two
+other verdict builds the tests keep (the catalog as JSON; the catalog as values without the
+reader, which leaves a pasted config unplanned), plans random links with each, and reports every
+link where a build's words differ from the app's.
 
     python3 scripts/verdict-diff.py [--links 20000] [--configs 0.3] [--seed 1]
     python3 scripts/verdict-diff.py --links 30000 --seed 5 --snapshot 300   # the test's links
@@ -32,9 +34,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILDS = {
     # name: cargo features (None: the crate's defaults, the app's)
     'app': None,
-    'catalog-links': 'verdict,catalog-compiled',
-    'pasted-config': 'verdict,catalog-compiled,config-reader',
-    'everything': 'verdict',
+    'page-program': 'verdict,catalog-compiled,config-reader',
+    'no-reader': 'verdict,catalog-compiled',
+    'catalog-json': 'verdict',
 }
 VALUES = {
     'tp': ['1', '2', '4', '8', '3'],

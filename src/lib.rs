@@ -5,9 +5,9 @@
 //! `calc` is std-only and knows nothing of serde or the browser; `catalog`, `input`, `import` and `io` adapt
 //! text to `calc` types; `ui` (feature `web`) is the Leptos page.
 
-// `catalog-compiled` builds the first verdict's program for catalog links, which keeps a pasted
-// config.json (unless `config-reader` is on too) and an example unread and hands them over: the
-// page, the CLI and the tests need the reader and the examples.
+// `catalog-compiled` builds the first verdict's program (with `config-reader`, the page's: the
+// catalog as values, the examples and the reader; without it, a program that leaves a pasted
+// config.json unread and unplanned): the page, the CLI and the tests read the catalog's JSON.
 #[cfg(all(
     feature = "catalog-compiled",
     any(feature = "web", not(feature = "verdict"))

@@ -472,29 +472,19 @@ pub struct BeyondCatalog {
     pub model: bool,
 }
 
-/// Whether this build's verdict program leaves the opening state to the program with
-/// everything (its answer is then an empty list, src/bin/verdict.rs): a build with
-/// `catalog-compiled` hands over a pasted config.json unless it has `config-reader`. With
-/// `config-reader` the program carries one model row, the default's (`catalog::load_row`), and
-/// hands over a state whose plan reads another: a seed example (DeepSeek-V4-Flash), a drafter
-/// named by draft-model, or a model input without a pasted config (public/early.js picks that
-/// program for none of them; a link whose config was refused reaches it). Every other build
-/// plans every state.
+/// Whether this build leaves the opening state unplanned (src/bin/verdict.rs then answers an
+/// empty list): a build with `catalog-compiled` and without `config-reader` has no config.json
+/// reader, and leaves a pasted config.json. The page's verdict program has the reader (its
+/// fourth of the code a pasted config alone runs, scripts/split-verdict.mjs) and plans every
+/// state, as does every other build.
 pub fn handed_over(link: &str, stored: Option<&str>, typed: Option<&str>) -> bool {
-    cfg!(feature = "catalog-compiled") && {
-        let b = beyond_catalog(link, stored, typed);
-        if cfg!(feature = "config-reader") {
-            b.example || b.draft_model || (b.model && !b.config)
-        } else {
-            b.config
-        }
-    }
+    cfg!(feature = "catalog-compiled")
+        && !cfg!(feature = "config-reader")
+        && beyond_catalog(link, stored, typed).config
 }
 
-/// What the page's opening state needs beyond the catalog's rows. The first verdict's programs
-/// built with `catalog-compiled` plan only what they carry (the one for catalog links the
-/// examples and no config, the one with `config-reader` a config and no example; `handed_over`)
-/// and hand the others to the program with everything (`src/bin/verdict.rs`, public/boot.js).
+/// What the page's opening state names beyond the catalog's rows: a build without the
+/// config.json reader leaves a pasted config unplanned (`handed_over`).
 pub fn beyond_catalog(link: &str, stored: Option<&str>, typed: Option<&str>) -> BeyondCatalog {
     let (texts, _) = opening_texts(link, stored, typed);
     let set = |field: Field| {
@@ -563,43 +553,27 @@ mod tests {
         assert_eq!(beyond_catalog("?v=1&tp=4", Some(&stored), None), neither);
         assert_eq!(beyond_catalog("?v=1&tp=4", None, None), neither);
         assert_ne!(beyond_catalog(&stored, None, None), neither);
-        // What each build plans itself: the catalog links' program no config; the pasted
-        // config's no example, no drafter and no model but one a config replaces; the others
-        // everything.
+        // What a build plans itself: one with `catalog-compiled` and without `config-reader`
+        // no config (a config the reader would refuse, `{}`, is still an unread text to it);
+        // every other build everything.
         let cases = [
-            ("?v=1&tp=2".to_string(), false, false),
-            ("?v=1&model=qwen3-32b&tp=2".to_string(), false, true),
-            // A config the reader refuses (`{}`) is no config to the builds that read it (the
-            // default model's row plans it), and an unread text to the catalog links'.
-            ("?v=1&tp=2&config=e30".to_string(), true, false),
-            ("?v=1&model=qwen3-32b&config=e30".to_string(), true, true),
-            ("?v=1&example=s1-three-cards".to_string(), false, true),
-            (
-                "?v=1&example=s3-synthetic-tp4&util=0.8".to_string(),
-                false,
-                true,
-            ),
-            (
-                format!("?v=1&example=s1-three-cards#config={pasted}"),
-                true,
-                true,
-            ),
-            (format!("?v=1&tp=2#config={pasted}"), true, false),
-            (format!("?v=1&model=qwen3-32b#config={pasted}"), true, false),
+            ("?v=1&tp=2".to_string(), false),
+            ("?v=1&model=qwen3-32b&tp=2".to_string(), false),
+            ("?v=1&tp=2&config=e30".to_string(), true),
+            ("?v=1&model=qwen3-32b&config=e30".to_string(), true),
+            ("?v=1&example=s1-three-cards".to_string(), false),
+            ("?v=1&example=s3-synthetic-tp4&util=0.8".to_string(), false),
+            (format!("?v=1&example=s1-three-cards#config={pasted}"), true),
+            (format!("?v=1&tp=2#config={pasted}"), true),
+            (format!("?v=1&model=qwen3-32b#config={pasted}"), true),
             (
                 format!("?v=1&spec=draft_model&draft-model=qwen3-4b#config={pasted}"),
                 true,
-                true,
             ),
         ];
-        for (link, catalog_links, config) in cases {
-            let want = if !cfg!(feature = "catalog-compiled") {
-                false
-            } else if cfg!(feature = "config-reader") {
-                config
-            } else {
-                catalog_links
-            };
+        for (link, config) in cases {
+            let want =
+                cfg!(feature = "catalog-compiled") && !cfg!(feature = "config-reader") && config;
             assert_eq!(handed_over(&link, None, None), want, "{link}");
         }
     }
@@ -694,10 +668,6 @@ mod tests {
     fn the_verdict_names_its_scenario_and_why() {
         let link =
             "?v=1&model=llama-3.1-70b-instruct&tp=4&gpus=4&gpu=h100-sxm-80gb&max-model-len=16384";
-        // Not the pasted config's program: it hands a catalog link over.
-        if handed_over(link, None, None) {
-            return;
-        }
         let v = first_verdict(link, None, None);
         assert!(
             v.sub.ends_with("Planned: Llama 3.1 70B Instruct (bfloat16) on 4 x NVIDIA H100 SXM 80GB, TP 4 x PP 1; max-model-len 16,384."),
@@ -793,10 +763,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(
-        all(feature = "catalog-compiled", feature = "config-reader"),
-        ignore = "an example: the pasted config's program hands it over"
-    )]
     fn the_verdict_names_the_figure_or_the_failing_phase() {
         let ok = plan_of(&[(Field::Example, "s3-synthetic-tp4")]);
         let (starts, head, sub) = verdict_text(&ok, UnitSystem::Binary);
@@ -937,14 +903,9 @@ mod every_build {
             std::fs::write(SNAPSHOT, rewritten).expect("the snapshot rewritten");
             return;
         }
-        // Not vacuous: the catalog links' build plans the links without a config (about 230),
-        // the pasted config's those with one and no drafter or example named (about 60).
-        let least = if cfg!(all(feature = "catalog-compiled", feature = "config-reader")) {
-            50
-        } else {
-            200
-        };
-        assert!(planned >= least, "only {planned} links planned");
+        // Not vacuous: a build without the config.json reader plans the links without a config
+        // (about 230), every other build all 300.
+        assert!(planned >= 200, "only {planned} links planned");
         let shown: Vec<String> = differ
             .iter()
             .take(3)

@@ -479,7 +479,14 @@ fn generate() -> String {
         )
         .unwrap();
     }
-    o.push_str("];\n\n/// The model row at `i` of [`IDS`].\npub fn model_row(i: usize) -> Option<ModelRow> {\n    Some(match i {\n");
+    o.push_str(
+        "];\n\n/// The model row at `i` of [`IDS`].\npub fn model_row(i: usize) -> Option<ModelRow> {\n    row(i)\n}\n\n\
+         /// The default model's row ([`DEFAULT_ROW`]) alone: a function of its own, so that a link\n\
+         /// that plans no other row (a pasted config.json replaces it) runs none of the others'\n\
+         /// code, which the first verdict's program then loads after its first part\n\
+         /// (scripts/split-verdict.mjs).\npub fn default_row() -> Option<ModelRow> {\n    row(DEFAULT_ROW)\n}\n\n\
+         #[inline(always)]\nfn row(i: usize) -> Option<ModelRow> {\n    Some(match i {\n",
+    );
     for (i, r) in rows.iter().enumerate() {
         write!(o, "        {i} => ").unwrap();
         r.lit(&mut o);
@@ -525,6 +532,10 @@ fn the_compiled_catalog_is_the_catalog_as_parsed() {
         );
     }
     assert!(compiled::model_row(parsed.len()).is_none());
+    assert_eq!(
+        format!("{:?}", compiled::default_row()),
+        format!("{:?}", compiled::model_row(compiled::DEFAULT_ROW))
+    );
     // The program for a pasted config.json knows every row by its id, repo and shape.
     assert_eq!(
         compiled::IDS[compiled::DEFAULT_ROW],

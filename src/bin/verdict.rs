@@ -12,11 +12,11 @@ fn main() {}
 /// The first verdict of the page opened on `link` (`location.search + location.hash`), with
 /// the browser's stored state and a reload's typed texts (`null` when absent): the banner's
 /// class, headline, second line and warning, the test id of the unit radio to check, then per
-/// leading figure its test id, text and provenance label, as one list of strings. Built with
-/// `catalog-compiled` (the program for catalog links and the seed examples, without a
-/// config.json reader, or with `config-reader` the one for a pasted config.json, with one model
-/// row), an empty list when the page opens with what the build does not carry
-/// (`verdict::handed_over`): public/boot.js then runs the program with everything.
+/// leading figure its test id, text and provenance label, as one list of strings. The page's
+/// build (`catalog-compiled,config-reader`, split in four parts by scripts/split-verdict.mjs)
+/// plans every state; a build with `catalog-compiled` alone answers an empty list for a pasted
+/// config.json, which it cannot read (`verdict::handed_over`), and public/boot.js paints no
+/// such answer.
 #[wasm_bindgen]
 pub fn first_verdict(link: &str, stored: Option<String>, typed: Option<String>) -> Vec<String> {
     let (stored, typed) = (stored.as_deref(), typed.as_deref());

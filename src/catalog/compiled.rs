@@ -171,6 +171,19 @@ pub const SHAPES: [Shape; 44] = [
 
 /// The model row at `i` of [`IDS`].
 pub fn model_row(i: usize) -> Option<ModelRow> {
+    row(i)
+}
+
+/// The default model's row ([`DEFAULT_ROW`]) alone: a function of its own, so that a link
+/// that plans no other row (a pasted config.json replaces it) runs none of the others'
+/// code, which the first verdict's program then loads after its first part
+/// (scripts/split-verdict.mjs).
+pub fn default_row() -> Option<ModelRow> {
+    row(DEFAULT_ROW)
+}
+
+#[inline(always)]
+fn row(i: usize) -> Option<ModelRow> {
     Some(match i {
         0 => ModelRow { id: "deepseek-r1".into(), name: "DeepSeek R1".into(), hf_repo: "deepseek-ai/DeepSeek-R1".into(), source: String::new(), retrieved: String::new(), model: Model { name: "DeepSeek R1".into(), architecture: "DeepseekV3ForCausalLM".into(), n_layers: 61, hidden_size: 7168, n_heads: 128, n_kv_heads: 128, head_dim: 56, head_dim_v: 56, intermediate_size: 18432, vocab_size: 129280, tie_word_embeddings: false, layers: vec![LayerKind::Mla; 61], mla: Some(Mla { kv_lora_rank: 512, qk_rope_head_dim: 64, qk_nope_head_dim: 128, v_head_dim: 128, q_lora_rank: Some(1536), }), moe: Some(Moe { n_experts: 256, top_k: 8, moe_intermediate_size: 2048, n_shared_experts: 1, shared_intermediate_size: None, dense_layers: runs(&[(true, 3), (false, 58), ]), latent: None, }), linear: None, mtp_layers: 1, mtp_draft: MtpDraft::Mapped, quant_skips: Vec::new(), keep_full: Vec::new(), dtype: ModelDtype::Bfloat16, quant: WeightQuant::Fp8 { block: 128 }, kv_fp8_from_checkpoint: false, max_position_embeddings: 163840, max_len_key: "max_position_embeddings=163840".into(), longrope_default: None, checkpoint_bytes: None, measured_kv: None, vision_encoder: false, vision: None, blocks: Vec::new(), mtp_blocks: Vec::new(), ssm_state_bytes: None, mamba: None, mlp_gated: true, sparse_mla: None, compressed: None, quant_method: "fp8".into(), quant_asymmetric: false, quant_source: QuantSource::Checkpoint, }, unconfirmed: Vec::new(), notes: String::new(), checkpoint_source: None, },
         1 => ModelRow { id: "deepseek-v3.2".into(), name: "DeepSeek V3.2".into(), hf_repo: "deepseek-ai/DeepSeek-V3.2".into(), source: String::new(), retrieved: String::new(), model: Model { name: "DeepSeek V3.2".into(), architecture: "DeepseekV32ForCausalLM".into(), n_layers: 61, hidden_size: 7168, n_heads: 128, n_kv_heads: 128, head_dim: 56, head_dim_v: 56, intermediate_size: 18432, vocab_size: 129280, tie_word_embeddings: false, layers: vec![LayerKind::Mla; 61], mla: Some(Mla { kv_lora_rank: 512, qk_rope_head_dim: 64, qk_nope_head_dim: 128, v_head_dim: 128, q_lora_rank: Some(1536), }), moe: Some(Moe { n_experts: 256, top_k: 8, moe_intermediate_size: 2048, n_shared_experts: 1, shared_intermediate_size: None, dense_layers: runs(&[(true, 3), (false, 58), ]), latent: None, }), linear: None, mtp_layers: 1, mtp_draft: MtpDraft::Mapped, quant_skips: Vec::new(), keep_full: Vec::new(), dtype: ModelDtype::Bfloat16, quant: WeightQuant::Fp8 { block: 128 }, kv_fp8_from_checkpoint: false, max_position_embeddings: 163840, max_len_key: "max_position_embeddings=163840".into(), longrope_default: None, checkpoint_bytes: None, measured_kv: None, vision_encoder: false, vision: None, blocks: Vec::new(), mtp_blocks: Vec::new(), ssm_state_bytes: None, mamba: None, mlp_gated: true, sparse_mla: Some(SparseMla { index_topk: 2048, index_head_dim: 128, }), compressed: None, quant_method: "fp8".into(), quant_asymmetric: false, quant_source: QuantSource::Checkpoint, }, unconfirmed: Vec::new(), notes: String::new(), checkpoint_source: None, },

@@ -39,14 +39,8 @@ impl fmt::Display for InputError {
 }
 
 /// The scenario of one seed example, built once per example: every plan of an example
-/// scenario starts from it, and building it reads catalog rows. The first verdict's program for
-/// a pasted config.json (`catalog-compiled` with `config-reader`) has none: it carries one model
-/// row, not the examples' DeepSeek-V4-Flash, and hands an example to the program with everything
-/// (`verdict::handed_over`). The one for catalog links has them (2.4 KB gzip).
+/// scenario starts from it, and building it reads catalog rows.
 pub(crate) fn example_scenario(id: &str) -> Option<&'static Scenario> {
-    if cfg!(all(feature = "catalog-compiled", feature = "config-reader")) {
-        return None;
-    }
     use catalog::examples::SCENARIOS;
     static BUILT: [OnceLock<Scenario>; SCENARIOS.len()] =
         [const { OnceLock::new() }; SCENARIOS.len()];
@@ -315,11 +309,7 @@ pub fn scenario(state: &UrlState) -> Result<Scenario, InputError> {
         catalog::set_gpu_total(&mut s.gpu, total, alone);
     }
     // An example's measurements give way to the user's changes (the CLI applies the same rule).
-    // The pasted config's first-verdict program never gets here with an example (`base` fails
-    // first: it hands examples over); the condition keeps this code out of that program.
-    if state.get(Field::Example).is_some()
-        && !cfg!(all(feature = "catalog-compiled", feature = "config-reader"))
-    {
+    if state.get(Field::Example).is_some() {
         let example = base(state)?;
         let typed = |flag: &str| Field::from_flag(flag).is_some_and(|f| state.get(f).is_some());
         catalog::examples::give_way(&mut s, &example, typed).map_err(|(flag, message)| {
@@ -442,10 +432,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(
-        all(feature = "catalog-compiled", feature = "config-reader"),
-        ignore = "an example: the pasted config's program hands it over"
-    )]
     fn the_gate_belongs_to_unified_memory() {
         // Headroom or overhead alone would gate the start on a MemAvailable of 0.
         let mut st = UrlState::default();
@@ -471,10 +457,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg_attr(
-        all(feature = "catalog-compiled", feature = "config-reader"),
-        ignore = "an example: the pasted config's program hands it over"
-    )]
     fn every_example_is_a_url() {
         for e in catalog::examples::examples() {
             let mut st = UrlState::default();

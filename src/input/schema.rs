@@ -458,13 +458,7 @@ impl Field {
                 .then_some(())
                 .ok_or_else(|| unknown_model(self, t)),
             Rule::GpuId => catalog::gpu(t).map(drop).ok_or_else(|| unknown_gpu(t)),
-            // By id alone (the menu's words are the page's). The pasted config's first-verdict
-            // program keeps it unread: it hands an example over (verdict::handed_over).
-            Rule::ExampleId
-                if cfg!(all(feature = "catalog-compiled", feature = "config-reader")) =>
-            {
-                Ok(())
-            }
+            // By id alone (the menu's words are the page's).
             Rule::ExampleId => catalog::examples::position(t).map(drop).ok_or_else(|| {
                 format!(
                     "example {} is not one of the seed examples",

@@ -62,10 +62,6 @@ mod tests {
     /// An unchecked box drops its key unless the example it overrides has the flag on, and
     /// the state it writes plans with the flag as the box shows it.
     #[test]
-    #[cfg_attr(
-        all(feature = "catalog-compiled", feature = "config-reader"),
-        ignore = "an example: the pasted config's program hands it over"
-    )]
     fn flag_text_drops_a_default_and_overrides_an_example() {
         let flags = [Field::Ep, Field::Eager, Field::NoHybrid, Field::NoAsync];
         let mut states = vec![UrlState::default()];

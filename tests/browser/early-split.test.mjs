@@ -1,21 +1,30 @@
-// public/early.js's delivery of a split verdict program (scripts/split-verdict.mjs), run in
-// Node on the release build's own catalog-links program: the page's first script, as the page
-// has it, with a fetch that hands the program over in chunks of chosen sizes. The browser tests
-// get each file from a local server at once; this one cuts the stream at every awkward place,
-// holds the tail back to see the first part compile without it, and cuts the file short.
+// public/early.js's delivery of the verdict program's four parts (scripts/split-verdict.mjs),
+// run in Node on the release build's own program: the page's first script, as the page has it,
+// with a fetch that hands the program over in chunks of chosen sizes. The browser tests get each
+// file from a local server at once; this one cuts the stream at every awkward place, holds it
+// back to see each part compile without the next, and cuts the file short.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
+import { gunzipSync } from 'node:zlib';
 import { gzPrefix as prefix } from '../../scripts/split-verdict.mjs';
 
 const DIST = new URL('../../dist/', import.meta.url);
 const html = readFileSync(new URL('index.html', DIST), 'utf8');
 const name = html.match(/data-verdict="\/([^"]+)"/)?.[1];
-const at = Number(html.match(/data-verdict-split="(\d+)"/)?.[1] ?? NaN);
+// The parts' sizes (C, K, R, X), and the two streams' orders.
+const PARTS = Object.fromEntries((html.match(/data-verdict-parts="([^"]+)"/)?.[1] ?? '').split(',').map((p) => p.split(':')).map(([n, v]) => [n, Number(v)]));
+const ORDERS = { catalog: ['C', 'K', 'R', 'X'], config: ['C', 'R', 'K', 'X'] };
 const plain = readFileSync(new URL(name, DIST));
 const gz = readFileSync(new URL(`${name}.gz`, DIST));
+// A pasted config's stream after the page's head (C, R, K, X).
+const rtail = readFileSync(new URL(`${name}.rtail`, DIST));
 const source = readFileSync(new URL('../../public/early.js', import.meta.url), 'utf8');
+// Where each part ends in the plain file (the catalog links' order).
+const ends = [];
+for (const n of ORDERS.catalog) ends.push((ends.at(-1) ?? 0) + PARTS[n]);
+const at = ends[0];
 
 // The shortest start of the .gz that decompresses to the first `n` bytes.
 const gzPrefix = (n) => prefix(gz, n);
@@ -41,15 +50,14 @@ const body = (bytes, sizes, hold = Infinity) => {
 };
 
 // public/early.js in a context of its own, with this fetch; its `compile` is the page's.
-const early = (respond, { decompress = true, heads = {}, document } = {}) => {
+const early = (respond, { decompress = true, head = 0, document } = {}) => {
   const context = vm.createContext({
     // The opening state (no address, no storage) planned ahead: no program fetched at start.
     HEADROOM_PLANNED: { '': [] },
     HEADROOM_VERDICT: '/p.wasm',
-    HEADROOM_VERDICT_CONFIG: '/c.wasm',
-    HEADROOM_VERDICT_ALL: '/a.wasm',
-    HEADROOM_SPLITS: { '/p.wasm': at },
-    HEADROOM_HEADS: heads,
+    HEADROOM_PARTS: PARTS,
+    HEADROOM_ORDERS: ORDERS,
+    HEADROOM_HEAD: head,
     location: { search: '', hash: '' },
     ...(document ? { document, atob } : {}),
     fetch: respond,
@@ -63,15 +71,21 @@ const early = (respond, { decompress = true, heads = {}, document } = {}) => {
 };
 const response = (stream) => new Response(stream, { headers: { 'content-type': 'application/wasm' } });
 
-test('the build has a split catalog-links program to test', () => {
-  assert.ok(name && at > 0 && at < plain.length, `${name} ${at}`);
+test('the build has a program in four parts to test', () => {
+  assert.ok(name && ['C', 'K', 'R', 'X'].every((n) => PARTS[n] > 0), `${name} ${JSON.stringify(PARTS)}`);
+  assert.equal(ends.at(-1), plain.length);
 });
 
-// The parts as modules: the first imports the placeholders, the second the first's exports.
-const checkParts = async (compiled) => {
-  const { module, rest } = await compiled;
+// The parts as modules, in the stream's order: the first imports the placeholders, the others
+// the first's exports.
+const checkParts = async (compiled, order = ORDERS.catalog) => {
+  const { module, parts } = await compiled;
   assert.ok(WebAssembly.Module.imports(module).some((i) => i.module === 'placeholder'));
-  assert.ok(WebAssembly.Module.imports(await rest).every((i) => i.module === 'primary'));
+  assert.deepEqual(Array.from(parts, (p) => p.name), order.slice(1));
+  for (const p of parts) {
+    assert.ok(WebAssembly.Module.imports(await p.module).every((i) => i.module === 'primary'), p.name);
+    assert.equal(p.ready, true, p.name);
+  }
 };
 
 for (const [what, sizes] of [
@@ -82,35 +96,42 @@ for (const [what, sizes] of [
   test(`a split program compiles part by part: ${what}`, async () => {
     const asked = [];
     const e = early((url) => (asked.push(url), Promise.resolve(response(body(gz, sizes).stream))));
-    await checkParts(e.compile('/p.wasm'));
+    await checkParts(e.compile('catalog'));
     assert.deepEqual(asked, ['/p.wasm.gz']);
   });
 }
 
-// Decompressed, the stream's chunks may end anywhere: at the cut, a byte before, a byte after.
-{
+// Decompressed, the stream's chunks may end anywhere: at a cut, a byte before, a byte after.
+for (const [k, cut] of ends.slice(0, -1).entries()) {
   for (const shift of [-1, 0, 1]) {
-    test(`a split program compiles when a chunk ends ${shift === 0 ? 'at' : shift < 0 ? 'a byte before' : 'a byte after'} the cut at ${at}`, async () => {
+    test(`the parts compile when a chunk ends ${shift === 0 ? 'at' : shift < 0 ? 'a byte before' : 'a byte after'} the end of ${ORDERS.catalog[k]} (${cut})`, async () => {
       // A server that decoded the .gz already: the page takes the chunks as they come.
-      const e = early(() => Promise.resolve(response(body(plain, [at + shift, 4096]).stream)));
-      await checkParts(e.compile('/p.wasm'));
+      const e = early(() => Promise.resolve(response(body(plain, [cut + shift, 4096]).stream)));
+      await checkParts(e.compile('catalog'));
     });
   }
 }
 
-test('the first part compiles while the rest of the program is still arriving', async () => {
+test('each part compiles once its own bytes are in, while the next is still arriving', async () => {
+  // Held back after the first part, then after the second (K).
   const { stream, release } = body(gz, [4096], gzPrefix(at) + 16);
   const e = early(() => Promise.resolve(response(stream)));
-  const compiled = e.compile('/p.wasm');
+  const compiled = e.compile('catalog');
   const first = await Promise.race([compiled.then(() => 'compiled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 5000))]);
   assert.equal(first, 'compiled', 'the first part compiled with the rest held back');
-  const { rest } = await compiled;
-  let second = 'waiting';
-  rest.then(() => (second = 'compiled'));
+  const { parts } = await compiled;
   await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.equal(second, 'waiting', 'the second part waits for its bytes');
+  assert.deepEqual(parts.map((p) => p.ready), [false, false, false], 'the other parts wait for their bytes');
   release();
   await checkParts(compiled);
+  const { stream: s2, release: r2 } = body(gz, [4096], gzPrefix(ends[1]) + 16);
+  const c2 = early(() => Promise.resolve(response(s2))).compile('catalog');
+  const [k, r] = (await c2).parts;
+  await k.module;
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual([k.ready, r.ready], [true, false], 'K is in, R waits for its bytes');
+  r2();
+  await checkParts(c2);
 });
 
 test('a program cut short: the first part compiles, the second fails, nothing unhandled', async () => {
@@ -119,11 +140,15 @@ test('a program cut short: the first part compiles, the second fails, nothing un
   process.on('unhandledRejection', onRejection);
   try {
     const e = early(() => Promise.resolve(response(body(gz.subarray(0, gz.length - 2000), [4096]).stream)));
-    const { module, rest } = await e.compile('/p.wasm');
+    const { module, parts } = await e.compile('catalog');
     assert.ok(module instanceof WebAssembly.Module);
-    await assert.rejects(rest);
+    await parts[0].module;
+    await assert.rejects(parts.at(-1).module);
     const early2 = early(() => Promise.resolve(response(body(plain.subarray(0, 1000), [100]).stream)));
-    await assert.rejects(early2.compile('/p.wasm'));
+    await assert.rejects(early2.compile('catalog'));
+    // A stream longer than its parts: the last part fails, not a wrong module.
+    const early3 = early(() => Promise.resolve(response(body(Buffer.concat([plain, Buffer.from([0])]), [4096]).stream)));
+    await assert.rejects((await early3.compile('catalog')).parts.at(-1).module);
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.deepEqual(unhandled, []);
   } finally {
@@ -134,13 +159,14 @@ test('a program cut short: the first part compiles, the second fails, nothing un
 test('without DecompressionStream the plain file comes, cut the same way', async () => {
   const asked = [];
   const e = early((url) => (asked.push(url), Promise.resolve(response(body(plain, [65536]).stream))), { decompress: false });
-  await checkParts(e.compile('/p.wasm'));
+  await checkParts(e.compile('config'));
   assert.deepEqual(asked, ['/p.wasm']);
 });
 
-// The page carries the start of the catalog links' program (scripts/inline-loader.mjs's
-// HEAD_BYTES), base64 in a comment at the end of its body: early.js asks for the rest only
-// (.tail), at once, and reads the comment once the parser is done with the page.
+// The page carries the start of the program's .gz (scripts/inline-loader.mjs's HEAD_BYTES),
+// base64 in a comment at the end of its body: early.js asks for the rest of its stream only (a
+// catalog link's .tail, a pasted config's .rtail), at once, and reads the comment once the
+// parser is done with the page.
 const HEAD = 40000;
 const page = (comment, readyState = 'interactive') => {
   const listeners = [];
@@ -154,37 +180,58 @@ const page = (comment, readyState = 'interactive') => {
     },
   };
 };
-const headComment = (bytes = gz.subarray(0, HEAD)) => `headroom-head:/p.wasm:${Buffer.from(bytes).toString('base64')}`;
+const headComment = (bytes = gz.subarray(0, HEAD), url = '/p.wasm') => `headroom-head:${url}:${Buffer.from(bytes).toString('base64')}`;
 const served = (files) => (asked) => (url) => {
   asked.push(url);
   return Promise.resolve(files[url] ? response(body(files[url], [4096]).stream) : new Response(null, { status: 404 }));
 };
 
-test('a program the page begins: the rest of its .gz, asked for before the page is parsed', async () => {
-  const asked = [];
-  const doc = page(headComment(), 'loading');
-  const e = early(served({ '/p.wasm.tail': gz.subarray(HEAD) })(asked), { heads: { '/p.wasm': HEAD }, document: doc });
-  const compiled = e.compile('/p.wasm');
-  const first = await Promise.race([compiled.then(() => 'compiled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 200))]);
-  assert.equal(first, 'waiting', 'the program waits for the head in the page');
-  assert.deepEqual(asked, ['/p.wasm.tail']);
-  doc.parsed();
-  await checkParts(compiled);
-  assert.deepEqual(asked, ['/p.wasm.tail']);
+test('the build\'s two streams continue the same head', () => {
+  assert.ok(gz.length > HEAD * 2);
+  assert.equal(rtail.length, gz.length - HEAD);
+  // Both decompress, after the head, to the parts in their order.
+  const parts = {};
+  for (const [k, n] of ORDERS.catalog.entries()) parts[n] = plain.subarray(k === 0 ? 0 : ends[k - 1], ends[k]);
+  assert.ok(gunzipSync(Buffer.concat([gz.subarray(0, HEAD), rtail])).equals(Buffer.concat(ORDERS.config.map((n) => parts[n]))));
+  assert.ok(gunzipSync(gz).equals(plain));
 });
+
+for (const kind of ['catalog', 'config']) {
+  const file = kind === 'config' ? '/p.wasm.rtail' : '/p.wasm.tail';
+  test(`a ${kind === 'config' ? 'pasted config' : 'catalog link'}'s stream: the rest after the page's head (${file.slice(7)}), asked for before the page is parsed`, async () => {
+    const asked = [];
+    const doc = page(headComment(), 'loading');
+    const e = early(served({ '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.rtail': rtail })(asked), { head: HEAD, document: doc });
+    const compiled = e.compile(kind);
+    const first = await Promise.race([compiled.then(() => 'compiled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 200))]);
+    assert.equal(first, 'waiting', 'the program waits for the head in the page');
+    assert.deepEqual(asked, [file]);
+    doc.parsed();
+    await checkParts(compiled, ORDERS[kind]);
+    assert.deepEqual(asked, [file]);
+  });
+}
 
 for (const [what, comment, files] of [
   ['a page whose comment a proxy stripped', null, { '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
   ['a head of another length than the build gave', headComment(gz.subarray(0, HEAD - 1)), { '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
+  ['a head for another program', headComment(gz.subarray(0, HEAD), '/q.wasm'), { '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.gz': gz }],
   ['a host without the .tail', headComment(), { '/p.wasm.gz': gz }],
 ]) {
   test(`${what}: the whole .gz`, async () => {
     const asked = [];
-    const e = early(served(files)(asked), { heads: { '/p.wasm': HEAD }, document: page(comment) });
-    await checkParts(e.compile('/p.wasm'));
+    const e = early(served(files)(asked), { head: HEAD, document: page(comment) });
+    await checkParts(e.compile('catalog'));
     assert.deepEqual(asked, ['/p.wasm.tail', '/p.wasm.gz']);
   });
 }
+
+test('a host without the .rtail: the whole .gz, in the catalog links\' order', async () => {
+  const asked = [];
+  const e = early(served({ '/p.wasm.gz': gz })(asked), { head: HEAD, document: page(headComment()) });
+  await checkParts(e.compile('config'), ORDERS.catalog);
+  assert.deepEqual(asked, ['/p.wasm.rtail', '/p.wasm.gz']);
+});
 
 for (const [what, headers] of [['a host that answers every path with its page', { 'content-type': 'text/html; charset=utf-8' }]]) {
   test(`${what}: the whole .gz`, async () => {
@@ -194,22 +241,22 @@ for (const [what, headers] of [['a host that answers every path with its page', 
       if (url.endsWith('.tail')) return Promise.resolve(new Response(body(gz.subarray(HEAD), [4096]).stream, { headers }));
       return Promise.resolve(response(body(gz, [4096]).stream));
     };
-    const e = early(respond, { heads: { '/p.wasm': HEAD }, document: page(headComment()) });
-    await checkParts(e.compile('/p.wasm'));
+    const e = early(respond, { head: HEAD, document: page(headComment()) });
+    await checkParts(e.compile('catalog'));
     assert.deepEqual(asked, ['/p.wasm.tail', '/p.wasm.gz']);
   });
 }
 
 test('a network failure on the .tail: the whole .gz', async () => {
   const asked = [];
-  const e = early((url) => (asked.push(url), url.endsWith('.tail') ? Promise.reject(new TypeError('Failed to fetch')) : Promise.resolve(response(body(gz, [4096]).stream))), { heads: { '/p.wasm': HEAD }, document: page(headComment()) });
-  await checkParts(e.compile('/p.wasm'));
+  const e = early((url) => (asked.push(url), url.endsWith('.tail') ? Promise.reject(new TypeError('Failed to fetch')) : Promise.resolve(response(body(gz, [4096]).stream))), { head: HEAD, document: page(headComment()) });
+  await checkParts(e.compile('catalog'));
   assert.deepEqual(asked, ['/p.wasm.tail', '/p.wasm.gz']);
 });
 
 test('without DecompressionStream the page\'s head goes unused: the plain file', async () => {
   const asked = [];
-  const e = early(served({ '/p.wasm': plain })(asked), { decompress: false, heads: { '/p.wasm': HEAD }, document: page(headComment()) });
-  await checkParts(e.compile('/p.wasm'));
+  const e = early(served({ '/p.wasm': plain })(asked), { decompress: false, head: HEAD, document: page(headComment()) });
+  await checkParts(e.compile('config'));
   assert.deepEqual(asked, ['/p.wasm']);
 });

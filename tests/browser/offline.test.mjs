@@ -62,10 +62,11 @@ test('the page works offline once loaded', async () => {
   assert.ok(
     files.includes('/') &&
       files.some((p) => /^\/headroom-web-.*_bg\.wasm$/.test(p)) &&
-      // The verdict programs as this browser's pages fetch them: gzip-compressed (public/early.js),
-      // the catalog links' as the rest of its .gz after the head the page carries.
-      files.filter((p) => /^\/headroom-verdict-.*_bg\.wasm\.gz$/.test(p)).length === 2 &&
+      // The verdict program as this browser's pages fetch it: the rest of a catalog link's
+      // stream and of a pasted config's after the head the page carries (public/early.js).
+      !files.some((p) => /^\/headroom-verdict-.*_bg\.wasm\.gz$/.test(p)) &&
       files.filter((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.tail$/.test(p)).length === 1 &&
+      files.filter((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.rtail$/.test(p)).length === 1 &&
       !files.some((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)) &&
       files.some((p) => p.endsWith('.css')),
     files.join(' '),
@@ -74,17 +75,21 @@ test('the page works offline once loaded', async () => {
   await context.close();
 });
 
-// The page carries the start of the catalog links' program and asks for the rest of its .gz
-// (.tail, public/early.js), which the worker keeps: a repeat visit to a catalog link paints
-// its first verdict from the program offline too.
-test("offline, the rest of the catalog links' program after the page's head comes from the worker", async () => {
+// The page carries the start of the verdict program and asks for the rest of its link's stream
+// (.tail for a catalog link, .rtail for a pasted config, public/early.js), which the worker
+// keeps: a repeat visit paints its first verdict from the program offline too.
+for (const [kind, link, ext] of [
+  ['a catalog link', '/?v=1&model=llama-3.1-70b-instruct&tp=4', 'tail'],
+  ['a pasted config', '/?v=1&tp=2#config=eyJhcmNoaXRlY3R1cmVzIjpbIkxsYW1hRm9yQ2F1c2FsTE0iXSwibW9kZWxfdHlwZSI6ImxsYW1hIiwibnVtX2hpZGRlbl9sYXllcnMiOjMyLCJoaWRkZW5fc2l6ZSI6NDA5NiwibnVtX2F0dGVudGlvbl9oZWFkcyI6MzIsIm51bV9rZXlfdmFsdWVfaGVhZHMiOjgsImludGVybWVkaWF0ZV9zaXplIjoxNDMzNiwidm9jYWJfc2l6ZSI6MTI4MjU2fQ', 'rtail'],
+])
+test(`offline, the rest of ${kind}'s stream after the page's head comes from the worker`, async () => {
   const { context, page, problems } = await controlled('/?v=1');
   const html = readFileSync(new URL('../../dist/index.html', import.meta.url), 'utf8');
   const wasm = html.match(/data-verdict="(\/[^"]+)"/)[1];
-  const tail = readFileSync(new URL(`../../dist${wasm}.tail`, import.meta.url));
+  const tail = readFileSync(new URL(`../../dist${wasm}.${ext}`, import.meta.url));
   await context.setOffline(true);
-  const answer = page.waitForResponse((r) => new URL(r.url()).pathname === `${wasm}.tail`);
-  await goto(page, '/?v=1&model=llama-3.1-70b-instruct&tp=4');
+  const answer = page.waitForResponse((r) => new URL(r.url()).pathname === `${wasm}.${ext}`);
+  await goto(page, link);
   assert.match(await text(page, 'verdict-headline'), /^(Starts|Fails at)/);
   const r = await answer;
   assert.deepEqual(await answered(r), [200, true, [...tail.subarray(0, 4)]]);
@@ -136,10 +141,10 @@ test('a host without the .gz files: the worker keeps the plain programs and serv
   state.noGz = true;
   const { context, page, errors, visit } = await controlledAt(base);
   const files = Object.values(await cacheKeys(page)).flat();
-  assert.equal(files.filter((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)).length, 3, files.join(' '));
-  assert.ok(!files.some((p) => /\.(?:gz|tail)$/.test(p)), files.join(' '));
+  assert.equal(files.filter((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)).length, 1, files.join(' '));
+  assert.ok(!files.some((p) => /\.(?:gz|r?tail)$/.test(p)), files.join(' '));
   await context.setOffline(true);
-  // The page asks for the catalog links' .tail (it carries the .gz's start), which fails
+  // The page asks for a catalog link's .tail (it carries the .gz's start), which fails
   // offline, then for the .gz, which the worker answers with the plain file.
   const answer = page.waitForResponse((r) => /\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(r.url()));
   await visit('?v=1&model=llama-3.1-70b-instruct&tp=4');
@@ -153,8 +158,8 @@ test('a host without the .gz files: the worker keeps the plain programs and serv
 });
 
 // A host whose pages lose their comments (an HTML minifier): the page carries no head, and asks
-// for the catalog links' whole .gz, which the worker then keeps instead of the .tail.
-test("a host that strips the page's comments: the worker keeps the catalog links' .gz, for offline visits too", async () => {
+// for the program's whole .gz, which the worker then keeps instead of the tails.
+test("a host that strips the page's comments: the worker keeps the program's .gz, for offline visits too", async () => {
   const { state, server, base } = await deployServer();
   state.noComments = true;
   // Only a page planned ahead before going offline: what the worker keeps is its install's (a
@@ -166,7 +171,7 @@ test("a host that strips the page's comments: the worker keeps the catalog links
       files = Object.values(await cacheKeys(page)).flat();
     },
   });
-  assert.ok(files.some((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(p)) && !files.some((p) => p.endsWith('.tail')), files.join(' '));
+  assert.ok(files.some((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(p)) && !files.some((p) => /\.r?tail$/.test(p)), files.join(' '));
   await context.setOffline(true);
   const answer = page.waitForResponse((r) => /\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.gz$/.test(r.url()));
   await visit('?v=1&model=llama-3.1-70b-instruct&tp=4');
@@ -210,14 +215,14 @@ test('a repeat visit makes no network round trip for any of the page files', asy
 async function deployServer() {
   const dist = new URL('../../dist/', import.meta.url).pathname;
   const types = { '.html': 'text/html', '.js': 'text/javascript', '.wasm': 'application/wasm', '.css': 'text/css', '.svg': 'image/svg+xml' };
-  // build: the BUILD sw.js names instead of its own; noGz: answer 404 for every .gz and .tail;
+  // build: the BUILD sw.js names instead of its own; noGz: answer 404 for every .gz and tail;
   // noComments: the page without its comments (a host that strips them), so without the head.
   const state = { build: null, hits: [], noGz: false, noComments: false };
   const server = createServer((req, res) => {
     const path = new URL(req.url, 'http://x').pathname;
     state.hits.push(path);
     const file = join(dist, path === '/' ? 'index.html' : path);
-    if (!file.startsWith(dist) || !existsSync(file) || (state.noGz && /\.(?:gz|tail)$/.test(path))) {
+    if (!file.startsWith(dist) || !existsSync(file) || (state.noGz && /\.(?:gz|r?tail)$/.test(path))) {
       res.writeHead(404).end();
       return;
     }

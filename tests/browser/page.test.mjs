@@ -76,7 +76,7 @@ test('a strict Content-Security-Policy: two hashed inline scripts and one hashed
   // allowed by its own hash.
   const inline = await page.evaluate(() => [...document.querySelectorAll('script:not([src])')].map((s) => [s.type, s.textContent]));
   assert.deepEqual(
-    inline.map(([type, t]) => [type, t.includes('var headroomEarly'), t.includes('headroomVerdictGlue')]),
+    inline.map(([type, t]) => [type, t.includes('var headroomEarly'), t.includes('first_verdict')]),
     [
       ['', true, false],
       ['module', false, true],

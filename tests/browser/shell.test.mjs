@@ -58,7 +58,7 @@ test('the shell names the link before any program runs, and shows no figure', as
     release = r;
   });
   // Every program: the app's wasm, and the verdict programs plain or gzip-compressed.
-  await context.route(/\.wasm(?:\.gz|\.tail)?$/, async (route) => {
+  await context.route(/\.wasm(?:\.gz|\.r?tail)?$/, async (route) => {
     await gate;
     await route.continue();
   });
@@ -112,7 +112,7 @@ test("the page's icon is in the page itself, and draws", async () => {
 test("the shell's line names a link's GPU count only as the link writes it", async () => {
   const { context, page } = await open(browser, null);
   // No program answers: the line is all there is to read.
-  await context.route(/\.wasm(?:\.gz|\.tail)?$/, () => {});
+  await context.route(/\.wasm(?:\.gz|\.r?tail)?$/, () => {});
   const cases = [
     ['?v=1&gpu=h100-sxm-80gb&tp=2#config=e30', 'Planning a pasted config.json, on h100-sxm-80gb, TP=2:'],
     ['?v=1&model=qwen3-32b&gpu=a100-sxm4-40gb&tp=2&pp=2&dp=3', 'Planning model qwen3-32b, on a100-sxm4-40gb, TP=2 x PP=2 x DP=3:'],
@@ -133,9 +133,12 @@ test("the shell's line names a link's GPU count only as the link writes it", asy
 
 // Each link's first verdict, then the app's: the same class, lines and figures. The default
 // page and the header's examples were planned at build time (no verdict program is fetched);
-// any other link runs a verdict program: the one for catalog links (and an example with keys of
-// its own), the one with the config.json reader for a pasted config, or, for a config beside an
-// example or a drafter, the one with everything, and only that one.
+// any other link runs the verdict program (src/bin/verdict.rs), in four parts
+// (scripts/split-verdict.mjs): C, what every common link runs, then K (catalog links), R (the
+// config.json reader) and X (the rest). A catalog link asks for the stream that brings K after C
+// (NAME_bg.wasm.tail), a pasted config the one that brings R (NAME_bg.wasm.rtail); the run links
+// the stream's next part each time a placeholder throws. Each row: the stream asked for and the
+// parts linked after C.
 const pasted = (architecture) => Buffer.from(
   JSON.stringify({
     architectures: [architecture],
@@ -157,70 +160,76 @@ const LINKS = [
   ['an example in decimal GB', '/?v=1&example=s3-synthetic-tp4&unit=gb', 'planned'],
   ['the unified-memory example', '/?v=1&example=s2-unified-gate', 'planned'],
   ['start over', '/?v=1', 'planned'],
-  ['another model and grid', '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', 'catalog'],
-  ['a model by its Hugging Face repo', '/?v=1&model=Qwen/Qwen3-32B&tp=2&gpu=a100-sxm4-80gb', 'catalog'],
-  ['a catalog link in decimal GB', '/?v=1&model=qwen3-32b&tp=2&unit=gb', 'catalog'],
-  ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'catalog'],
-  ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'catalog'],
-  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'catalog'],
-  // An example with keys of its own (a shared what-if) is not planned ahead: the catalog links'
-  // program carries the examples.
-  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'catalog'],
-  ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'catalog'],
-  ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'catalog'],
-  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'catalog'],
-  ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'catalog'],
-  ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'config'],
-  ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'config'],
-  ['a broken pasted config.json', '/?v=1&config=e30', 'config'],
-  // That program carries one model row: a model the config replaces is only checked by name,
-  // and a drafter named by draft-model is the program with everything's.
-  ['a pasted config.json beside the model it replaces', `/?v=1&model=qwen3-32b&tp=2&config=${CONFIG}`, 'config'],
-  ['a pasted config.json beside a model named by its repo', `/?v=1&model=Qwen/Qwen3-32B#config=${CONFIG}`, 'config'],
-  ['a pasted config.json beside an unknown model', `/?v=1&model=no-such-model&config=${CONFIG}`, 'config'],
-  ['a pasted config.json with a drafter named', `/?v=1&spec=draft_model&draft-model=qwen3-4b&config=${CONFIG}`, 'all'],
-  ['a pasted config.json with a drafter under an encoded key', `/?v=1&spec=draft_model&%64raft-model=qwen3-4b&config=${CONFIG}`, 'config+all'],
+  ['another model and grid', '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', 'tail', 'K'],
+  ['a model by its Hugging Face repo', '/?v=1&model=Qwen/Qwen3-32B&tp=2&gpu=a100-sxm4-80gb', 'tail', 'K'],
+  ['a catalog link in decimal GB', '/?v=1&model=qwen3-32b&tp=2&unit=gb', 'tail', 'K'],
+  ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'tail', 'K'],
+  ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'tail', 'K'],
+  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'K+R+X'],
+  // An example with keys of its own (a shared what-if) is not planned ahead: K carries the
+  // examples' builders.
+  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'tail', 'K'],
+  ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'tail', 'K'],
+  ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'tail', 'K'],
+  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'tail', 'K+R+X'],
+  ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'tail', 'K'],
+  ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'rtail', 'R'],
+  ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'rtail', 'R'],
+  ['a broken pasted config.json', '/?v=1&config=e30', 'rtail', 'R+K'],
+  ['a pasted config.json beside the model it replaces', `/?v=1&model=qwen3-32b&tp=2&config=${CONFIG}`, 'rtail', 'R+K'],
+  ['a pasted config.json beside a model named by its repo', `/?v=1&model=Qwen/Qwen3-32B#config=${CONFIG}`, 'rtail', 'R+K'],
+  ['a pasted config.json beside an unknown model', `/?v=1&model=no-such-model&config=${CONFIG}`, 'rtail', 'R+K+X'],
+  // A drafter or an example beside a config: the reader, then the catalog links' part.
+  ['a pasted config.json with a drafter named', `/?v=1&spec=draft_model&draft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+K'],
+  ['a pasted config.json with a drafter under an encoded key', `/?v=1&spec=draft_model&%64raft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+K+X'],
   // The verdict opens with what vLLM does with an architecture it does not serve.
-  ['a pasted architecture vLLM never registered', `/?v=1&config=${pasted('FooBarForCausalLM')}`, 'config'],
-  ['a pasted architecture vLLM removed', `/?v=1&tp=2&config=${pasted('MPTForCausalLM')}`, 'config'],
-  ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'all'],
-  // An example under an encoded key beside a config: the config's program hands it over.
-  ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'config+all'],
-  // A key the loader's test does not see (percent-encoded): the catalog links' program hands
-  // the state over, and the other one plans it.
-  ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'catalog+all'],
-  // The catalog links' and the config's programs come in two parts (scripts/split-verdict.mjs):
-  // what common links run, and the rest. A link that reaches the last (an older vLLM release's
-  // rules, an input the program refuses) is planned again once that is in, with the same words.
-  ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'catalog', 'last'],
-  ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'catalog', 'last'],
-  ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'config', 'last'],
-  ['a pasted config.json on an unknown GPU, from the last part', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'config', 'last'],
-  ['a catalog link the common parts plan', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'catalog', 'common'],
-  ['a pasted config.json the common parts plan', `/?v=1&gpu=h100-sxm-80gb&tp=2#config=${CONFIG}`, 'config', 'common'],
+  ['a pasted architecture vLLM never registered', `/?v=1&config=${pasted('FooBarForCausalLM')}`, 'rtail', 'R'],
+  ['a pasted architecture vLLM removed', `/?v=1&tp=2&config=${pasted('MPTForCausalLM')}`, 'rtail', 'R+K+X'],
+  ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+K'],
+  ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+K+X'],
+  // A key the loader's test does not see (percent-encoded): the catalog links' stream, whose
+  // parts plan it all the same once R is in.
+  ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'tail', 'K+R+X'],
+  // A link that reaches the last part (an older vLLM release's rules, an input the program
+  // refuses) is planned again once that is in, with the same words.
+  ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'tail', 'K+R+X'],
+  ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'K+R+X'],
+  ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'rtail', 'R+K+X'],
+  ['a pasted config.json on an unknown GPU, from the last part', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'rtail', 'R+K+X'],
+  ['a catalog link the common parts plan', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'tail', 'K'],
+  ['a pasted config.json the common parts plan', `/?v=1&gpu=h100-sxm-80gb&tp=2#config=${CONFIG}`, 'rtail', 'R'],
 ];
 
-const verdictPrograms = (problems) =>
+// The verdict program's forms a page asked for: its catalog links' stream (`tail`), a pasted
+// config's (`rtail`), its whole .gz (`gz`) or the plain file (`plain`).
+const verdictStreams = (problems) =>
   problems.requests.flatMap((u) => {
-    const m = u.match(/\/headroom-verdict-(all-|config-)?[0-9a-f]{16}_bg\.wasm(?:\.gz|\.tail)?$/);
-    return m ? [m[1] ? m[1].slice(0, -1) : 'catalog'] : [];
+    const m = u.match(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.(gz|tail|rtail))?$/);
+    return m ? [m[1] ?? 'plain'] : [];
   });
-const fetchedVerdict = (problems) => verdictPrograms(problems).length > 0;
+const fetchedVerdict = (problems) => verdictStreams(problems).length > 0;
 
-// Whether the split program's last part was needed (boot.js marks each part it waits for).
-const waitedForLastPart = (page) => page.evaluate(() => performance.getEntriesByName('verdict-last-part').length > 0);
+// The parts the run linked after the first (boot.js marks each one it waits for), joined by +.
+const partsLinked = (page) =>
+  page.evaluate(() =>
+    performance
+      .getEntriesByType('mark')
+      .filter((m) => m.name.startsWith('verdict-part-'))
+      .map((m) => m.name.slice('verdict-part-'.length))
+      .join('+'),
+  );
 
-for (const [what, link, program, part] of LINKS) {
+for (const [what, link, stream, parts] of LINKS) {
   test(`the first verdict before the app is the app's own: ${what}`, async () => {
     const { context, page, problems, release } = await held();
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
-    if (part) assert.equal(await waitedForLastPart(page), part === 'last', `${link} waits for the last part: ${part === 'last'}`);
+    assert.equal(await partsLinked(page), parts ?? '', `the parts ${link} linked after the first`);
     assert.notEqual(first.lines[0], 'Working out the plan…');
     if (/architecture vLLM/.test(what)) assert.match(first.lines.join(' '), /vLLM 0\.33\.0 (has no model class|no longer serves)/);
     assert.equal(await page.locator('#shell').count(), 1, 'the app has not run');
-    assert.deepEqual(verdictPrograms(problems), program === 'planned' ? [] : program.split('+'), `the verdict program(s) fetched for ${link}`);
+    assert.deepEqual(verdictStreams(problems), stream === 'planned' ? [] : [stream], `the verdict program's stream fetched for ${link}`);
     // The banner keeps the app's "Change the inputs" button (phones show it) unless the app's
     // goes to the input at fault.
     assert.equal(await page.locator('#shell-verdict button').count(), first.class.includes('invalid') ? 0 : 1);
@@ -246,7 +255,7 @@ test("the verdict program is fetched by the page's first script, before the load
     const start = (re) => performance.getEntriesByType('resource').find((e) => re.test(e.name))?.startTime;
     return {
       early: typeof headroomEarly === 'object' && headroomEarly.program !== null,
-      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.gz|\.tail)?$/),
+      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.gz|\.r?tail)?$/),
       boot: performance.getEntriesByName('boot')[0]?.startTime,
       app: start(/\/headroom-web-[0-9a-f]+_bg\.wasm$/),
     };
@@ -255,7 +264,7 @@ test("the verdict program is fetched by the page's first script, before the load
   assert.ok(order.verdict !== undefined && order.boot !== undefined, JSON.stringify(order));
   assert.ok(order.verdict <= order.boot, `the verdict program's fetch started before boot.js ran: ${JSON.stringify(order)}`);
   assert.ok(order.app === undefined || order.app >= order.verdict, JSON.stringify(order));
-  assert.deepEqual(verdictPrograms(problems), ['catalog']);
+  assert.deepEqual(verdictStreams(problems), ['tail']);
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assertClean(problems);
@@ -278,7 +287,7 @@ test(`the verdict program comes gzip-compressed, plain without DecompressionStre
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
-    assert.equal(await waitedForLastPart(page), last, link);
+    assert.equal((await partsLinked(page)).split('+').includes('X'), last, link);
     const asked = problems.requests.filter((u) => /\/headroom-verdict-/.test(u)).map((u) => new URL(u).pathname);
     release();
     await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
@@ -287,8 +296,8 @@ test(`the verdict program comes gzip-compressed, plain without DecompressionStre
     await context.close();
     return { first, asked };
   };
-  // The catalog links' program begins in the page (scripts/inline-loader.mjs's HEAD_BYTES, a
-  // comment at the end of its body): the page asks for the rest of the .gz only.
+  // The program begins in the page (scripts/inline-loader.mjs's HEAD_BYTES, a comment at the end
+  // of its body): the page asks for the rest of a catalog link's stream only.
   const gz = await run(async () => {});
   assert.equal(gz.asked.length, 1, gz.asked.join(' '));
   assert.match(gz.asked[0], /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.tail$/);
@@ -321,14 +330,14 @@ test(`the verdict program comes gzip-compressed, plain without DecompressionStre
   assert.notEqual(gz.first.lines[0], 'Working out the plan…');
 });
 
-test('a stored pasted config takes the config program, a stored example the catalog links\', and a link with its own state neither', async () => {
-  const seeded = async (link, program, state = `?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`) => {
+test('a stored pasted config takes the reader\'s stream, a stored example the catalog links\', and a link with its own state neither', async () => {
+  const seeded = async (link, stream, state = `?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`) => {
     const { context, page, problems, release } = await held();
     await context.addInitScript((q) => localStorage.setItem('headroom:last-query', q), state);
     await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
     await page.waitForSelector('#shell-verdict:not(.pending)');
     const first = await readVerdict(page);
-    assert.deepEqual(verdictPrograms(problems), [program], link);
+    assert.deepEqual(verdictStreams(problems), [stream], link);
     release();
     await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
     assert.deepEqual(await readVerdict(page), first, link);
@@ -336,13 +345,13 @@ test('a stored pasted config takes the config program, a stored example the cata
     await context.close();
     return first;
   };
-  // A link without a state opens on the stored one, a pasted config: its program plans it.
-  const stored = await seeded('/', 'config');
+  // A link without a state opens on the stored one, a pasted config: the reader's stream.
+  const stored = await seeded('/', 'rtail');
   // A link with a state of its own does not read the stored one.
-  const own = await seeded('/?v=1&model=llama-3.1-70b-instruct&tp=4', 'catalog');
+  const own = await seeded('/?v=1&model=llama-3.1-70b-instruct&tp=4', 'tail');
   assert.notDeepEqual(own.figures, stored.figures);
-  // A stored what-if on a seed example (not planned ahead): the catalog links' program plans it.
-  const example = await seeded('/', 'catalog', '?v=1&example=s3-synthetic-tp4&util=0.95');
+  // A stored what-if on a seed example (not planned ahead): the catalog links' stream.
+  const example = await seeded('/', 'tail', '?v=1&example=s3-synthetic-tp4&util=0.95');
   assert.notDeepEqual(example.figures, own.figures);
 });
 
@@ -351,7 +360,7 @@ test('a stored pasted config takes the config program, a stored example the cata
 test('a verdict program without its .gz comes plain', async () => {
   const { context, page, problems, release } = await held();
   const refused = [];
-  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm\.(?:gz|tail)$/, (route) => {
+  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm\.(?:gz|r?tail)$/, (route) => {
     refused.push(new URL(route.request().url()).pathname);
     return route.fulfill({ status: 404, body: 'gone' });
   });
@@ -376,7 +385,7 @@ test('a verdict program without its .gz comes plain', async () => {
 test('a verdict program that does not arrive leaves the verdict to the app, with no error', async () => {
   const { context, page, problems } = await open(browser, null);
   const refused = [];
-  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm(?:\.gz|\.tail)?$/, (route) => {
+  await context.route(/\/headroom-verdict-[^/]*_bg\.wasm(?:\.gz|\.r?tail)?$/, (route) => {
     refused.push(new URL(route.request().url()).pathname);
     return route.fulfill({ status: 404, body: 'gone' });
   });
@@ -385,48 +394,29 @@ test('a verdict program that does not arrive leaves the verdict to the app, with
   assert.match(await page.textContent('[data-testid=verdict-headline]'), /^(Starts|Fails at)/);
   assert.equal(await page.locator('[data-testid="panic-panel"]').count(), 0);
   // The rest of the .gz after the page's head, the .gz, then the plain file, once each.
-  assert.deepEqual(verdictPrograms({ requests: refused }), ['catalog', 'catalog', 'catalog'], 'asked for once in each form');
+  assert.deepEqual(verdictStreams({ requests: refused }), ['tail', 'gz', 'plain'], 'asked for once in each form');
   assert.ok(refused[0].endsWith('.tail') && refused[1].endsWith('.gz') && refused[2].endsWith('.wasm'), refused.join(' '));
   // The failed request is the only console message (Chromium reports a 404).
   assert.ok(problems.console.every((m) => /404|Failed to load resource/.test(m)), problems.console.join('\n'));
   await context.close();
 });
 
-// public/early.js asks for a link's program before it reads storage; a reload of this tab with
-// other texts typed for the same address opens with them, and when they need another program
-// that first request is cancelled.
-test('texts typed for this address that need another program cancel the one asked for first', async () => {
+// public/early.js asks for a link's stream before it reads storage; a reload of this tab with
+// other texts typed for the same address opens with them, and when they need the other stream
+// the first is kept: it brings every part (asking again would cost a round trip and C again).
+test('texts typed for this address that need the other stream keep the one asked for first', async () => {
   const link = '/?v=1&model=llama-3.1-70b-instruct&tp=4';
   const { context, page, problems, release } = await held();
   await context.addInitScript(
     ([href, texts]) => sessionStorage.setItem('headroom:typed', `${href}\n${texts}`),
     [link.slice(1), `?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`],
   );
-  // The page's own requests, as early.js makes them: a request cancelled in the task that made
-  // it may never reach the network (nor the harness's route), so they are counted at fetch().
-  await context.addInitScript(() => {
-    const real = globalThis.fetch;
-    globalThis.__asked = [];
-    globalThis.fetch = (input, init) => {
-      globalThis.__asked.push({ url: String(input), signal: init?.signal ?? null });
-      return real(input, init);
-    };
-  });
   await page.goto(new URL(link, BASE_URL).href, { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('#shell-verdict:not(.pending)');
   const first = await readVerdict(page);
-  const asked = await page.evaluate(() =>
-    globalThis.__asked
-      .filter((a) => /\/headroom-verdict-/.test(a.url))
-      .map((a) => ({ url: new URL(a.url, location.href).pathname, cancelled: a.signal?.aborted ?? false })),
-  );
-  assert.deepEqual(verdictPrograms({ requests: asked.map((a) => a.url) }), ['catalog', 'config']);
-  assert.deepEqual(
-    asked.map((a) => a.cancelled),
-    [true, false],
-    'the first request is cancelled',
-  );
-  assert.equal(await page.evaluate(() => headroomEarly.program.url.includes('-verdict-config-')), true);
+  assert.deepEqual(verdictStreams(problems), ['tail']);
+  assert.equal(await page.evaluate(() => headroomEarly.program.kind), 'catalog');
+  assert.equal(await partsLinked(page), 'K+R', 'the reader, after the catalog links\' part');
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.deepEqual(await readVerdict(page), first);
