@@ -157,20 +157,28 @@ const linked = async (program, modules) => {
 // still arriving; a run that calls into a part not linked (a placeholder throws) runs again
 // once the stream's next part is in, on a fresh instance with it linked too (the throw left the
 // first one's stack and heap halfway): the answer is the whole program's. While the first part
-// waits for the next, it plans the default page's state, whose answer is dropped: V8 compiles
-// a function on its first call, for every instance of the module, so the planner's functions
-// the link then calls are compiled while the next part's bytes arrive.
+// waits for the next one's bytes, it plans the default page's state, whose answer is dropped: V8
+// compiles a function on its first call, for every instance of the module, so the planner's
+// functions the link then calls are compiled while those bytes arrive (not when they are in
+// already: on a fast link that run would only delay the verdict).
 const verdictRun = (compiled) => async () => {
   const program = await compiled;
   const plan = (glue) => glue.first_verdict(early.link, early.stored, early.typed);
   const modules = [];
-  for (let n = 0; ; n++) {
+  // The stream's second part linked at once when its bytes are in already (a fast link): almost
+  // every link needs it, and a run on the first part alone would only throw.
+  let n = 0;
+  if (program.parts[0].arrived) {
+    modules.push(await program.parts[0].module);
+    performance.mark(`verdict-part-${program.parts[n++].name}`);
+  }
+  for (; ; n++) {
     try {
       return plan(await linked(program, modules));
     } catch (e) {
       if (e !== needsRest || n === program.parts.length) throw e;
     }
-    if (n === 0 && !program.parts[0].ready) {
+    if (n === 0 && !program.parts[0].arrived) {
       performance.mark('verdict-warm');
       try {
         (await linked(program, modules)).first_verdict('?v=1', undefined, undefined);

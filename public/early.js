@@ -22,8 +22,9 @@
 //                        where it carries them, HEAD below): a promise of { module, parts },
 //                        where `module` is its first part (C, scripts/split-verdict.mjs), done
 //                        as soon as that part's bytes are in, and `parts` the others in the
-//                        order the stream brings them: each { name, module, ready }, `module`
-//                        a promise of that part's module and `ready` true once it is compiled.
+//                        order the stream brings them: each { name, module, arrived, ready },
+//                        `module` a promise of that part's module, `arrived` true once its
+//                        bytes are in and `ready` once it is compiled.
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
@@ -180,7 +181,8 @@ var headroomEarly = (() => {
   // when a run needs it).
   const compiled = (order, rests) =>
     rests.map((bytes, k) => {
-      const part = { name: order[k + 1], ready: false };
+      const part = { name: order[k + 1], arrived: false, ready: false };
+      bytes.then(() => (part.arrived = true), () => {});
       part.module = bytes.then((b) => WebAssembly.compile(b));
       part.module.then(() => (part.ready = true), () => {});
       return part;
