@@ -37,7 +37,7 @@ var headroomEarly = (() => {
   // How many bytes of the program's .gz the page carries (scripts/inline-loader.mjs), all
   // within C. On slow 4G the link is idle from the page's first bytes until the program's
   // first byte (the request leaves with this script, about 110 ms later at a quarter of the
-  // CPU, then 150 ms of latency): about 40 KB. The page spends them on the start of C, base64
+  // CPU, then 150 ms of latency): about 50 KB. The page spends them on the start of C, base64
   // in a comment at the end of the body, and the request asks for the rest of its stream only:
   // NAME_bg.wasm.tail (C, K, R, X) for a catalog link, NAME_bg.wasm.rtail (C, R, K, X) for a
   // pasted config. Both streams begin with C's bytes.

@@ -80,13 +80,15 @@ const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 // server's gzip of the page takes the base64 back to about these bytes). On a phone on slow 4G
 // (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the link is idle from the page's first bytes to
 // the program's first byte: public/early.js's request leaves about 110 ms after the page's first
-// byte, and its answer comes 150 ms later. At 200 KB/s that is about 50 KB, of which the page
-// itself takes 9.5 KB; so the program's first 40,000 bytes come in that time, and the request
-// asks only for the rest of its link's stream. Measured on the catalog link of the bench when
-// only that link's program had a head, 9 loads each: first verdict 1,111 -> 912 ms; the first
-// paint unchanged (the comment comes after everything the page paints). Both streams begin with
-// C, so the head serves every link.
-const HEAD_BYTES = 40000;
+// byte, and its answer comes 150 ms later, about 50 KB at 200 KB/s, of which the page itself
+// takes 10 KB; and the request asks only for the rest of its link's stream. Both streams begin
+// with C, so the head serves every link. Measured side by side on slow 4G, 12 loads
+// (.bench/results/m6-slow4g, m7-slow4g), a catalog link's and a pasted config's first verdict:
+// 955 and 958 ms with 40,000 B; 893 and 944 ms, then 884 and 944 ms with 50,000 B; 885 and 938
+// ms with 60,000 B; 882 and 938 ms with 70,000 B (InferPlan 1,062 and 1,014 ms in those runs):
+// past 50,000 B the link is busy anyway, and the page only ends later. The first paint comes
+// before the comment either way.
+const HEAD_BYTES = 50000;
 const verdict = process.env.TRUNK_PROFILE === 'debug' ? null : await buildVerdicts();
 async function buildVerdicts() {
   const run = (cmd, args, env) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: env ?? process.env });
@@ -179,7 +181,8 @@ async function buildVerdicts() {
     // The page carries the first HEAD_BYTES of it, all within C's deflate; a link asks for the
     // rest of its own stream: a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, K, R, X),
     // a pasted config's C, R, K, X (NAME_bg.wasm.rtail), which begins with the same bytes.
-    if (10 + deflates.C.length <= HEAD_BYTES * 2) fail(`${name}'s first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
+    // Within C's deflate (after the gzip header's 10 B), which both streams begin with.
+    if (10 + deflates.C.length < HEAD_BYTES) fail(`${name}'s first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
     const rgz = gzipOf(ORDER_CONFIG.map((n) => parts[n]), ORDER_CONFIG.map((n) => deflates[n]), fail);
     if (!rgz.subarray(0, HEAD_BYTES).equals(gz.subarray(0, HEAD_BYTES))) fail("the two streams' heads differ");
     const head = gz.subarray(0, HEAD_BYTES);
