@@ -1,10 +1,10 @@
 //! The first verdict of each link read from stdin (one per line, the address from `?` on), as
-//! this build plans it: one JSON line per link, the list of strings a verdict program hands to
-//! public/boot.js, or `null` where a build with `catalog-compiled` hands the link over to the
-//! program with everything (`verdict::handed_over`, as src/bin/verdict.rs does).
+//! this build plans it: one JSON line per link, the list of strings the verdict program hands to
+//! public/boot.js, or `null` where a build with `catalog-compiled` and without `config-reader`
+//! leaves a pasted config.json unplanned (`verdict::handed_over`, as src/bin/verdict.rs does).
 //!
 //! `scripts/verdict-diff.py` builds this under the app's features and under each verdict
-//! program's, and compares their answers on random links.
+//! build's, and compares their answers on random links.
 
 use std::io::{BufRead, Write};
 

@@ -64,9 +64,9 @@ const describeLink = () => {
   }
 };
 // The shell parsed whole: the parser has gone past its end (#shell's next sibling is there),
-// or is done with the page. Not DOMContentLoaded: the page ends with the start of the catalog
-// links' program (a comment of 53 KB, scripts/inline-loader.mjs), which on slow 4G arrives about
-// 200 ms after the shell.
+// or is done with the page. Not DOMContentLoaded: the page ends with the start of the verdict
+// program (a comment of about 67 KB of base64, scripts/inline-loader.mjs), which on slow 4G
+// arrives about 250 ms after the shell.
 let shellParsed;
 const shellReady = () =>
   (shellParsed ??= new Promise((resolve) => {

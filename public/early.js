@@ -57,9 +57,9 @@ var headroomEarly = (() => {
       },
       cancel: (why) => reader.cancel(why),
     });
-  // A program's bytes as a response to compile: the programs are kept gzip-compressed beside
-  // themselves (NAME_bg.wasm.gz, by zopfli: 5% smaller than a server's own gzip), and the
-  // browser decompresses them as they arrive. A server or proxy that decoded the file already
+  // The program's bytes as a response to compile: it is kept gzip-compressed beside itself
+  // (NAME_bg.wasm.gz and the two tails, by zopfli: 5% smaller than a server's own gzip), and the
+  // browser decompresses it as it arrives. A server or proxy that decoded the file already
   // (it sent Content-Encoding: gzip) hands over the wasm itself: its first two bytes tell.
   const inflate = async (r) => {
     const reader = r.body.getReader();
@@ -224,11 +224,8 @@ var headroomEarly = (() => {
   // (NAME_bg.wasm.tail or .rtail), asked for at once; null, after cancelling the rest, when
   // either is missing (a host that did not publish it, a proxy that stripped the comment) or
   // the answer is not the rest: then the whole .gz.
-  const fromHead = async (file, signal) => {
-    const tail = fetch(file, { signal }).catch((e) => {
-      if (signal?.aborted) throw e;
-      return null;
-    });
+  const fromHead = async (file) => {
+    const tail = fetch(file).catch(() => null);
     // Handled where awaited, after the head: not an unhandled rejection meanwhile.
     tail.catch(() => {});
     const start = await headOf();
@@ -242,15 +239,15 @@ var headroomEarly = (() => {
     }
     return new Response(after([start], r.body.getReader()));
   };
-  const compile = (kind, signal) => {
+  const compile = (kind) => {
     const headed = gz && HEAD > 0 && typeof document === 'object' && document !== null;
-    const module = (headed ? fromHead(`${VERDICT}.${kind === 'config' ? 'rtail' : 'tail'}`, signal) : Promise.resolve(null)).then(async (r) => {
+    const module = (headed ? fromHead(`${VERDICT}.${kind === 'config' ? 'rtail' : 'tail'}`) : Promise.resolve(null)).then(async (r) => {
       // The stream's order: a .tail's or .rtail's, else the .gz's and the plain file's.
       const order = r ? ORDERS[kind === 'config' ? 'config' : 'catalog'] : ORDERS.catalog;
-      r ??= await fetch(gz ? `${VERDICT}.gz` : VERDICT, { signal });
+      r ??= await fetch(gz ? `${VERDICT}.gz` : VERDICT);
       // A host that did not publish the .gz (404, or 403 from a bucket): the plain file
       // (inflate passes it through).
-      if (gz && !r.ok) r = await fetch(VERDICT, { signal });
+      if (gz && !r.ok) r = await fetch(VERDICT);
       if (!r.ok) throw new Error(`${r.url}: HTTP ${r.status}`);
       if (gz) {
         const { head: first, rests } = cut((await inflate(r)).body, order);

@@ -97,7 +97,8 @@ async function buildVerdicts() {
   // The program is built with the standard library compiled again in its profile, with
   // panics that abort at once (`-Cpanic=immediate-abort`): no panic message, location or
   // formatting machinery is linked, and std's own code is optimised for size with the program.
-  // On the wire the catalog links' program is 9.6 KB smaller (126,486 -> 116,840 B, 7.6 %).
+  // When it was measured (2026-12-07), the catalog links' program of then was 9.6 KB smaller on
+  // the wire (126,486 -> 116,840 B, 7.6 %).
   // Both are unstable cargo and rustc options, enabled on this stable toolchain by
   // RUSTC_BOOTSTRAP (std's source is the toolchain's rust-src component, which
   // scripts/setup.sh installs). A panic was already an
@@ -165,27 +166,28 @@ async function buildVerdicts() {
     const count = (a) => a.map((n, k) => `${n} with ${k} part(s) after C`).join(', ');
     console.log(`inline-loader: ${prefix} in four parts: ${Object.entries(parts).map(([n, b]) => `${n} ${b.length} B`).join(', ')} (whole ${whole.length} B; functions C ${split.functions.C}, K ${split.functions.K}, R ${split.functions.R}); answered: catalog ${count(split.answered.catalog)}; config ${count(split.answered.config)}; config beside an example or a drafter ${count(split.answered.beside)}`);
     // The plain file: the parts in the catalog links' order, C, K, R, X; public/early.js cuts
-    // them apart by their sizes (PARTS).
+    // them apart by their sizes (PARTS). Beside it, its gzip (scripts/gzip-parts.mjs: each part
+    // deflated alone by zopfli, 15 iterations, 5% smaller than a server's own gzip), in the same
+    // order: a browser that can decompress a stream fetches it where the page lacks its head.
     const plain = Buffer.concat(ORDER_CATALOG.map((n) => parts[n]));
-    const name = `${prefix}-${createHash('sha256').update(plain).digest('hex').slice(0, 16)}_bg.wasm`;
-    writeFileSync(join(dir, name), plain);
-    // Beside it, its gzip (scripts/gzip-parts.mjs: each part deflated alone by zopfli, 15
-    // iterations, 5% smaller than a server's own gzip), in the same order: a browser that can
-    // decompress a stream fetches it where the page lacks its head (below).
     const deflates = {};
     for (const n of ['C', 'K', 'R']) deflates[n] = await deflatePart(parts[n], false);
     deflates.X = await deflatePart(parts.X, true);
     const gz = gzipOf(ORDER_CATALOG.map((n) => parts[n]), ORDER_CATALOG.map((n) => deflates[n]), fail);
-    if (!gunzipSync(gz).equals(plain)) fail(`the gzip of ${name} does not decompress to it`);
-    writeFileSync(join(dir, `${name}.gz`), gz);
-    // The page carries the first HEAD_BYTES of it, all within C's deflate; a link asks for the
-    // rest of its own stream: a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, K, R, X),
-    // a pasted config's C, R, K, X (NAME_bg.wasm.rtail), which begins with the same bytes.
-    // Within C's deflate (after the gzip header's 10 B), which both streams begin with.
-    if (10 + deflates.C.length < HEAD_BYTES) fail(`${name}'s first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
+    if (!gunzipSync(gz).equals(plain)) fail('the gzip of the verdict program does not decompress to it');
+    // The page carries the first HEAD_BYTES of it, all within C's deflate (after the gzip
+    // header's 10 B), which both streams begin with; a link asks for the rest of its own stream:
+    // a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, K, R, X), a pasted config's C,
+    // R, K, X (NAME_bg.wasm.rtail).
+    if (10 + deflates.C.length < HEAD_BYTES) fail(`the program's first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
     const rgz = gzipOf(ORDER_CONFIG.map((n) => parts[n]), ORDER_CONFIG.map((n) => deflates[n]), fail);
     if (!rgz.subarray(0, HEAD_BYTES).equals(gz.subarray(0, HEAD_BYTES))) fail("the two streams' heads differ");
     const head = gz.subarray(0, HEAD_BYTES);
+    // Named after every form's bytes and where the head ends: a page of one build never meets a
+    // tail of another under the same name (an HTTP cache keeps a hashed name for long).
+    const name = `${prefix}-${createHash('sha256').update(plain).update(gz).update(rgz).update(String(HEAD_BYTES)).digest('hex').slice(0, 16)}_bg.wasm`;
+    writeFileSync(join(dir, name), plain);
+    writeFileSync(join(dir, `${name}.gz`), gz);
     writeFileSync(join(dir, `${name}.tail`), gz.subarray(HEAD_BYTES));
     writeFileSync(join(dir, `${name}.rtail`), rgz.subarray(HEAD_BYTES));
     const vglue = moduleBody(readFileSync(glueFile, 'utf8'), 'the verdict glue');

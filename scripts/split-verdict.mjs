@@ -132,8 +132,8 @@ export const catalogModels = (root) =>
     .filter((f) => f.endsWith('.json'))
     .sort()
     .map((f) => JSON.parse(readFileSync(join(root, 'catalog', 'models', f), 'utf8')));
-// A row's link: by id for the catalog links' program, as its pasted config.json (in the
-// fragment) for the config's.
+// A row's link: by id for a catalog link, as its pasted config.json (in the fragment) for a
+// config's.
 const baseLink = (m, kind) => (kind === 'catalog' ? `?v=1&model=${m.id}` : `?v=1#config=${Buffer.from(JSON.stringify(m.config)).toString('base64url')}`);
 // More keys for a link, in its query (before a fragment).
 const withKeysOf = (link, keys) => {
@@ -141,12 +141,12 @@ const withKeysOf = (link, keys) => {
   return hash < 0 ? `${link}&${keys}` : `${link.slice(0, hash)}&${keys}${link.slice(hash)}`;
 };
 
-// The links a program's first part is trained on: what people share. For catalog links, every
+// The links the program's parts are trained on: what people share. For catalog links, every
 // catalog model (by id and by its Hugging Face repo) on a spread of GPUs and grids, every GPU,
 // the common flags, the measurements a startup log gives and recent vLLM releases on each model, and the seed examples with a key of their own;
 // for a pasted config.json, every catalog model's config with the same spread. vLLM releases
 // before 0.20, unified memory outside its example, refused inputs and the error paths of
-// rare shapes are left to the second part: their links wait for it.
+// rare shapes are left to the last part, X: their links wait for it.
 export function trainingLinks(root, kind, exampleIds) {
   const models = catalogModels(root);
   const gpus = ['h100-sxm-80gb', 'a100-sxm4-40gb', 'l40s-48gb', 'rtx-4090-24gb', 'b200-192gb', 'mi300x-192gb'];

@@ -514,7 +514,7 @@ mod tests {
             config: true,
             ..BeyondCatalog::default()
         };
-        // A config every build reads alike (the catalog links' program keeps any text unread).
+        // A config every build reads alike (a build without config-reader keeps any text unread).
         let pasted = crate::input::query::base64url_encode(
             br#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","num_hidden_layers":32,"hidden_size":4096,"num_attention_heads":32,"num_key_value_heads":8,"intermediate_size":14336,"vocab_size":128256,"max_position_embeddings":131072,"torch_dtype":"bfloat16"}"#,
         );
@@ -815,7 +815,7 @@ mod tests {
         assert!(alone("?v=1&model=qwen3-32b&tp=2", None, None));
         assert!(!alone("?v=1&example=s1-three-cards", None, None));
         // A config the reader accepts, as a link carries it (base64url), in the query or the
-        // fragment; the catalog links' program keeps its text unread, and hands it over.
+        // fragment; a build without config-reader keeps its text unread, and leaves it unplanned.
         let config = "eyJhcmNoaXRlY3R1cmVzIjpbIkxsYW1hRm9yQ2F1c2FsTE0iXSwibW9kZWxfdHlwZSI6ImxsYW1hIiwibnVtX2hpZGRlbl9sYXllcnMiOjIsImhpZGRlbl9zaXplIjo2NCwibnVtX2F0dGVudGlvbl9oZWFkcyI6NCwibnVtX2tleV92YWx1ZV9oZWFkcyI6MiwiaW50ZXJtZWRpYXRlX3NpemUiOjEyOCwidm9jYWJfc2l6ZSI6MTAwMCwibWF4X3Bvc2l0aW9uX2VtYmVkZGluZ3MiOjQwOTZ9";
         assert!(!alone(&format!("?v=1&config={config}"), None, None));
         assert!(!alone(

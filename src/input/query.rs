@@ -550,7 +550,7 @@ mod tests {
     #[test]
     #[cfg_attr(
         all(feature = "catalog-compiled", not(feature = "config-reader")),
-        ignore = "a pasted config.json: the catalog links' program keeps it unread, and hands it over"
+        ignore = "a pasted config.json: a build without config-reader keeps it unread, and leaves it unplanned"
     )]
     fn a_whole_address_without_a_query_is_the_default_page() {
         let d = decode("http://127.0.0.1:8080/");
@@ -697,7 +697,7 @@ mod tests {
     #[test]
     #[cfg_attr(
         all(feature = "catalog-compiled", not(feature = "config-reader")),
-        ignore = "a pasted config.json: the catalog links' program keeps it unread, and hands it over"
+        ignore = "a pasted config.json: a build without config-reader keeps it unread, and leaves it unplanned"
     )]
     fn hostile_inputs_are_ignored_with_reasons() {
         let cases = [

@@ -469,7 +469,7 @@ mod tests {
     #[test]
     #[cfg_attr(
         all(feature = "catalog-compiled", not(feature = "config-reader")),
-        ignore = "an example or a pasted config.json: the catalog links' program hands it over"
+        ignore = "a pasted config.json: a build without config-reader leaves it unplanned"
     )]
     fn custom_config_travels_in_the_url() {
         let config = r#"{"architectures":["LlamaForCausalLM"],"hidden_size":4096,"intermediate_size":14336,"num_attention_heads":32,"num_hidden_layers":32,"num_key_value_heads":8,"vocab_size":128256,"max_position_embeddings":131072,"torch_dtype":"bfloat16","tie_word_embeddings":false,"model_type":"llama"}"#;
@@ -490,7 +490,7 @@ mod tests {
     #[test]
     #[cfg_attr(
         all(feature = "catalog-compiled", not(feature = "config-reader")),
-        ignore = "a pasted config.json: the catalog links' program hands it over"
+        ignore = "a pasted config.json: a build without config-reader leaves it unplanned"
     )]
     fn a_pasted_config_is_named_after_the_row_quantized_as_it_is() {
         let config = |row: &str| {

@@ -279,7 +279,7 @@ test('a new build replaces the old one: its worker installs, the build before st
     let keys = {};
     const done = () =>
       Object.keys(keys).join() === want.join() && (keys[want.at(-1)] ?? []).some((p) => p.endsWith('_bg.wasm'));
-    // Up to 60 s: an install caches every file of the build (three verdict programs among
+    // Up to 60 s: an install caches every file of the build (the verdict program's forms among
     // them), and a loaded machine once took more than 20 s.
     for (let i = 0; i < 300 && !done(); i += 1) {
       await page.waitForTimeout(200);
