@@ -11,8 +11,24 @@
 // last part of a stream stays final; the gzip header and trailer (CRC-32 and length of the whole)
 // are the stream's own. One gzip member, not one per part: Chromium's DecompressionStream fails
 // on a second member, and a server's Content-Encoding: gzip is decoded up to the first.
-import { crc32, inflateRawSync } from 'node:zlib';
+import * as zlib from 'node:zlib';
 import { createRequire } from 'node:module';
+
+const { inflateRawSync } = zlib;
+// CRC-32 (the gzip trailer's): node:zlib's where it has one (Node 20.15 and later), else by table.
+let table;
+export const crc32 =
+  zlib.crc32 ??
+  ((bytes) => {
+    table ??= Array.from({ length: 256 }, (_, n) => {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      return c >>> 0;
+    });
+    let c = 0xffffffff;
+    for (const x of bytes) c = table[(c ^ x) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  });
 
 const { deflateAsync } = createRequire(import.meta.url)('@gfx/zopfli');
 
