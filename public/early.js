@@ -268,7 +268,7 @@ var headroomEarly = (() => {
   // catalog links' part after C; the seed examples are theirs). Either plans any state: a key
   // this test misses (a percent-encoded one) costs waiting for a later part, never a wrong
   // verdict.
-  const kindFor = (text) => (new RegExp('(?:^|[?&#])config=').test(text) ? 'config' : 'catalog');
+  const kindFor = (text) => (/(?:^|[?&#])config=/.test(text) ? 'config' : 'catalog');
   // A link with a state of its own opens with it, but for a reload of this tab with other texts
   // typed (below): its stream is asked for before storage is read (the two reads took 5 to 35
   // ms at CPU / 4), and kept in that rare case too (it brings every part; asking again would

@@ -37,7 +37,7 @@ import { gunzipSync } from 'node:zlib';
 
 // terser: the page's two inline scripts minified (below).
 import { minify } from 'terser';
-import { FEATURES, ORDERS, besideLinks, checkLinks, splitParts, trainingLinks } from './split-verdict.mjs';
+import { FEATURES, ORDERS, besideCheckLinks, besideLinks, checkLinks, splitParts, trainingLinks } from './split-verdict.mjs';
 import { deflatePart, gzipOf } from './gzip-parts.mjs';
 const ORDER_CATALOG = ['C', ...ORDERS.catalog];
 const ORDER_CONFIG = ['C', ...ORDERS.config];
@@ -156,7 +156,7 @@ async function buildVerdicts() {
       checks: {
         catalog: checkLinks(root, 'catalog', exampleIds),
         config: checkLinks(root, 'config', exampleIds),
-        beside: beside.filter((_, k) => k % 5 === 0).flatMap((l) => [l.replace('#', '&vllm=0.13#'), l.replace('#', '&pp=2&util=0.8#')]),
+        beside: besideCheckLinks(root, exampleIds),
       },
       wasmSplit,
       wasmOpt: 'wasm-opt',

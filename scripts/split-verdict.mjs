@@ -45,46 +45,14 @@ export const leb = (b, i) => {
 // below 128, one byte each); `fail` names what it did not find.
 export function fixExternrefExport(bytes, fail) {
   const b = Buffer.from(bytes);
-  let i = 8;
   let importedTables = 0;
   let externref = -1;
   let exportAt = -1;
-  while (i < b.length) {
-    const id = b[i];
-    const [size, start] = leb(b, i + 1);
-    const end = start + size;
+  for (const [id, start] of sections(b)) {
     if (id === 2) {
-      let [n, j] = leb(b, start);
-      for (; n > 0; n--) {
-        let len;
-        [len, j] = leb(b, j);
-        j += len;
-        [len, j] = leb(b, j);
-        j += len;
-        const kind = b[j++];
-        if (kind === 0) [, j] = leb(b, j);
-        else if (kind === 1) {
-          importedTables++;
-          j++; // reftype
-          const flags = b[j++];
-          [, j] = leb(b, j);
-          if (flags & 1) [, j] = leb(b, j);
-        } else if (kind === 2) {
-          const flags = b[j++];
-          [, j] = leb(b, j);
-          if (flags & 1) [, j] = leb(b, j);
-        } else if (kind === 3) j += 2;
-        else fail(`an import of kind ${kind} this reader does not know`);
-      }
+      for (const imported of imports(b, start, fail)) if (imported.kind === 1) importedTables++;
     } else if (id === 4) {
-      let [n, j] = leb(b, start);
-      for (let t = 0; t < n; t++) {
-        const type = b[j++];
-        if (type === 0x6f) externref = importedTables + t;
-        const flags = b[j++];
-        [, j] = leb(b, j);
-        if (flags & 1) [, j] = leb(b, j);
-      }
+      for (const [t, table] of [...tables(b, start)].entries()) if (table.type === 0x6f) externref = importedTables + t;
     } else if (id === 7) {
       let [n, j] = leb(b, start);
       for (; n > 0; n--) {
@@ -97,13 +65,71 @@ export function fixExternrefExport(bytes, fail) {
         [, j] = leb(b, j);
       }
     }
-    i = end;
   }
   if (exportAt < 0) fail('the program exports no table __wbindgen_externrefs');
   if (externref < 0 || externref > 127) fail('the program has no externref table (or one past index 127)');
   if (b[exportAt] > 127) fail('the externref table export has an index past 127');
   b[exportAt] = externref;
   return b;
+}
+
+// A module's sections: [id, start of its contents, end, start of its size].
+function* sections(b) {
+  for (let i = 8; i < b.length; ) {
+    const [size, start] = leb(b, i + 1);
+    yield [b[i], start, start + size, i + 1];
+    i = start + size;
+  }
+}
+
+// A table's or a memory's limits at `j`: its minimum, its maximum (null without one), where the
+// maximum is written (-1 without one) and where the limits end.
+const limits = (b, j) => {
+  const flags = b[j++];
+  let min;
+  [min, j] = leb(b, j);
+  if (!(flags & 1)) return { min, max: null, maxAt: -1, end: j };
+  const maxAt = j;
+  let max;
+  [max, j] = leb(b, j);
+  return { min, max, maxAt, end: j };
+};
+
+// Each import of an import section (its contents at `start`): its kind (0 a function, 1 a
+// table, 2 a memory, 3 a global), and a table's element type and a table's or memory's limits.
+function* imports(b, start, fail) {
+  let [n, j] = leb(b, start);
+  for (; n > 0; n--) {
+    let len;
+    [len, j] = leb(b, j);
+    j += len;
+    [len, j] = leb(b, j);
+    j += len;
+    const kind = b[j++];
+    if (kind === 0) {
+      [, j] = leb(b, j);
+      yield { kind };
+    } else if (kind === 1 || kind === 2) {
+      const type = kind === 1 ? b[j++] : null;
+      const l = limits(b, j);
+      j = l.end;
+      yield { kind, type, ...l };
+    } else if (kind === 3) {
+      j += 2;
+      yield { kind };
+    } else fail(`an import of kind ${kind} this reader does not know`);
+  }
+}
+
+// Each table a table section (its contents at `start`) defines: its element type and limits.
+function* tables(b, start) {
+  let [n, j] = leb(b, start);
+  for (; n > 0; n--) {
+    const type = b[j++];
+    const l = limits(b, j);
+    j = l.end;
+    yield { type, ...l };
+  }
 }
 
 // The shortest start of a gzip stream (`gz`) that decompresses to its first `n` bytes: what of
@@ -218,6 +244,13 @@ export function besideLinks(root, exampleIds) {
   return links;
 }
 
+// Links outside the beside training, for the check: every fifth of them under an older release,
+// and on another grid and utilization.
+export const besideCheckLinks = (root, exampleIds) =>
+  besideLinks(root, exampleIds)
+    .filter((_, k) => k % 5 === 0)
+    .flatMap((l) => [withKeysOf(l, 'vllm=0.13'), withKeysOf(l, 'pp=2&util=0.8')]);
+
 // A training or check entry: a link, or [link, stored, typed] (public/early.js's opening state).
 export const opening = (call) => (Array.isArray(call) ? call : [call, undefined, undefined]);
 
@@ -244,30 +277,12 @@ export async function profileOf({ tmp, prefix, glueFile, instrumented, calls, fa
   return Buffer.from(new Uint8Array(wasm.memory.buffer, ptr, written));
 }
 
-// A module's sections: [id, start of its contents, end, start of its size].
-function* sections(b) {
-  for (let i = 8; i < b.length; ) {
-    const [size, start] = leb(b, i + 1);
-    yield [b[i], start, start + size, i + 1];
-    i = start + size;
-  }
-}
-
 // The function table's [initial, maximum] in a module that defines it (the first part).
 function funcTableLimits(bytes, fail) {
   const b = Buffer.from(bytes);
   for (const [id, start] of sections(b)) {
     if (id !== 4) continue;
-    let [n, j] = leb(b, start);
-    for (; n > 0; n--) {
-      const type = b[j++];
-      const flags = b[j++];
-      let min;
-      let max = null;
-      [min, j] = leb(b, j);
-      if (flags & 1) [max, j] = leb(b, j);
-      if (type === 0x70) return [min, max];
-    }
+    for (const table of tables(b, start)) if (table.type === 0x70) return [table.min, table.max];
   }
   fail('the first part has no function table');
   return null;
@@ -288,37 +303,14 @@ function raiseTableImportMax(bytes, max, fail) {
     } while (v > 0);
     return out;
   };
+  if (max === null) fail('the first part\'s function table has no maximum');
   for (const [id, start, end, sizeAt] of sections(b)) {
     if (id !== 2) continue;
-    let [n, j] = leb(b, start);
-    for (; n > 0; n--) {
-      let len;
-      [len, j] = leb(b, j);
-      j += len;
-      [len, j] = leb(b, j);
-      j += len;
-      const kind = b[j++];
-      if (kind === 0) [, j] = leb(b, j);
-      else if (kind === 1) {
-        const type = b[j++];
-        const flags = b[j++];
-        [, j] = leb(b, j);
-        if (flags & 1) {
-          const at = j;
-          let old;
-          [old, j] = leb(b, j);
-          if (type === 0x70) {
-            if (max < old) fail(`a part's table import would shrink (maximum ${old} -> ${max})`);
-            const delta = bytesOf(max).length - (j - at);
-            return Buffer.concat([b.subarray(0, sizeAt), Buffer.from(bytesOf(end - start + delta)), b.subarray(start, at), Buffer.from(bytesOf(max)), b.subarray(j)]);
-          }
-        }
-      } else if (kind === 2) {
-        const flags = b[j++];
-        [, j] = leb(b, j);
-        if (flags & 1) [, j] = leb(b, j);
-      } else if (kind === 3) j += 2;
-      else fail(`an import of kind ${kind} this reader does not know`);
+    for (const table of imports(b, start, fail)) {
+      if (table.kind !== 1 || table.type !== 0x70 || table.max === null) continue;
+      if (max < table.max) fail(`a part's table import would shrink (maximum ${table.max} -> ${max})`);
+      const delta = bytesOf(max).length - (table.end - table.maxAt);
+      return Buffer.concat([b.subarray(0, sizeAt), Buffer.from(bytesOf(end - start + delta)), b.subarray(start, table.maxAt), Buffer.from(bytesOf(max)), b.subarray(table.end)]);
     }
   }
   fail('a part imports no function table with a maximum');
@@ -336,9 +328,10 @@ export const ORDERS = { catalog: ['K', 'R', 'X'], config: ['R', 'K', 'X'] };
 // X, the rest. Three chained runs of wasm-split (C+K+R | X, then C+K | R, then C | K); the later
 // parts link to the first's exports. Returns the parts (each optimised again), or fails the
 // build: every training and check state must get the whole program's answer from the parts its
-// kind's stream brings first, linked in that order (ORDERS) as public/boot.js links them, one
-// more after each placeholder's throw; a training state must need no more than C and its kind's
-// own part.
+// kind's stream brings first, linked in that order (ORDERS), one more after each placeholder's
+// throw, from C alone on (public/boot.js starts with the stream's second part linked, which
+// changes no answer: a part not linked only throws); a training state must need no more than C
+// and its kind's own part.
 export async function splitParts({ tmp, prefix, bytes, glueFile, training, checks, wasmSplit, wasmOpt, fail }) {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const at = (name) => join(tmp, `${prefix}.${name}`);
