@@ -485,14 +485,26 @@ fn generate() -> String {
          /// that plans no other row (a pasted config.json replaces it) runs none of the others'\n\
          /// code, which the first verdict's program then loads after its first part\n\
          /// (scripts/split-verdict.mjs).\npub fn default_row() -> Option<ModelRow> {\n    row(DEFAULT_ROW)\n}\n\n\
+         /// Each row is a function of its own, so that a link runs the code of the rows it reads\n\
+         /// and no other (an example beside a pasted config.json reads its model's row, a\n\
+         /// drafter its own): the program's parts carry each row where its links need it.\n\
          #[inline(always)]\nfn row(i: usize) -> Option<ModelRow> {\n    Some(match i {\n",
     );
-    for (i, r) in rows.iter().enumerate() {
-        write!(o, "        {i} => ").unwrap();
-        r.lit(&mut o);
-        o.push_str(",\n");
+    for i in 0..rows.len() {
+        writeln!(o, "        {i} => row_{i}(),").unwrap();
     }
-    o.push_str("        _ => return None,\n    })\n}\n\n/// The GPU rows.\npub fn gpu_rows() -> Vec<GpuRow> {\n    vec![\n");
+    o.push_str("        _ => return None,\n    })\n}\n");
+    for (i, r) in rows.iter().enumerate() {
+        write!(
+            o,
+            "\n/// {}.\n#[inline(never)]\nfn row_{i}() -> ModelRow {{\n    ",
+            r.id
+        )
+        .unwrap();
+        r.lit(&mut o);
+        o.push_str("\n}\n");
+    }
+    o.push_str("\n/// The GPU rows.\npub fn gpu_rows() -> Vec<GpuRow> {\n    vec![\n");
     for g in catalog::gpus() {
         o.push_str("        ");
         min_gpu_row(g).lit(&mut o);
