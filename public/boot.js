@@ -98,11 +98,12 @@ shellReady().then(() => {
 
 // The first verdict, before the app: a small verdict program (src/bin/verdict.rs, the core's
 // own planner and words; its glue is `headroomVerdictGlue` in this inline module) plans the
-// page's opening state and its words go into the shell as text. It comes in four parts
-// (scripts/split-verdict.mjs): C, what every common link runs, K what only catalog links run, R
-// the config.json reader, X the rest. The page's first script (public/early.js, inline before
-// this module) read the opening state, and started fetching and compiling the stream it needs
-// (C then K, or C then R), if any: a link planned at build time needs none.
+// page's opening state and its words go into the shell as text. It comes in five parts
+// (scripts/split-verdict.mjs): C, what every common link runs, B the examples' builders and
+// their rows, K the other rows, R the config.json reader, X the rest. The page's first script
+// (public/early.js, inline before this module) read the opening state, and started fetching and
+// compiling the stream it needs (C, B then K, or C, R then B), if any: a link planned at build
+// time needs none.
 // Nothing is preloaded, and the app's wasm is fetched once the verdict's has arrived, so the two
 // do not share the bandwidth. Without it (a development build, a failure) the shell waits for
 // the app.
@@ -153,9 +154,9 @@ const linked = async (program, modules) => {
 };
 // The program (early.compile's promise), then a function that runs it on the opening state.
 // Each run its own instance of the glue; once done, it and its linear memory (about 1.3 MB) may
-// be collected. The run needs the first part (C) and the stream's second (K for a catalog link,
-// R for a pasted config: of the build's check states, 2 in 4,461 catalog ones and no config one
-// are planned by C alone), so it starts once both are in; a run that calls into a part not
+// be collected. The run needs the first part (C) and the stream's second (B for a catalog link,
+// then K; R for a pasted config: of the build's check states, 2 in 4,461 catalog ones and no
+// config one are planned by C alone), so it starts once both are in; a run that calls into a part not
 // linked (a placeholder throws) runs again once the stream's next part is in, on a fresh
 // instance with it linked too (the throw left the first one's stack and heap halfway): the
 // answer is the whole program's. While C waits for the second part's bytes, it plans the

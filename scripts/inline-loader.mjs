@@ -9,7 +9,7 @@
 //
 // Then the first verdict before the app: the small verdict program (src/bin/verdict.rs, the
 // core without the page's framework) is built here in the same profile as the page, run through
-// wasm-bindgen and wasm-opt, and split in four parts (scripts/split-verdict.mjs) written as one
+// wasm-bindgen and wasm-opt, and split in five parts (scripts/split-verdict.mjs) written as one
 // file, headroom-verdict-<hash>_bg.wasm, with its gzip and the two streams that continue the
 // start of it the page carries (.tail for catalog links, .rtail for a pasted config.json); its
 // glue goes into the same inline module inside a function (its names do not meet the app's);
@@ -74,8 +74,9 @@ const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 // The verdict program: built, bound, optimised and split, or null in a debug build. One build of
 // src/bin/verdict.rs (`catalog-compiled,config-reader`: the catalog as Rust values, the seed
 // examples and the config.json reader), split by what links run: C, what every common link runs;
-// K, what only catalog links (and the seed examples) run; R, the reader; X, the rest. Every link
-// waits for C and one of K or R, and the page carries C's start.
+// B, the examples' builders and their rows (catalog links, and a config beside an example or a
+// drafter); K, the other rows; R, the reader; X, the rest. A catalog link waits for C, B and K,
+// a pasted config for C and R (and B beside an example), and the page carries C's start.
 // How much of the program's .gz the page carries, at the end of its body (base64 in a comment; a
 // server's gzip of the page takes the base64 back to about these bytes). On a phone on slow 4G
 // (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the link is idle from the page's first bytes to
@@ -116,7 +117,7 @@ async function buildVerdicts() {
     CARGO_TARGET_DIR: join(root, 'target', 'verdict'),
   };
   delete env.CARGO_ENCODED_RUSTFLAGS;
-  // The program is split in four (scripts/split-verdict.mjs, by Debian's wasm-split that
+  // The program is split in five (scripts/split-verdict.mjs, by Debian's wasm-split that
   // scripts/setup.sh unpacks): trained on the catalog, the seed examples named in the page and
   // every catalog model's config.json.
   const wasmSplit = join(root, 'tools', 'binaryen-108', 'usr', 'bin', 'wasm-split');
@@ -144,8 +145,8 @@ async function buildVerdicts() {
     // branches never taken included. Without it the program is 1.2 KB smaller too.
     run('wasm-opt', ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
     const whole = readFileSync(wasmOut);
-    // Four parts (scripts/split-verdict.mjs): C, what every common link runs; K, what only
-    // catalog links run; R, the config.json reader; X, the rest.
+    // Five parts (scripts/split-verdict.mjs): C, what every common link runs; B, the examples'
+    // builders and their rows; K, the other rows; R, the config.json reader; X, the rest.
     const beside = besideLinks(root, exampleIds);
     const split = await splitParts({
       tmp: outDir,
@@ -164,21 +165,20 @@ async function buildVerdicts() {
     });
     const { parts } = split;
     const count = (a) => a.map((n, k) => `${n} with ${k} part(s) after C`).join(', ');
-    console.log(`inline-loader: ${prefix} in four parts: ${Object.entries(parts).map(([n, b]) => `${n} ${b.length} B`).join(', ')} (whole ${whole.length} B; functions C ${split.functions.C}, K ${split.functions.K}, R ${split.functions.R}); answered: catalog ${count(split.answered.catalog)}; config ${count(split.answered.config)}; config beside an example or a drafter ${count(split.answered.beside)}`);
-    // The plain file: the parts in the catalog links' order, C, K, R, X; public/early.js cuts
+    console.log(`inline-loader: ${prefix} in five parts: ${Object.entries(parts).map(([n, b]) => `${n} ${b.length} B`).join(', ')} (whole ${whole.length} B; functions ${Object.entries(split.functions).map(([n, k]) => `${n} ${k}`).join(', ')}); answered: catalog ${count(split.answered.catalog)}; config ${count(split.answered.config)}; config beside an example or a drafter ${count(split.answered.beside)}`);
+    // The plain file: the parts in the catalog links' order, C, B, K, R, X; public/early.js cuts
     // them apart by their sizes (PARTS). Beside it, its gzip (scripts/gzip-parts.mjs: each part
     // deflated alone by zopfli, 15 iterations, 5% smaller than a server's own gzip), in the same
     // order: a browser that can decompress a stream fetches it where the page lacks its head.
     const plain = Buffer.concat(ORDER_CATALOG.map((n) => parts[n]));
     const deflates = {};
-    for (const n of ['C', 'K', 'R']) deflates[n] = await deflatePart(parts[n], false);
-    deflates.X = await deflatePart(parts.X, true);
+    for (const n of Object.keys(parts)) deflates[n] = await deflatePart(parts[n], n === 'X');
     const gz = gzipOf(ORDER_CATALOG.map((n) => parts[n]), ORDER_CATALOG.map((n) => deflates[n]), fail);
     if (!gunzipSync(gz).equals(plain)) fail('the gzip of the verdict program does not decompress to it');
     // The page carries the first HEAD_BYTES of it, all within C's deflate (after the gzip
     // header's 10 B), which both streams begin with; a link asks for the rest of its own stream:
-    // a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, K, R, X), a pasted config's C,
-    // R, K, X (NAME_bg.wasm.rtail).
+    // a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, B, K, R, X), a pasted config's
+    // C, R, B, K, X (NAME_bg.wasm.rtail).
     if (10 + deflates.C.length < HEAD_BYTES) fail(`the program's first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
     const rgz = gzipOf(ORDER_CONFIG.map((n) => parts[n]), ORDER_CONFIG.map((n) => deflates[n]), fail);
     if (!rgz.subarray(0, HEAD_BYTES).equals(gz.subarray(0, HEAD_BYTES))) fail("the two streams' heads differ");
@@ -205,7 +205,7 @@ async function buildVerdicts() {
     // the glue, with the glue's import table and instance hook (boot.js links the parts itself).
     for (const f of ['__wbg_get_imports', '__wbg_finalize_init']) if (!new RegExp(`^function ${f}\\(`, 'm').test(vglue)) fail(`the verdict glue has no ${f} function`);
     const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict, imports: __wbg_get_imports, finalize: __wbg_finalize_init };\n};\n`;
-    console.log(`inline-loader: verdict program ${name} (${plain.length} B; .gz ${gz.length} B, C's deflate ${deflates.C.length} B, K's ${deflates.K.length} B, R's ${deflates.R.length} B, X's ${deflates.X.length} B); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
+    console.log(`inline-loader: verdict program ${name} (${plain.length} B; .gz ${gz.length} B, deflates ${Object.entries(deflates).map(([n, d]) => `${n} ${d.length} B`).join(', ')}); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
     const url = `${base}${name}`;
     return { url, parts: Object.fromEntries(Object.entries(parts).map(([n, b]) => [n, b.length])), head, code, planned };
   } finally {

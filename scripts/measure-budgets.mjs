@@ -76,9 +76,9 @@ console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 100
 // The critical path: what must arrive before the first verdict. The page (its inline module
 // holds the verdict program's glue and the loader, its end the start of the program's .gz), its
 // stylesheet (render-blocking) and the verdict program's parts the link runs
-// (scripts/split-verdict.mjs): C and then K for a catalog link or an example not planned ahead,
-// from the rest of the catalog links' stream (NAME_bg.wasm.tail); C and then R for a pasted
-// config.json, from the rest of its stream (NAME_bg.wasm.rtail); C, R and K for a config beside
+// (scripts/split-verdict.mjs): C, B and K for a catalog link or an example not planned ahead,
+// from the rest of the catalog links' stream (NAME_bg.wasm.tail); C and R for a pasted
+// config.json, from the rest of its stream (NAME_bg.wasm.rtail); C, R and B for a config beside
 // an example or a drafter. Each is the shortest start of the stream that decompresses to those
 // parts, less the head the page carries. The app's wasm and glue load after.
 const html = readFileSync(join(DIST, 'index.html'), 'utf8');
@@ -86,15 +86,15 @@ const headBytes = Number(html.match(/data-verdict-head="(\d+)"/)?.[1] ?? 0);
 const verdictWasm = html.match(/data-verdict="\/([^"]+)"/)?.[1];
 const parts = Object.fromEntries((html.match(/data-verdict-parts="([^"]+)"/)?.[1] ?? '').split(',').filter(Boolean).map((p) => p.split(':')).map(([n, v]) => [n, Number(v)]));
 if (headBytes > 0) console.log(`size the page's head of the verdict program: ${headBytes} B of its .gz, base64 in index.html (index.html ${gz9(Buffer.from(html))} B gzip with it, ${gz9(Buffer.from(html.replace(/<!--headroom-head:[^>]*-->/g, '')))} B without)`);
-if (verdictWasm && Object.keys(parts).length === 4) {
+if (verdictWasm && Object.keys(parts).length === 5) {
   console.log(`size the verdict program's parts: ${Object.entries(parts).map(([n, v]) => `${n} ${v} B`).join(', ')}`);
   const gz = readFileSync(join(DIST, `${verdictWasm}.gz`));
   const blocking = rows.filter((r) => [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].some((m) => m[1] === r.file));
   const page = rows.find((r) => r.file === 'index.html');
   for (const [what, ext, needs] of [
-    ['a catalog link or an example not planned ahead', 'tail', ['C', 'K']],
+    ['a catalog link or an example not planned ahead', 'tail', ['C', 'B', 'K']],
     ['a pasted config.json', 'rtail', ['C', 'R']],
-    ['a pasted config.json beside an example or a drafter', 'rtail', ['C', 'R', 'K']],
+    ['a pasted config.json beside an example or a drafter', 'rtail', ['C', 'R', 'B']],
   ]) {
     const stream = headBytes > 0 ? Buffer.concat([gz.subarray(0, headBytes), readFileSync(join(DIST, `${verdictWasm}.${ext}`))]) : gz;
     const raw = needs.reduce((a, n) => a + parts[n], 0);
@@ -104,7 +104,7 @@ if (verdictWasm && Object.keys(parts).length === 4) {
     const criticalBr = critical.reduce((a, r) => a + r.brotli, 0);
     console.log(`size critical path, ${what} (${critical.map((r) => r.file).join(' + ')}): ${criticalGz} B gzip = ${(criticalGz / 1000).toFixed(1)} KB (target 150 KB), ${criticalBr} B brotli`);
   }
-} else console.log('size critical path: no verdict program in four parts in this build: the whole app is on it');
+} else console.log('size critical path: no verdict program in five parts in this build: the whole app is on it');
 
 let server;
 let base = process.env.BASE_URL;

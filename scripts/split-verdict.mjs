@@ -1,13 +1,14 @@
 // The verdict program split by what links run, by wasm-split (Debian's binaryen 108, unpacked
-// by scripts/setup.sh), into four parts (splitParts): C, every function the common links of both
-// kinds run; K, what only catalog links and the seed examples run (the other model rows, the
-// examples' builders); R, what only a pasted config.json runs (the reader, its JSON parser,
-// vLLM's registry); X, the rest (older vLLM releases' rules, rare layer kinds, error paths no
-// training link takes). Used by scripts/inline-loader.mjs.
+// by scripts/setup.sh), into five parts (splitParts): C, every function the common links of both
+// kinds run; B, what catalog links and a config beside a seed example or a drafter run and a
+// pasted config alone does not (the examples' builders, their rows and the drafter's); K, what
+// only catalog links run (the other model rows); R, what only a pasted config.json runs (the
+// reader, its JSON parser, vLLM's registry); X, the rest (older vLLM releases' rules, rare layer
+// kinds, error paths no training link takes). Used by scripts/inline-loader.mjs.
 //
 // Why: on a phone on slow 4G (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the program's bytes
 // are most of the first verdict's wait, about 5 ms per KB. A catalog link's stream brings C,
-// then K, R and X; a pasted config's C, then R, K and X (scripts/gzip-parts.mjs). public/early.js
+// then B, K, R and X; a pasted config's C, then R, B, K and X (scripts/gzip-parts.mjs). public/early.js
 // compiles each part as soon as its bytes are in, and public/boot.js runs the link on C with the
 // parts in so far: a link that reaches a function of a part not linked yet (a placeholder the
 // first part imports, which throws) is planned again once the stream's next part is in, on a
@@ -36,6 +37,18 @@ export const leb = (b, i) => {
     shift += 7;
     if (x < 0x80) return [v, i];
   }
+};
+
+// The bytes of `v` in unsigned LEB128.
+const uleb = (v) => {
+  const out = [];
+  do {
+    let x = v & 0x7f;
+    v = Math.floor(v / 128);
+    if (v > 0) x |= 0x80;
+    out.push(x);
+  } while (v > 0);
+  return out;
 };
 
 // binaryen 108 writes the export of wasm-bindgen's externref table (`__wbindgen_externrefs`)
@@ -230,8 +243,8 @@ export function checkLinks(root, kind, exampleIds) {
 }
 
 // A pasted config.json beside a seed example or a drafter named by draft-model: each catalog
-// model's config so. Its link needs the reader and the catalog links' part (the examples'
-// builders, the other model rows).
+// model's config so. Its link needs the reader and B (the examples' builders, the example's and
+// the drafter's rows), not the other rows (K).
 export function besideLinks(root, exampleIds) {
   const models = catalogModels(root);
   const drafters = ['qwen3-4b'].filter((id) => models.some((m) => m.id === id));
@@ -293,16 +306,7 @@ function funcTableLimits(bytes, fail) {
 // out). The import's maximum raised to the first part's, so that the part links to it.
 function raiseTableImportMax(bytes, max, fail) {
   const b = Buffer.from(bytes);
-  const bytesOf = (v) => {
-    const out = [];
-    do {
-      let x = v & 0x7f;
-      v = Math.floor(v / 128);
-      if (v > 0) x |= 0x80;
-      out.push(x);
-    } while (v > 0);
-    return out;
-  };
+  const bytesOf = uleb;
   if (max === null) fail('the first part\'s function table has no maximum');
   for (const [id, start, end, sizeAt] of sections(b)) {
     if (id !== 2) continue;
@@ -318,20 +322,26 @@ function raiseTableImportMax(bytes, max, fail) {
 }
 
 // The orders in which a link's stream brings the parts after the first (public/early.js): a
-// catalog link's the catalog links' part first, a pasted config's the reader's.
-export const ORDERS = { catalog: ['K', 'R', 'X'], config: ['R', 'K', 'X'] };
+// catalog link's B and K first, a pasted config's the reader, then B (for a config beside an
+// example or a drafter).
+export const ORDERS = { catalog: ['B', 'K', 'R', 'X'], config: ['R', 'B', 'K', 'X'] };
+
+// How many parts after C a training state of each kind may need: a catalog link's B and K, a
+// pasted config's R, a config beside an example or a drafter R and B.
+const NEEDS = { catalog: 2, config: 1, beside: 2 };
 
 // Splits the verdict program (`bytes`, after wasm-opt, built with every row, the examples and
-// the config.json reader) in four, by what its training states run: C, what both catalog links
-// and pasted configs run; K, what only catalog links (and a config beside an example or a
-// drafter) run; R, what only pasted configs run (the reader, its JSON parser, vLLM's registry);
-// X, the rest. Three chained runs of wasm-split (C+K+R | X, then C+K | R, then C | K); the later
+// the config.json reader) in five, by what its training states run: C, what both catalog links
+// and pasted configs run; B, what a config beside an example or a drafter runs beyond a pasted
+// config's (most of it catalog links run too); K, the rest of what catalog links run; R, what
+// only pasted configs run (the reader, its JSON parser, vLLM's registry); X, the rest. Four
+// chained runs of wasm-split (C+B+K+R | X, then C+B+K | R, then C+B | K, then C | B); the later
 // parts link to the first's exports. Returns the parts (each optimised again), or fails the
 // build: every training and check state must get the whole program's answer from the parts its
 // kind's stream brings first, linked in that order (ORDERS), one more after each placeholder's
 // throw, from C alone on (public/boot.js starts with the stream's second part linked, which
 // changes no answer: a part not linked only throws); a training state must need no more than C
-// and its kind's own part.
+// and its kind's own parts (NEEDS).
 export async function splitParts({ tmp, prefix, bytes, glueFile, training, checks, wasmSplit, wasmOpt, fail }) {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const at = (name) => join(tmp, `${prefix}.${name}`);
@@ -348,11 +358,14 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
   }
   const { catalog, config, beside } = ran;
   const C = [...catalog].filter((f) => config.has(f));
-  const K = [...new Set([...catalog, ...beside])].filter((f) => !config.has(f));
+  const B = [...beside].filter((f) => !config.has(f));
+  const inB = new Set(B);
+  const K = [...catalog].filter((f) => !config.has(f) && !inB.has(f));
   const R = [...config].filter((f) => !catalog.has(f));
   const keep = (name, list) => writeFileSync(at(name), `${list.join('\n')}\n`);
-  keep('CKR.funcs', [...C, ...K, ...R]);
-  keep('CK.funcs', [...C, ...K]);
+  keep('CBKR.funcs', [...C, ...B, ...K, ...R]);
+  keep('CBK.funcs', [...C, ...B, ...K]);
+  keep('CB.funcs', [...C, ...B]);
   keep('C.funcs', C);
   // 2. The splits, names kept (-g) so that each run finds the functions by the names the one
   //    before gave them.
@@ -360,17 +373,20 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
     run(wasmSplit, ['-g', ...FEATURES, `--keep-funcs=@${at(funcs)}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at(input), '-o1', at(one), '-o2', at(two)]);
     writeFileSync(at(one), fixExternrefExport(readFileSync(at(one)), fail));
   };
-  split('whole.wasm', 'CKR.funcs', 'CKR.wasm', 'X.wasm');
-  split('CKR.wasm', 'CK.funcs', 'CK.wasm', 'R.wasm');
-  split('CK.wasm', 'C.funcs', 'C.wasm', 'K.wasm');
-  // Each part optimised again (wasm-split leaves its trampolines as they are), without names.
+  split('whole.wasm', 'CBKR.funcs', 'CBKR.wasm', 'X.wasm');
+  split('CBKR.wasm', 'CBK.funcs', 'CBK.wasm', 'R.wasm');
+  split('CBK.wasm', 'CB.funcs', 'CB.wasm', 'K.wasm');
+  split('CB.wasm', 'C.funcs', 'C.wasm', 'B.wasm');
+  // Each part optimised again (wasm-split leaves its trampolines as they are), without names
+  // or the toolchain's notes (its producers and target features).
   const optimised = (name) => {
-    run(wasmOpt, ['-Oz', '--one-caller-inline-max-function-size', '0', ...FEATURES, at(`${name}.wasm`), '-o', at(`${name}.opt.wasm`)]);
+    run(wasmOpt, ['-Oz', '--one-caller-inline-max-function-size', '0', '--strip-producers', '--strip-target-features', ...FEATURES, at(`${name}.wasm`), '-o', at(`${name}.opt.wasm`)]);
     return readFileSync(at(`${name}.opt.wasm`));
   };
   const parts = { C: optimised('C') };
   const [, max] = funcTableLimits(parts.C, fail);
-  for (const n of ['K', 'R', 'X']) parts[n] = raiseTableImportMax(optimised(n), max, fail);
+  for (const n of ['B', 'K', 'R', 'X']) parts[n] = raiseTableImportMax(optimised(n), max, fail);
+
   // 3. The check, in Node, against the whole program.
   const wholeGlue = await importGlue(tmp, glueFile, `${prefix}-whole`);
   const wholeModule = new WebAssembly.Module(bytes);
@@ -404,7 +420,7 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
         } catch (e) {
           if (e !== reached) fail(`${prefix}: the program's first part with ${order.slice(0, n).join(', ') || 'no other'} threw on ${what}: ${e}`);
           if (n === order.length) fail(`${prefix}: a placeholder threw with every part linked, on ${what}`);
-          if (m < trained && n === (kind === 'beside' ? 2 : 1)) fail(`${prefix}: the ${kind} training state ${what} needs more than ${['C', ...order.slice(0, n)].join(' and ')}`);
+          if (m < trained && n === NEEDS[kind]) fail(`${prefix}: the ${kind} training state ${what} needs more than ${['C', ...order.slice(0, n)].join(' and ')}`);
           fresh(n);
           continue;
         }
@@ -414,5 +430,5 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
       }
     }
   }
-  return { parts, functions: { C: C.length, K: K.length, R: R.length }, answered };
+  return { parts, functions: { C: C.length, B: B.length, K: K.length, R: R.length }, answered };
 }

@@ -1,4 +1,4 @@
-// public/early.js's delivery of the verdict program's four parts (scripts/split-verdict.mjs),
+// public/early.js's delivery of the verdict program's five parts (scripts/split-verdict.mjs),
 // run in Node on the release build's own program: the page's first script, as the page has it,
 // with a fetch that hands the program over in chunks of chosen sizes. The browser tests get each
 // file from a local server at once; this one cuts the stream at every awkward place, holds it
@@ -13,12 +13,12 @@ import { gzPrefix as prefix } from '../../scripts/split-verdict.mjs';
 const DIST = new URL('../../dist/', import.meta.url);
 const html = readFileSync(new URL('index.html', DIST), 'utf8');
 const name = html.match(/data-verdict="\/([^"]+)"/)?.[1];
-// The parts' sizes (C, K, R, X), and the two streams' orders.
+// The parts' sizes (C, B, K, R, X), and the two streams' orders.
 const PARTS = Object.fromEntries((html.match(/data-verdict-parts="([^"]+)"/)?.[1] ?? '').split(',').map((p) => p.split(':')).map(([n, v]) => [n, Number(v)]));
-const ORDERS = { catalog: ['C', 'K', 'R', 'X'], config: ['C', 'R', 'K', 'X'] };
+const ORDERS = { catalog: ['C', 'B', 'K', 'R', 'X'], config: ['C', 'R', 'B', 'K', 'X'] };
 const plain = readFileSync(new URL(name, DIST));
 const gz = readFileSync(new URL(`${name}.gz`, DIST));
-// A pasted config's stream after the page's head (C, R, K, X).
+// A pasted config's stream after the page's head (C, R, B, K, X).
 const rtail = readFileSync(new URL(`${name}.rtail`, DIST));
 const source = readFileSync(new URL('../../public/early.js', import.meta.url), 'utf8');
 // Where each part ends in the plain file (the catalog links' order).
@@ -71,8 +71,8 @@ const early = (respond, { decompress = true, head = 0, document } = {}) => {
 };
 const response = (stream) => new Response(stream, { headers: { 'content-type': 'application/wasm' } });
 
-test('the build has a program in four parts to test', () => {
-  assert.ok(name && ['C', 'K', 'R', 'X'].every((n) => PARTS[n] > 0), `${name} ${JSON.stringify(PARTS)}`);
+test('the build has a program in five parts to test', () => {
+  assert.ok(name && ORDERS.catalog.every((n) => PARTS[n] > 0) && Object.keys(PARTS).length === 5, `${name} ${JSON.stringify(PARTS)}`);
   assert.equal(ends.at(-1), plain.length);
 });
 
@@ -113,7 +113,7 @@ for (const [k, cut] of ends.slice(0, -1).entries()) {
 }
 
 test('each part compiles once its own bytes are in, while the next is still arriving', async () => {
-  // Held back after the first part, then after the second (K).
+  // Held back after the first part, then after the second (B).
   const { stream, release } = body(gz, [4096], gzPrefix(at) + 16);
   const e = early(() => Promise.resolve(response(stream)));
   const compiled = e.compile('catalog');
@@ -121,15 +121,15 @@ test('each part compiles once its own bytes are in, while the next is still arri
   assert.equal(first, 'compiled', 'the first part compiled with the rest held back');
   const { parts } = await compiled;
   await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.deepEqual(parts.map((p) => p.ready), [false, false, false], 'the other parts wait for their bytes');
+  assert.deepEqual(parts.map((p) => p.ready), [false, false, false, false], 'the other parts wait for their bytes');
   release();
   await checkParts(compiled);
   const { stream: s2, release: r2 } = body(gz, [4096], gzPrefix(ends[1]) + 16);
   const c2 = early(() => Promise.resolve(response(s2))).compile('catalog');
-  const [k, r] = (await c2).parts;
-  await k.module;
+  const [b, k] = (await c2).parts;
+  await b.module;
   await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.deepEqual([k.ready, r.ready], [true, false], 'K is in, R waits for its bytes');
+  assert.deepEqual([b.ready, k.ready], [true, false], 'B is in, K waits for its bytes');
   r2();
   await checkParts(c2);
 });

@@ -133,10 +133,12 @@ test("the shell's line names a link's GPU count only as the link writes it", asy
 
 // Each link's first verdict, then the app's: the same class, lines and figures. The default
 // page and the header's examples were planned at build time (no verdict program is fetched);
-// any other link runs the verdict program (src/bin/verdict.rs), in four parts
-// (scripts/split-verdict.mjs): C, what every common link runs, then K (catalog links), R (the
-// config.json reader) and X (the rest). A catalog link asks for the stream that brings K after C
-// (NAME_bg.wasm.tail), a pasted config the one that brings R (NAME_bg.wasm.rtail); the run links
+// any other link runs the verdict program (src/bin/verdict.rs), in five parts
+// (scripts/split-verdict.mjs): C, what every common link runs, then B (what catalog links and a
+// config beside an example or a drafter run: the examples' builders, their rows), K (the other
+// catalog rows), R (the config.json reader) and X (the rest). A catalog link asks for the stream
+// that brings B and K after C (NAME_bg.wasm.tail), a pasted config the one that brings R, then B
+// (NAME_bg.wasm.rtail); the run links
 // the stream's next part each time a placeholder throws. Each row: the stream asked for and the
 // parts linked after C.
 const pasted = (architecture) => Buffer.from(
@@ -160,43 +162,44 @@ const LINKS = [
   ['an example in decimal GB', '/?v=1&example=s3-synthetic-tp4&unit=gb', 'planned'],
   ['the unified-memory example', '/?v=1&example=s2-unified-gate', 'planned'],
   ['start over', '/?v=1', 'planned'],
-  ['another model and grid', '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', 'tail', 'K'],
-  ['a model by its Hugging Face repo', '/?v=1&model=Qwen/Qwen3-32B&tp=2&gpu=a100-sxm4-80gb', 'tail', 'K'],
-  ['a catalog link in decimal GB', '/?v=1&model=qwen3-32b&tp=2&unit=gb', 'tail', 'K'],
-  ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'tail', 'K'],
-  ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'tail', 'K'],
-  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'K+R+X'],
-  // An example with keys of its own (a shared what-if) is not planned ahead: K carries the
+  ['another model and grid', '/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', 'tail', 'B+K'],
+  ['a model by its Hugging Face repo', '/?v=1&model=Qwen/Qwen3-32B&tp=2&gpu=a100-sxm4-80gb', 'tail', 'B+K'],
+  ['a catalog link in decimal GB', '/?v=1&model=qwen3-32b&tp=2&unit=gb', 'tail', 'B+K'],
+  ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'tail', 'B+K'],
+  ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'tail', 'B+K'],
+  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'B+K+R+X'],
+  // An example with keys of its own (a shared what-if) is not planned ahead: B carries the
   // examples' builders.
-  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'tail', 'K'],
-  ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'tail', 'K'],
-  ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'tail', 'K'],
-  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'tail', 'K+R+X'],
-  ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'tail', 'K'],
+  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'tail', 'B+K'],
+  ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'tail', 'B+K'],
+  ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'tail', 'B+K'],
+  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'tail', 'B+K+R+X'],
+  ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'tail', 'B+K'],
   ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'rtail', 'R'],
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'rtail', 'R'],
-  ['a broken pasted config.json', '/?v=1&config=e30', 'rtail', 'R+K'],
-  ['a pasted config.json beside the model it replaces', `/?v=1&model=qwen3-32b&tp=2&config=${CONFIG}`, 'rtail', 'R+K'],
-  ['a pasted config.json beside a model named by its repo', `/?v=1&model=Qwen/Qwen3-32B#config=${CONFIG}`, 'rtail', 'R+K'],
-  ['a pasted config.json beside an unknown model', `/?v=1&model=no-such-model&config=${CONFIG}`, 'rtail', 'R+K+X'],
-  // A drafter or an example beside a config: the reader, then the catalog links' part.
-  ['a pasted config.json with a drafter named', `/?v=1&spec=draft_model&draft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+K'],
-  ['a pasted config.json with a drafter under an encoded key', `/?v=1&spec=draft_model&%64raft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+K+X'],
+  ['a broken pasted config.json', '/?v=1&config=e30', 'rtail', 'R+B'],
+  ['a pasted config.json beside the model it replaces', `/?v=1&model=qwen3-32b&tp=2&config=${CONFIG}`, 'rtail', 'R+B'],
+  ['a pasted config.json beside a model named by its repo', `/?v=1&model=Qwen/Qwen3-32B#config=${CONFIG}`, 'rtail', 'R+B+K'],
+  ['a pasted config.json beside an unknown model', `/?v=1&model=no-such-model&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
+  // A drafter or an example beside a config: the reader, then B (the examples' builders, the
+  // drafter's row); a model named by its repo beside a config, the repos' part too (K).
+  ['a pasted config.json with a drafter named', `/?v=1&spec=draft_model&draft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+B'],
+  ['a pasted config.json with a drafter under an encoded key', `/?v=1&spec=draft_model&%64raft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
   // The verdict opens with what vLLM does with an architecture it does not serve.
   ['a pasted architecture vLLM never registered', `/?v=1&config=${pasted('FooBarForCausalLM')}`, 'rtail', 'R'],
-  ['a pasted architecture vLLM removed', `/?v=1&tp=2&config=${pasted('MPTForCausalLM')}`, 'rtail', 'R+K+X'],
-  ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+K'],
-  ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+K+X'],
+  ['a pasted architecture vLLM removed', `/?v=1&tp=2&config=${pasted('MPTForCausalLM')}`, 'rtail', 'R+B+K+X'],
+  ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+B'],
+  ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
   // A key the loader's test does not see (percent-encoded): the catalog links' stream, whose
   // parts plan it all the same once R is in.
-  ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'tail', 'K+R+X'],
+  ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'tail', 'B+K+R+X'],
   // A link that reaches the last part (an older vLLM release's rules, an input the program
   // refuses) is planned again once that is in, with the same words.
-  ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'tail', 'K+R+X'],
-  ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'K+R+X'],
-  ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'rtail', 'R+K+X'],
-  ['a pasted config.json on an unknown GPU, from the last part', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'rtail', 'R+K+X'],
-  ['a catalog link the common parts plan', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'tail', 'K'],
+  ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'tail', 'B+K+R+X'],
+  ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'B+K+R+X'],
+  ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
+  ['a pasted config.json on an unknown GPU, from the last part', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'rtail', 'R+B+K+X'],
+  ['a catalog link the common parts plan', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'tail', 'B+K'],
   ['a pasted config.json the common parts plan', `/?v=1&gpu=h100-sxm-80gb&tp=2#config=${CONFIG}`, 'rtail', 'R'],
 ];
 
@@ -416,7 +419,7 @@ test('texts typed for this address that need the other stream keep the one asked
   const first = await readVerdict(page);
   assert.deepEqual(verdictStreams(problems), ['tail']);
   assert.equal(await page.evaluate(() => headroomEarly.program.kind), 'catalog');
-  assert.equal(await partsLinked(page), 'K+R', 'the reader, after the catalog links\' part');
+  assert.equal(await partsLinked(page), 'B+K+R', 'the reader, after the catalog links\' parts');
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.deepEqual(await readVerdict(page), first);
