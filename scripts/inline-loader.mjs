@@ -37,7 +37,7 @@ import { gunzipSync } from 'node:zlib';
 
 // terser: the page's two inline scripts minified (below).
 import { minify } from 'terser';
-import { FEATURES, ORDERS, besideCheckLinks, besideLinks, checkLinks, splitParts, trainingLinks } from './split-verdict.mjs';
+import { FEATURES, ORDERS, besideCheckLinks, besideLinks, checkLinks, exampleLinks, splitParts, trainingLinks } from './split-verdict.mjs';
 import { deflatePart, gzipOf } from './gzip-parts.mjs';
 const ORDER_CATALOG = ['C', ...ORDERS.catalog];
 const ORDER_CONFIG = ['C', ...ORDERS.config];
@@ -148,12 +148,13 @@ async function buildVerdicts() {
     // Five parts (scripts/split-verdict.mjs): C, what every common link runs; B, the examples'
     // builders and their rows; K, the other rows; R, the config.json reader; X, the rest.
     const beside = besideLinks(root, exampleIds);
+    const catalogTraining = trainingLinks(root, 'catalog', exampleIds);
     const split = await splitParts({
       tmp: outDir,
       prefix,
       bytes: whole,
       glueFile,
-      training: { catalog: trainingLinks(root, 'catalog', exampleIds), config: trainingLinks(root, 'config', exampleIds), beside },
+      training: { catalog: catalogTraining, config: trainingLinks(root, 'config', exampleIds), beside, examples: exampleLinks(catalogTraining) },
       checks: {
         catalog: checkLinks(root, 'catalog', exampleIds),
         config: checkLinks(root, 'config', exampleIds),

@@ -76,8 +76,9 @@ console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 100
 // The critical path: what must arrive before the first verdict. The page (its inline module
 // holds the verdict program's glue and the loader, its end the start of the program's .gz), its
 // stylesheet (render-blocking) and the verdict program's parts the link runs
-// (scripts/split-verdict.mjs): C, B and K for a catalog link or an example not planned ahead,
-// from the rest of the catalog links' stream (NAME_bg.wasm.tail); C and R for a pasted
+// (scripts/split-verdict.mjs): C, B and K for a catalog link, C and B for a seed example with
+// keys of its own (not planned ahead), from the rest of the catalog links' stream
+// (NAME_bg.wasm.tail); C and R for a pasted
 // config.json, from the rest of its stream (NAME_bg.wasm.rtail); C, R and B for a config beside
 // an example or a drafter. Each is the shortest start of the stream that decompresses to those
 // parts, less the head the page carries. The app's wasm and glue load after.
@@ -92,7 +93,8 @@ if (verdictWasm && Object.keys(parts).length === 5) {
   const blocking = rows.filter((r) => [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].some((m) => m[1] === r.file));
   const page = rows.find((r) => r.file === 'index.html');
   for (const [what, ext, needs] of [
-    ['a catalog link or an example not planned ahead', 'tail', ['C', 'B', 'K']],
+    ['a catalog link', 'tail', ['C', 'B', 'K']],
+    ['an example with keys of its own (not planned ahead)', 'tail', ['C', 'B']],
     ['a pasted config.json', 'rtail', ['C', 'R']],
     ['a pasted config.json beside an example or a drafter', 'rtail', ['C', 'R', 'B']],
   ]) {

@@ -245,6 +245,10 @@ export function checkLinks(root, kind, exampleIds) {
 // A pasted config.json beside a seed example or a drafter named by draft-model: each catalog
 // model's config so. Its link needs the reader and B (the examples' builders, the example's and
 // the drafter's rows), not the other rows (K).
+// The catalog links' training states that open a seed example (trained into B with the beside
+// ones: such a link waits for B and not K).
+export const exampleLinks = (links) => links.filter((call) => JSON.stringify(call).includes('example='));
+
 export function besideLinks(root, exampleIds) {
   const models = catalogModels(root);
   const drafters = ['qwen3-4b'].filter((id) => models.some((m) => m.id === id));
@@ -332,8 +336,9 @@ const NEEDS = { catalog: 2, config: 1, beside: 2 };
 
 // Splits the verdict program (`bytes`, after wasm-opt, built with every row, the examples and
 // the config.json reader) in five, by what its training states run: C, what both catalog links
-// and pasted configs run; B, what a config beside an example or a drafter runs beyond a pasted
-// config's (most of it catalog links run too); K, the rest of what catalog links run; R, what
+// and pasted configs run; B, what a config beside an example or a drafter, or a seed example's
+// link, runs beyond a pasted config's (most of it catalog links run too); K, the rest of what
+// catalog links run (the rows no example and no beside state reads); R, what
 // only pasted configs run (the reader, its JSON parser, vLLM's registry); X, the rest. Four
 // chained runs of wasm-split (C+B+K+R | X, then C+B+K | R, then C+B | K, then C | B); the later
 // parts link to the first's exports. Returns the parts (each optimised again), or fails the
@@ -356,9 +361,11 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
     ran[kind] = new Set();
     for (let f = 0; 8 + 4 * f + 4 <= p.length; f++) if (p.readUInt32LE(8 + 4 * f)) ran[kind].add(f);
   }
-  const { catalog, config, beside } = ran;
+  const { catalog, config, beside, examples } = ran;
   const C = [...catalog].filter((f) => config.has(f));
-  const B = [...beside].filter((f) => !config.has(f));
+  // With what the seed examples' links run beyond the others (a model compared with the
+  // example's own, layer by layer: 9 small functions), so that they wait for B and not K.
+  const B = [...new Set([...beside, ...(examples ?? [])])].filter((f) => !config.has(f));
   const inB = new Set(B);
   const K = [...catalog].filter((f) => !config.has(f) && !inB.has(f));
   const R = [...config].filter((f) => !catalog.has(f));
@@ -395,6 +402,8 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
   const reached = {};
   const placeholders = { placeholder: new Proxy({}, { get: () => () => { throw reached; } }) };
   const answered = {};
+  // A seed example's training state needs no more than C and B.
+  const exampleStates = new Set(training.examples ?? []);
   for (const [kind, calls] of Object.entries({ catalog: [...training.catalog, ...checks.catalog], config: [...training.config, ...checks.config], beside: [...training.beside, ...checks.beside] })) {
     const order = ORDERS[kind === 'beside' ? 'config' : kind];
     // One copy of the glue per number of parts linked, handed a fresh instance after a throw
@@ -420,7 +429,7 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
         } catch (e) {
           if (e !== reached) fail(`${prefix}: the program's first part with ${order.slice(0, n).join(', ') || 'no other'} threw on ${what}: ${e}`);
           if (n === order.length) fail(`${prefix}: a placeholder threw with every part linked, on ${what}`);
-          if (m < trained && n === NEEDS[kind]) fail(`${prefix}: the ${kind} training state ${what} needs more than ${['C', ...order.slice(0, n)].join(' and ')}`);
+          if (m < trained && (n === NEEDS[kind] || (n === 1 && exampleStates.has(call)))) fail(`${prefix}: the ${kind} training state ${what} needs more than ${['C', ...order.slice(0, n)].join(' and ')}`);
           fresh(n);
           continue;
         }

@@ -382,12 +382,13 @@ fn row_ids() -> impl Iterator<Item = &'static str> {
 /// The model row at `i` of [`row_ids`]. A file that fails to parse is a bug the catalog tests
 /// catch; here it is skipped so the app keeps working.
 ///
-/// With `catalog-compiled` (the first verdict's program) the default model's row has a function
-/// of its own: a pasted config.json starts from that row before the config replaces it, and
-/// reads no other, so the other rows' code (12.7 KB of wasm) is not in the program's part every
-/// link waits for but in the catalog links' (scripts/split-verdict.mjs). The rows' ids, repos
-/// and shapes are constants ([`model_known`], [`shapes`]): a config's link names it after the
-/// row of its shape without reading any row.
+/// With `catalog-compiled` (the first verdict's program) every row is a function of its own and
+/// the default model's is called directly: a pasted config.json starts from that row before the
+/// config replaces it, and reads no other, so the other rows' code is not in the program's part
+/// every link waits for; an example beside a config reads its model's row and a drafter its
+/// own, and those are in the part such links wait for, the rest in the catalog links'
+/// (scripts/split-verdict.mjs). The rows' ids, repos and shapes are constants ([`model_known`],
+/// [`shapes`]): a config's link names it after the row of its shape without reading any row.
 fn load_row(i: usize) -> Option<ModelRow> {
     #[cfg(not(feature = "catalog-compiled"))]
     return MODEL_FILES

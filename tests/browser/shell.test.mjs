@@ -169,12 +169,12 @@ const LINKS = [
   ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'tail', 'B+K'],
   ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'B+K+R+X'],
   // An example with keys of its own (a shared what-if) is not planned ahead: B carries the
-  // examples' builders.
-  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'tail', 'B+K'],
-  ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'tail', 'B+K'],
-  ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'tail', 'B+K'],
+  // examples' builders, and it needs no other rows (K).
+  ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'tail', 'B'],
+  ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'tail', 'B'],
+  ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'tail', 'B'],
   ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'tail', 'B+K+R+X'],
-  ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'tail', 'B+K'],
+  ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'tail', 'B'],
   ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'rtail', 'R'],
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'rtail', 'R'],
   ['a broken pasted config.json', '/?v=1&config=e30', 'rtail', 'R+B'],
