@@ -242,13 +242,13 @@ export function checkLinks(root, kind, exampleIds) {
   return [...links, ...reopened(links, ['util=0.', 'max-num-seqs=64', 'gpu=a10-24gb', 'kv-bytes=abc'])];
 }
 
-// A pasted config.json beside a seed example or a drafter named by draft-model: each catalog
-// model's config so. Its link needs the reader and B (the examples' builders, the example's and
-// the drafter's rows), not the other rows (K).
 // The catalog links' training states that open a seed example (trained into B with the beside
 // ones: such a link waits for B and not K).
 export const exampleLinks = (links) => links.filter((call) => JSON.stringify(call).includes('example='));
 
+// A pasted config.json beside a seed example or a drafter named by draft-model: each catalog
+// model's config so. Its link needs the reader and B (the examples' builders, the example's and
+// the drafter's rows), not the other rows (K).
 export function besideLinks(root, exampleIds) {
   const models = catalogModels(root);
   const drafters = ['qwen3-4b'].filter((id) => models.some((m) => m.id === id));
@@ -310,15 +310,14 @@ function funcTableLimits(bytes, fail) {
 // out). The import's maximum raised to the first part's, so that the part links to it.
 function raiseTableImportMax(bytes, max, fail) {
   const b = Buffer.from(bytes);
-  const bytesOf = uleb;
   if (max === null) fail('the first part\'s function table has no maximum');
   for (const [id, start, end, sizeAt] of sections(b)) {
     if (id !== 2) continue;
     for (const table of imports(b, start, fail)) {
       if (table.kind !== 1 || table.type !== 0x70 || table.max === null) continue;
       if (max < table.max) fail(`a part's table import would shrink (maximum ${table.max} -> ${max})`);
-      const delta = bytesOf(max).length - (table.end - table.maxAt);
-      return Buffer.concat([b.subarray(0, sizeAt), Buffer.from(bytesOf(end - start + delta)), b.subarray(start, table.maxAt), Buffer.from(bytesOf(max)), b.subarray(table.end)]);
+      const delta = uleb(max).length - (table.end - table.maxAt);
+      return Buffer.concat([b.subarray(0, sizeAt), Buffer.from(uleb(end - start + delta)), b.subarray(start, table.maxAt), Buffer.from(uleb(max)), b.subarray(table.end)]);
     }
   }
   fail('a part imports no function table with a maximum');
