@@ -251,14 +251,18 @@ var headroomEarly = (() => {
       if (!r.ok) throw new Error(`${r.url}: HTTP ${r.status}`);
       if (gz) {
         const { head: first, rests } = cut((await inflate(r)).body, order);
-        return { module: await WebAssembly.compileStreaming(new Response(first, wasmType)), parts: compiled(order, rests) };
+        // The other parts compile as their bytes come, beside the first's compile (on a fast
+        // link they are in before it is done), not after it.
+        const parts = compiled(order, rests);
+        return { module: await WebAssembly.compileStreaming(new Response(first, wasmType)), parts };
       }
       const bytes = new Uint8Array(await r.arrayBuffer());
       const sizes = order.map((n) => PARTS[n]);
       if (bytes.length !== sizes.reduce((a, b) => a + b, 0)) throw new Error(`${r.url}: ${bytes.length} B, not the program's parts`);
       const rests = [];
       for (let k = 1, o = sizes[0]; k < sizes.length; o += sizes[k++]) rests.push(Promise.resolve(bytes.subarray(o, o + sizes[k])));
-      return { module: await WebAssembly.compile(bytes.subarray(0, sizes[0])), parts: compiled(order, rests) };
+      const parts = compiled(order, rests);
+      return { module: await WebAssembly.compile(bytes.subarray(0, sizes[0])), parts };
     });
     // Awaited by boot.js, which may come after a failure: not an unhandled rejection meanwhile.
     module.catch(() => {});
