@@ -37,4 +37,4 @@ pub use parallel::pp_partition;
 pub use plan::{Check, LedgerLine, Phase, Plan, Provenance, RankPlan, ReplicaPlan, Term};
 pub use planner::{plan, settings};
 pub use scenario::Scenario;
-pub use util::{clipped, quoted, sort_small};
+pub use util::{clipped, quoted, sort_by_less, sort_small};
