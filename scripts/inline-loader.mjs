@@ -173,7 +173,10 @@ async function buildVerdicts() {
     // order: a browser that can decompress a stream fetches it where the page lacks its head.
     const plain = Buffer.concat(ORDER_CATALOG.map((n) => parts[n]));
     const deflates = {};
-    for (const n of Object.keys(parts)) deflates[n] = await deflatePart(parts[n], n === 'X');
+    // Both streams end with the same part, the only one deflated as final.
+    const last = ORDER_CATALOG.at(-1);
+    if (ORDER_CONFIG.at(-1) !== last) fail('the two streams end with different parts');
+    for (const n of Object.keys(parts)) deflates[n] = await deflatePart(parts[n], n === last);
     const gz = gzipOf(ORDER_CATALOG.map((n) => parts[n]), ORDER_CATALOG.map((n) => deflates[n]), fail);
     if (!gunzipSync(gz).equals(plain)) fail('the gzip of the verdict program does not decompress to it');
     // The page carries the first HEAD_BYTES of it, all within C's deflate (after the gzip

@@ -21,7 +21,7 @@ import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:z
 import { createServer } from 'node:http';
 import { join, extname } from 'node:path';
 import { chromium } from 'playwright-core';
-import { gzPrefix } from './split-verdict.mjs';
+import { NEEDS, ORDERS, gzPrefix } from './split-verdict.mjs';
 
 const DIST = new URL('../dist/', import.meta.url).pathname;
 const gz9 = (bytes) => gzipSync(bytes, { level: 9 }).length;
@@ -87,16 +87,18 @@ const headBytes = Number(html.match(/data-verdict-head="(\d+)"/)?.[1] ?? 0);
 const verdictWasm = html.match(/data-verdict="\/([^"]+)"/)?.[1];
 const parts = Object.fromEntries((html.match(/data-verdict-parts="([^"]+)"/)?.[1] ?? '').split(',').filter(Boolean).map((p) => p.split(':')).map(([n, v]) => [n, Number(v)]));
 if (headBytes > 0) console.log(`size the page's head of the verdict program: ${headBytes} B of its .gz, base64 in index.html (index.html ${gz9(Buffer.from(html))} B gzip with it, ${gz9(Buffer.from(html.replace(/<!--headroom-head:[^>]*-->/g, '')))} B without)`);
-if (verdictWasm && Object.keys(parts).length === 5) {
+if (verdictWasm && ['C', ...ORDERS.catalog].every((n) => parts[n] > 0)) {
   console.log(`size the verdict program's parts: ${Object.entries(parts).map(([n, v]) => `${n} ${v} B`).join(', ')}`);
   const gz = readFileSync(join(DIST, `${verdictWasm}.gz`));
   const blocking = rows.filter((r) => [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].some((m) => m[1] === r.file));
   const page = rows.find((r) => r.file === 'index.html');
+  // Each kind's parts: C and as many of its stream's next as its training states may need.
+  const partsOf = (order, kind) => ['C', ...ORDERS[order].slice(0, NEEDS[kind])];
   for (const [what, ext, needs] of [
-    ['a catalog link', 'tail', ['C', 'B', 'K']],
-    ['an example with keys of its own (not planned ahead)', 'tail', ['C', 'B']],
-    ['a pasted config.json', 'rtail', ['C', 'R']],
-    ['a pasted config.json beside an example or a drafter', 'rtail', ['C', 'R', 'B']],
+    ['a catalog link', 'tail', partsOf('catalog', 'catalog')],
+    ['an example with keys of its own (not planned ahead)', 'tail', partsOf('catalog', 'examples')],
+    ['a pasted config.json', 'rtail', partsOf('config', 'config')],
+    ['a pasted config.json beside an example or a drafter', 'rtail', partsOf('config', 'beside')],
   ]) {
     const stream = headBytes > 0 ? Buffer.concat([gz.subarray(0, headBytes), readFileSync(join(DIST, `${verdictWasm}.${ext}`))]) : gz;
     const raw = needs.reduce((a, n) => a + parts[n], 0);

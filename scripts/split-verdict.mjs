@@ -329,9 +329,10 @@ function raiseTableImportMax(bytes, max, fail) {
 // example or a drafter).
 export const ORDERS = { catalog: ['B', 'K', 'R', 'X'], config: ['R', 'B', 'K', 'X'] };
 
-// How many parts after C a training state of each kind may need: a catalog link's B and K, a
-// pasted config's R, a config beside an example or a drafter R and B.
-const NEEDS = { catalog: 2, config: 1, beside: 2 };
+// How many parts of its stream after C a training state of each kind may need: a catalog
+// link's B and K, a seed example's B, a pasted config's R, a config beside an example or a
+// drafter R and B (scripts/measure-budgets.mjs reads each kind's critical path from these).
+export const NEEDS = { catalog: 2, examples: 1, config: 1, beside: 2 };
 
 // Splits the verdict program (`bytes`, after wasm-opt, built with every row, the examples and
 // the config.json reader) in five, by what its training states run: C, what both catalog links
@@ -391,8 +392,7 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
   };
   const parts = { C: optimised('C') };
   const [, max] = funcTableLimits(parts.C, fail);
-  for (const n of ['B', 'K', 'R', 'X']) parts[n] = raiseTableImportMax(optimised(n), max, fail);
-
+  for (const n of ORDERS.catalog) parts[n] = raiseTableImportMax(optimised(n), max, fail);
   // 3. The check, in Node, against the whole program.
   const wholeGlue = await importGlue(tmp, glueFile, `${prefix}-whole`);
   const wholeModule = new WebAssembly.Module(bytes);
@@ -401,7 +401,7 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
   const reached = {};
   const placeholders = { placeholder: new Proxy({}, { get: () => () => { throw reached; } }) };
   const answered = {};
-  // A seed example's training state needs no more than C and B.
+  // A seed example's training state needs no more than C and B (NEEDS.examples).
   const exampleStates = new Set(training.examples ?? []);
   for (const [kind, calls] of Object.entries({ catalog: [...training.catalog, ...checks.catalog], config: [...training.config, ...checks.config], beside: [...training.beside, ...checks.beside] })) {
     const order = ORDERS[kind === 'beside' ? 'config' : kind];
@@ -428,7 +428,7 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
         } catch (e) {
           if (e !== reached) fail(`${prefix}: the program's first part with ${order.slice(0, n).join(', ') || 'no other'} threw on ${what}: ${e}`);
           if (n === order.length) fail(`${prefix}: a placeholder threw with every part linked, on ${what}`);
-          if (m < trained && (n === NEEDS[kind] || (n === 1 && exampleStates.has(call)))) fail(`${prefix}: the ${kind} training state ${what} needs more than ${['C', ...order.slice(0, n)].join(' and ')}`);
+          if (m < trained && (n === NEEDS[kind] || (n === NEEDS.examples && exampleStates.has(call)))) fail(`${prefix}: the ${kind} training state ${what} needs more than ${['C', ...order.slice(0, n)].join(' and ')}`);
           fresh(n);
           continue;
         }
