@@ -188,7 +188,9 @@ const served = (files) => (asked) => (url) => {
 
 test('the build\'s two streams continue the same head', () => {
   assert.ok(gz.length > HEAD * 2);
-  assert.equal(rtail.length, gz.length - HEAD);
+  // Each stream's parts after C are one deflate of their own (scripts/inline-loader.mjs), so
+  // the two rests differ in length as well as in order.
+  assert.ok(rtail.length > 0 && rtail.length < gz.length);
   // Both decompress, after the head, to the parts in their order.
   const parts = {};
   for (const [k, n] of ORDERS.catalog.entries()) parts[n] = plain.subarray(k === 0 ? 0 : ends[k - 1], ends[k]);
