@@ -146,9 +146,11 @@ const needsRest = new Error('the verdict program needs another part');
 const linked = async (program, modules) => {
   const glue = headroomVerdictGlue();
   const imports = glue.imports();
-  imports.placeholder = new Proxy({}, { get: () => () => { throw needsRest; } });
+  // The import modules scripts/split-verdict.mjs names (NS): p, the first part's placeholders;
+  // c, the first part's exports, in the later parts.
+  imports.p = new Proxy({}, { get: () => () => { throw needsRest; } });
   const instance = await WebAssembly.instantiate(program.module, imports);
-  for (const m of modules) await WebAssembly.instantiate(m, { primary: instance.exports });
+  for (const m of modules) await WebAssembly.instantiate(m, { c: instance.exports });
   glue.finalize(instance, program.module);
   return glue;
 };

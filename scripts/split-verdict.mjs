@@ -22,6 +22,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { constants as zlib, gunzipSync } from 'node:zlib';
 
+// The import modules wasm-split names: the first part's placeholders (a function of a later
+// part, until that part fills its table slot) and, in the later parts, the first part's exports.
+// One letter each, as public/boot.js links them: the first part imports some 220 placeholders
+// (0.2 KB of deflate less than "placeholder" and "primary").
+export const NS = { placeholders: 'p', first: 'c' };
+
 // wasm-opt's passes for the verdict program and each of its parts. -Oz, with no inlining of a
 // function into its one caller beyond -Oz's own small sizes: by default wasm-opt merges the
 // chain first_verdict -> plan -> plan_given into one 87 KB function, and the browser compiles a
@@ -388,7 +394,7 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
   // 2. The splits, names kept (-g) so that each run finds the functions by the names the one
   //    before gave them.
   const split = (input, funcs, one, two) => {
-    run(wasmSplit, ['-g', ...FEATURES, `--keep-funcs=@${at(funcs)}`, '--placeholder-namespace=placeholder', '--import-namespace=primary', at(input), '-o1', at(one), '-o2', at(two)]);
+    run(wasmSplit, ['-g', ...FEATURES, `--keep-funcs=@${at(funcs)}`, `--placeholder-namespace=${NS.placeholders}`, `--import-namespace=${NS.first}`, at(input), '-o1', at(one), '-o2', at(two)]);
     writeFileSync(at(one), fixExternrefExport(readFileSync(at(one)), fail));
   };
   split('whole.wasm', 'CBKR.funcs', 'CBKR.wasm', 'X.wasm');
@@ -410,7 +416,7 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
   wholeGlue.__wbg_finalize_init(new WebAssembly.Instance(wholeModule, wholeGlue.__wbg_get_imports()), wholeModule);
   const modules = Object.fromEntries(Object.entries(parts).map(([n, p]) => [n, new WebAssembly.Module(p)]));
   const reached = {};
-  const placeholders = { placeholder: new Proxy({}, { get: () => () => { throw reached; } }) };
+  const placeholders = { [NS.placeholders]: new Proxy({}, { get: () => () => { throw reached; } }) };
   const answered = {};
   // A seed example's training state needs no more than C and B (NEEDS.examples).
   const exampleStates = new Set(training.examples ?? []);
@@ -422,7 +428,7 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
     for (let n = 0; n <= order.length; n++) glues.push(await importGlue(tmp, glueFile, `${prefix}-${kind}-${n}`));
     const fresh = (n) => {
       const i = new WebAssembly.Instance(modules.C, { ...glues[n].__wbg_get_imports(), ...placeholders });
-      for (const name of order.slice(0, n)) new WebAssembly.Instance(modules[name], { primary: i.exports });
+      for (const name of order.slice(0, n)) new WebAssembly.Instance(modules[name], { [NS.first]: i.exports });
       glues[n].__wbg_finalize_init(i, modules.C);
     };
     for (let n = 0; n <= order.length; n++) fresh(n);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import { gunzipSync } from 'node:zlib';
-import { gzPrefix as prefix } from '../../scripts/split-verdict.mjs';
+import { NS, gzPrefix as prefix } from '../../scripts/split-verdict.mjs';
 
 const DIST = new URL('../../dist/', import.meta.url);
 const html = readFileSync(new URL('index.html', DIST), 'utf8');
@@ -80,10 +80,10 @@ test('the build has a program in five parts to test', () => {
 // the first's exports.
 const checkParts = async (compiled, order = ORDERS.catalog) => {
   const { module, parts } = await compiled;
-  assert.ok(WebAssembly.Module.imports(module).some((i) => i.module === 'placeholder'));
+  assert.ok(WebAssembly.Module.imports(module).some((i) => i.module === NS.placeholders));
   assert.deepEqual(Array.from(parts, (p) => p.name), order.slice(1));
   for (const p of parts) {
-    assert.ok(WebAssembly.Module.imports(await p.module).every((i) => i.module === 'primary'), p.name);
+    assert.ok(WebAssembly.Module.imports(await p.module).every((i) => i.module === NS.first), p.name);
     assert.equal(p.ready, true, p.name);
   }
 };
