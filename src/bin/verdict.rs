@@ -5,8 +5,14 @@
 //! which writes them into the static shell as text. The app then replaces the shell with the
 //! live page, showing the same words.
 
+// No `main` in the page's program: the page calls `first_verdict` and nothing else, and a
+// `main` brings std's runtime start and stdout's flush at exit into its first part. (A native
+// build, for the tests' and lints' sake, keeps an empty one.)
+#![cfg_attr(target_arch = "wasm32", no_main)]
+
 use wasm_bindgen::prelude::*;
 
+#[cfg(not(target_arch = "wasm32"))]
 fn main() {}
 
 /// The first verdict of the page opened on `link` (`location.search + location.hash`), with

@@ -238,6 +238,8 @@ fn head_size(m: &Model) -> u64 {
 
 /// `validate_configuration` for the selected backend: vLLM's error when it cannot serve this
 /// model on this GPU, with its reasons in vLLM's order.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 pub fn validate(s: &Scenario, b: &Backend) -> Result<(), CalcError> {
     let m = &s.model;
     let cc = s.gpu.compute_capability;

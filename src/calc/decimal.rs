@@ -144,6 +144,8 @@ pub fn parse_f64(text: &str) -> Option<f64> {
 }
 
 /// digits x 10^exp, correctly rounded, by big-integer arithmetic.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 fn exact(digits: &[u8], exp: i64) -> f64 {
     let mut n = Big::from_digits(digits);
     if exp >= 0 {

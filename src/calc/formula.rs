@@ -43,6 +43,8 @@ impl PartialEq for Arg {
 }
 
 impl fmt::Display for Arg {
+    // Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+    #[inline(never)]
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Arg::Grouped(n) => write!(f, "{}", Grouped(*n)),
@@ -105,6 +107,8 @@ impl Formula {
         }))
     }
 
+    // Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+    #[inline(never)]
     fn render(&self) -> Box<str> {
         match &self.0.spec {
             Spec::Text(t) => t.clone(),

@@ -342,13 +342,7 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
     }
     // A backend the user selected (its checks are in `backend::validate`).
     if let Some(b) = super::backend::selected(s).filter(|_| s.version.at_least(0, 18)) {
-        return (
-            b.kernel.preferred(),
-            format!(
-                "{}, selected with --attention-backend: its preferred kernel block",
-                b.name
-            ),
-        );
+        return selected_block(b);
     }
     if s.model.mla.is_some() {
         let fp8 = s.engine.kv_cache_dtype.is_fp8() || s.model.kv_fp8_from_checkpoint;
@@ -399,6 +393,19 @@ pub fn default_block_size(s: &Scenario) -> (u64, String) {
         };
     }
     (16, "FlashAttention's preferred block size (16)".into())
+}
+
+/// The block of a backend the user selected: its preferred kernel block.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
+fn selected_block(b: &super::backend::Backend) -> (u64, String) {
+    (
+        b.kernel.preferred(),
+        format!(
+            "{}, selected with --attention-backend: its preferred kernel block",
+            b.name
+        ),
+    )
 }
 
 /// vLLM's CUDA-graph capture sizes (`VllmConfig._set_cudagraph_sizes`), counted.

@@ -162,6 +162,8 @@ pub fn py_float_str(x: f64) -> String {
 
 /// Python's `round(x, ndigits)` for small `ndigits`: rounds the exact binary value to the nearest
 /// decimal with `ndigits` places (ties to even), returned as the nearest float64.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 pub fn py_round(x: f64, ndigits: usize) -> f64 {
     // Rust's fixed-precision formatting rounds the exact binary value correctly, which is what
     // CPython's float_round does through its own correctly rounded dtoa.
@@ -183,6 +185,8 @@ pub fn format_gib(bytes: i128) -> String {
 pub struct GibText(pub i128);
 
 impl std::fmt::Display for GibText {
+    // Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+    #[inline(never)]
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let bytes = self.0;
         // Below 2^53 bytes, b / 2^30 is exact in float64, so its two-place rounding (ties to
@@ -240,6 +244,8 @@ fn format_gib_float(bytes: i128) -> String {
 }
 
 /// `str(round(x, 2))` for a figure already in GiB.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 fn gib_text_of(x: f64) -> String {
     if x.abs() >= 1e15 {
         // Python switches to exponent notation at 1e16; take the general path out there.

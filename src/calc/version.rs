@@ -21,6 +21,8 @@ pub struct VllmVersion {
 }
 
 /// What differs in a release Headroom refuses, in words: the reason `parse` gives.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 fn refused(major: u32, minor: u32, patch: Option<u32>) -> Option<String> {
     let read = "Headroom models 0.10.2, 0.11.0, 0.11.2, 0.12.0, 0.13.0 and 0.14 to 0.33";
     Some(match (major, minor, patch) {

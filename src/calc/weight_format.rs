@@ -111,6 +111,8 @@ pub fn removed_in(method: &str) -> Option<(u32, u32)> {
 
 /// The release each method first appears in, where it is later than the oldest Headroom
 /// models (0.10.2), read from each release's `QUANTIZATION_METHODS` and `config/quantization.py`.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 fn first_release(method: &str) -> Option<(u32, u32)> {
     Some(match method {
         "mxfp8" => (0, 19),
@@ -188,6 +190,8 @@ enum Effect {
     Unsized(&'static str),
 }
 
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 fn effect(method: &str, v: VllmVersion) -> Effect {
     use Effect::*;
     use WeightQuant as Q;
@@ -255,6 +259,8 @@ fn act_dtypes(method: &str) -> &'static [ModelDtype] {
 /// ModelOpt checkpoint, gpt-oss's MXFP4 and DeepSeek-V4's FP8 are claimed by their own config
 /// class whatever the flag says (vLLM 0.33.0's modelopt.py, mxfp4.py, deepseek_v41's
 /// quant_config.py); compressed-tensors and the rest only by their own name.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 fn accepted(checkpoint: &str, flag: &str, m: &super::model::Model) -> Accept {
     let awq = ["awq", "auto_awq", "awq_marlin"];
     let gptq = ["gptq", "auto_gptq", "gptq_marlin"];
@@ -349,44 +355,55 @@ fn resolve_dtype(s: &Scenario) -> Result<(ModelDtype, Option<String>), CalcError
                 )))
             }
         }
-        Some(d) => {
-            if d == ModelDtype::Float16 {
-                if let Some(t) = no_f16 {
-                    return Err(CalcError::new(Input::Dtype, format!("vLLM refuses --dtype float16 for this model: \"The model type '{t}' does not support float16. Reason: Numerical instability. Please use bfloat16 or float32 instead.\"")));
-                }
-            }
-            if d == ModelDtype::Bfloat16 && !platform_dtypes(gpu).contains(&d) {
-                return Err(CalcError::new(Input::Dtype, format!(
-                    "vLLM refuses --dtype bfloat16 on the {}: \"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your GPU has compute capability {}.{}. You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.\"",
-                    gpu.name, gpu.compute_capability.0, gpu.compute_capability.1
-                )));
-            }
-            let note = (d != config).then(|| {
-                let verb = if d == ModelDtype::Float32 {
-                    "upcasts"
-                } else if config == ModelDtype::Float32 {
-                    "downcasts"
-                } else {
-                    "casts"
-                };
-                format!(
-                    "--dtype {} {verb} the config's {}: {}.",
-                    d.as_str(),
-                    config.as_str(),
-                    if d.bytes() == config.bytes() {
-                        "the bytes per value do not change".to_string()
-                    } else {
-                        format!(
-                            "unquantized weights and the KV cache (kv-cache-dtype auto) take {} bytes per value",
-                            d.bytes()
-                        )
-                    }
-                )
-            });
-            (d, note)
-        }
+        Some(d) => given_dtype(s, d, no_f16)?,
     };
     Ok((dtype, note))
+}
+
+/// `--dtype` given: vLLM's refusals, and the cast it makes of the config's dtype, in words.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
+fn given_dtype(
+    s: &Scenario,
+    d: ModelDtype,
+    no_f16: Option<&'static str>,
+) -> Result<(ModelDtype, Option<String>), CalcError> {
+    let config = s.model.dtype;
+    let gpu = &s.gpu;
+    if d == ModelDtype::Float16 {
+        if let Some(t) = no_f16 {
+            return Err(CalcError::new(Input::Dtype, format!("vLLM refuses --dtype float16 for this model: \"The model type '{t}' does not support float16. Reason: Numerical instability. Please use bfloat16 or float32 instead.\"")));
+        }
+    }
+    if d == ModelDtype::Bfloat16 && !platform_dtypes(gpu).contains(&d) {
+        return Err(CalcError::new(Input::Dtype, format!(
+            "vLLM refuses --dtype bfloat16 on the {}: \"Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your GPU has compute capability {}.{}. You can use float16 instead by explicitly setting the `dtype` flag in CLI, for example: --dtype=half.\"",
+            gpu.name, gpu.compute_capability.0, gpu.compute_capability.1
+        )));
+    }
+    let note = (d != config).then(|| {
+        let verb = if d == ModelDtype::Float32 {
+            "upcasts"
+        } else if config == ModelDtype::Float32 {
+            "downcasts"
+        } else {
+            "casts"
+        };
+        format!(
+            "--dtype {} {verb} the config's {}: {}.",
+            d.as_str(),
+            config.as_str(),
+            if d.bytes() == config.bytes() {
+                "the bytes per value do not change".to_string()
+            } else {
+                format!(
+                    "unquantized weights and the KV cache (kv-cache-dtype auto) take {} bytes per value",
+                    d.bytes()
+                )
+            }
+        )
+    });
+    Ok((d, note))
 }
 
 /// Applies `--dtype` and `--quantization` to the scenario's model (into `t`, a copy made on

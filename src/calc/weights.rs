@@ -515,6 +515,8 @@ pub fn rank_weights(model: &Model, p: &Placement) -> RankWeights {
 /// `targets` target layers to one), the context KV projection (one head_dim row per layer), the
 /// Markov head's two `vocab x rank` tables, two norms and the fp32 confidence head. The
 /// embedding and LM head are the target's.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 pub fn dspark_bytes(
     model: &Model,
     p: &Placement,

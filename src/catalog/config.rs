@@ -568,22 +568,29 @@ pub fn parse_config_value(v: &Value) -> Result<Model, ConfigError> {
         quant_method,
         quant_source: crate::calc::model::QuantSource::Checkpoint,
     };
-    model.validate().map_err(|(field, msg)| {
-        // The model names a figure by its canonical key; the config may have used an alias
-        // (Mixtral's num_local_experts, DeepSeek's n_routed_experts): name the key it gave.
-        let given = ALIASES
-            .iter()
-            .find(|(canonical, _)| *canonical == field)
-            .and_then(|(_, keys)| keys.iter().find(|k| f.get(k).is_some()))
-            .copied()
-            .unwrap_or(field);
-        let msg = match msg.strip_prefix(field) {
-            Some(rest) if given != field => format!("{given}{rest}"),
-            _ => msg,
-        };
-        ConfigError::new(given, msg)
-    })?;
+    model
+        .validate()
+        .map_err(|(field, msg)| invalid_model(&f, field, msg))?;
     Ok(model)
+}
+
+/// The model's own check refused it (`field`, `msg`): the error names the key the config gave.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
+fn invalid_model(f: &Fields, field: &'static str, msg: String) -> ConfigError {
+    // The model names a figure by its canonical key; the config may have used an alias
+    // (Mixtral's num_local_experts, DeepSeek's n_routed_experts): name the key it gave.
+    let given = ALIASES
+        .iter()
+        .find(|(canonical, _)| *canonical == field)
+        .and_then(|(_, keys)| keys.iter().find(|k| f.get(k).is_some()))
+        .copied()
+        .unwrap_or(field);
+    let msg = match msg.strip_prefix(field) {
+        Some(rest) if given != field => format!("{given}{rest}"),
+        _ => msg,
+    };
+    ConfigError::new(given, msg)
 }
 
 /// transformers' `LlamaConfig.__init__` defaults for the shape (configuration_llama.py), which a

@@ -530,6 +530,8 @@ pub fn gpu(id: &str) -> Option<&'static GpuRow> {
 /// Applies a total read from the driver (`--gpu-memory`, the page's `gpu-memory`): `alone`
 /// (no GPU chosen), a custom GPU of that total; otherwise the chosen GPU with its total
 /// replaced, which is then a measurement of this very GPU.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 pub fn set_gpu_total(gpu: &mut Gpu, total: u64, alone: bool) {
     if alone {
         *gpu = custom_gpu(total);
@@ -546,6 +548,8 @@ pub fn set_gpu_total(gpu: &mut Gpu, total: u64, alone: bool) {
     gpu.total_confirmed = true;
 }
 
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 pub fn custom_gpu(total: u64) -> Gpu {
     Gpu {
         id: "custom".into(),

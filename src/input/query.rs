@@ -109,6 +109,8 @@ impl UrlState {
 
     /// Sets an input of the comparison (`b.KEY`), checked as the input itself; an empty text
     /// clears it.
+    // Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+    #[inline(never)]
     pub fn set_b(&mut self, field: Field, text: &str) -> Result<(), String> {
         if !comparable(field) {
             return Err(format!(

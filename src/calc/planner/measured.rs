@@ -184,6 +184,38 @@ pub(super) fn measured_kv_plan(mut p: Planning) -> Plan {
     finish(p, Some(replica), Some(demand))
 }
 
+/// A rank with nothing left for the KV cache: vLLM stops at KV sizing.
+// Never inlined (both): no link the first verdict is trained on calls them (DESIGN.md, "Rare
+// code").
+#[inline(never)]
+fn no_kv_left(r: &RankPlan) -> (&RankPlan, KvError, String) {
+    let why = format!(
+        "rank {}: nothing is left for the KV cache ({} available)",
+        r.rank,
+        amount(r.available_kv)
+    );
+    let e = KvError::NoMemory {
+        worker: r.rank as usize,
+        bytes_per_block: 0,
+    };
+    (r, e, why)
+}
+
+/// max-model-len auto where the limiting rank's KV holds not one token at the measured ratio.
+#[inline(never)]
+fn no_token_fits(r: &RankPlan) -> (&RankPlan, KvError, String) {
+    let why = format!(
+        "rank {}: {} of KV does not hold one token at the measured ratio",
+        r.rank,
+        amount(r.available_kv)
+    );
+    let e = KvError::AutoFit {
+        worker: r.rank as usize,
+        bytes_per_block: 0,
+    };
+    (r, e, why)
+}
+
 /// Nothing left for the cache on some rank (KV sizing fails, as on the block path), or no token
 /// that fits under `--max-model-len auto` (the capacity check). Returns whether the start stops.
 fn starved(p: &mut Planning, tokens: u64, lim_idx: usize) -> bool {
@@ -199,39 +231,8 @@ fn starved(p: &mut Planning, tokens: u64, lim_idx: usize) -> bool {
     let starved = ranks
         .iter()
         .find(|r| r.available_kv <= 0)
-        .map(|r| {
-            let why = format!(
-                "rank {}: nothing is left for the KV cache ({} available)",
-                r.rank,
-                amount(r.available_kv)
-            );
-            (
-                r,
-                KvError::NoMemory {
-                    worker: r.rank as usize,
-                    bytes_per_block: 0,
-                },
-                why,
-            )
-        })
-        .or_else(|| {
-            (auto && tokens == 0).then(|| {
-                let r = &ranks[lim_idx];
-                let why = format!(
-                    "rank {}: {} of KV does not hold one token at the measured ratio",
-                    r.rank,
-                    amount(r.available_kv)
-                );
-                (
-                    r,
-                    KvError::AutoFit {
-                        worker: r.rank as usize,
-                        bytes_per_block: 0,
-                    },
-                    why,
-                )
-            })
-        });
+        .map(no_kv_left)
+        .or_else(|| (auto && tokens == 0).then(|| no_token_fits(&ranks[lim_idx])));
     if let Some((r, e, why)) = starved {
         // The auto-fit is part of the capacity check; no memory at all fails KV sizing.
         let phase = if matches!(e, KvError::AutoFit { .. }) {

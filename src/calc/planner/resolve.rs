@@ -181,6 +181,8 @@ pub(super) fn resolve(s: &Scenario, notes: &mut Vec<String>) -> Result<Resolved,
 /// the one given, or, with both given (an example sets one, the user the other), the one
 /// further from its default in the direction that breaks the rule (tokens lowered, sequences
 /// raised). `--max-num-batched-tokens 1` on an example with 8 sequences names the tokens.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 fn batch_culprit(s: &Scenario) -> Input {
     match (s.engine.max_num_batched_tokens, s.engine.max_num_seqs) {
         (Some(_), None) => Input::MaxNumBatchedTokens,
@@ -254,39 +256,46 @@ fn check_max_model_len(s: &Scenario, notes: &mut Vec<String>) -> Result<(), Calc
 fn partition(s: &Scenario) -> Result<Vec<u32>, CalcError> {
     let pp = s.parallel.pp;
     let m = &s.model;
-    let parts =
-        pp_partition(m.n_layers, pp, s.parallel.pp_layer_partition.as_deref()).map_err(|e| {
-            // vLLM's words, then how far off a list of the right length is.
-            let sum = s
-                .parallel
-                .pp_layer_partition
-                .as_deref()
-                .filter(|l| l.len() == pp as usize)
-                .map(|l| l.iter().map(|n| u64::from(*n)).sum::<u64>());
-            let n = u64::from(m.n_layers);
-            match sum {
-                Some(sum) if sum != n => {
-                    let (off, way) = if sum > n {
-                        (sum - n, "too many")
-                    } else {
-                        (n - sum, "short")
-                    };
-                    CalcError::new(
-                        Input::PpPartition,
-                        format!(
-                            "pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e} That is {off} {} {way}.",
-                            plural(off, "layer", "layers")
-                        ),
-                    )
-                }
-                _ => CalcError::new(
-                    Input::PpPartition,
-                    format!("pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e}"),
-                ),
-            }
-        })?;
+    let parts = pp_partition(m.n_layers, pp, s.parallel.pp_layer_partition.as_deref())
+        .map_err(|e| bad_partition(s, &e))?;
     stages_hold_a_cache(s, &parts)?;
     Ok(parts)
+}
+
+/// vLLM's words for a partition it refuses (`e`), then how far off a list of the right length is.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
+fn bad_partition(s: &Scenario, e: &str) -> CalcError {
+    let pp = s.parallel.pp;
+    let m = &s.model;
+    // vLLM's words, then how far off a list of the right length is.
+    let sum = s
+        .parallel
+        .pp_layer_partition
+        .as_deref()
+        .filter(|l| l.len() == pp as usize)
+        .map(|l| l.iter().map(|n| u64::from(*n)).sum::<u64>());
+    let n = u64::from(m.n_layers);
+    match sum {
+        Some(sum) if sum != n => {
+            let (off, way) = if sum > n {
+                (sum - n, "too many")
+            } else {
+                (n - sum, "short")
+            };
+            CalcError::new(
+                Input::PpPartition,
+                format!(
+                    "pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e} That is {off} {} {way}.",
+                    plural(off, "layer", "layers")
+                ),
+            )
+        }
+        _ => CalcError::new(
+            Input::PpPartition,
+            format!("pp-layer-partition (VLLM_PP_LAYER_PARTITION): {e}"),
+        ),
+    }
 }
 
 /// Every stage holds a layer with a KV cache or state, where the model has one: vLLM 0.33

@@ -206,10 +206,7 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
     }
     let unquantized = (m.quant_source == crate::calc::model::QuantSource::Online
         && !s.version.at_least(0, 16))
-    .then(|| crate::calc::model::Model {
-        quant: crate::calc::model::WeightQuant::None,
-        ..m.clone()
-    });
+    .then(|| unquantized(m));
     Shared {
         unquantized,
         head,
@@ -227,6 +224,17 @@ pub(super) fn shared(s: &Scenario, r: &Resolved, notes: &mut Vec<String>) -> Sha
         sizes,
         draft_model,
         tp_ranks_identical,
+    }
+}
+
+/// The model as its unquantized checkpoint, which an online quantization before 0.16 loads
+/// whole first.
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
+fn unquantized(m: &crate::calc::model::Model) -> crate::calc::model::Model {
+    crate::calc::model::Model {
+        quant: crate::calc::model::WeightQuant::None,
+        ..m.clone()
     }
 }
 

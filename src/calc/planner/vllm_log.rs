@@ -159,6 +159,8 @@ pub(in crate::calc) struct Suggestion {
     pub to_gpu: i128,
 }
 
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
+#[inline(never)]
 pub(in crate::calc) fn vllm_suggestion(r: &RankPlan, eager: bool) -> Suggestion {
     let get = |t: Term| r.line(t).map_or(0, |l| l.bytes);
     let graphs = if eager { 0 } else { get(Term::CudaGraphs) };
