@@ -31,7 +31,7 @@ var headroomEarly = (() => {
   // The program's five parts (scripts/split-verdict.mjs) and their sizes: C, what every common
   // link runs, B the examples' builders and their rows, K the other rows, R the config.json
   // reader, X the rest. The plain file and its .gz hold them in the catalog links' order, C, B,
-  // K, R, X; a pasted config's stream in C, R, B, K, X.
+  // K, X, R; a pasted config's stream in C, R, B, K, X.
   const PARTS = HEADROOM_PARTS;
   const ORDERS = HEADROOM_ORDERS;
   // How many bytes of the program's .gz the page carries (scripts/inline-loader.mjs), all
@@ -39,7 +39,7 @@ var headroomEarly = (() => {
   // first byte (the request leaves with this script, about 110 ms later at a quarter of the
   // CPU, then 150 ms of latency): about 50 KB. The page spends them on the start of C, base64
   // in a comment at the end of the body, and the request asks for the rest of its stream only:
-  // NAME_bg.wasm.tail (C, B, K, R, X) for a catalog link, NAME_bg.wasm.rtail (C, R, B, K, X)
+  // NAME_bg.wasm.tail (C, B, K, X, R) for a catalog link, NAME_bg.wasm.rtail (C, R, B, K, X)
   // for a pasted config. Both streams begin with C's bytes.
   const HEAD = HEADROOM_HEAD;
   const link = `${location.search}${location.hash}`;

@@ -164,7 +164,7 @@ async function buildVerdicts() {
     const { parts } = split;
     const count = (a) => a.map((n, k) => `${n} with ${k} part(s) after C`).join(', ');
     console.log(`inline-loader: ${prefix} in five parts: ${Object.entries(parts).map(([n, b]) => `${n} ${b.length} B`).join(', ')} (whole ${whole.length} B; functions ${Object.entries(split.functions).map(([n, k]) => `${n} ${k}`).join(', ')}); answered: catalog ${count(split.answered.catalog)}; config ${count(split.answered.config)}; config beside an example or a drafter ${count(split.answered.beside)}`);
-    // The plain file: the parts in the catalog links' order, C, B, K, R, X; public/early.js cuts
+    // The plain file: the parts in the catalog links' order, C, B, K, X, R; public/early.js cuts
     // them apart by their sizes (PARTS). Beside it, its gzip (scripts/gzip-parts.mjs, zopfli
     // with 15 iterations, 5% smaller than a server's own gzip), in the same order: a browser
     // that can decompress a stream fetches it where the page lacks its head. C is deflated
@@ -180,7 +180,7 @@ async function buildVerdicts() {
     if (!gunzipSync(gz).equals(plain)) fail('the gzip of the verdict program does not decompress to it');
     // The page carries the first HEAD_BYTES of it, all within C's deflate (after the gzip
     // header's 10 B), which both streams begin with; a link asks for the rest of its own stream:
-    // a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, B, K, R, X), a pasted config's
+    // a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, B, K, X, R), a pasted config's
     // C, R, B, K, X (NAME_bg.wasm.rtail).
     if (10 + deflates.C.length < HEAD_BYTES) fail(`the program's first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
     const rgz = await streamOf(ORDER_CONFIG);

@@ -99,11 +99,11 @@ if (verdictWasm && ['C', ...ORDERS.catalog].every((n) => parts[n] > 0)) {
     ['an example with keys of its own (not planned ahead)', 'tail', partsOf('catalog', 'examples')],
     ['a pasted config.json', 'rtail', partsOf('config', 'config')],
     ['a pasted config.json beside an example or a drafter', 'rtail', partsOf('config', 'beside')],
-    // What the training leaves to the last part (X: releases before 0.20, --dtype and
-    // --quantization, an attention backend, refused inputs, rare shapes' errors): such a link
-    // waits for every part of its stream.
-    ['a link that reaches the last part (a catalog link)', 'tail', ['C', ...ORDERS.catalog]],
-    ['a link that reaches the last part (a pasted config.json)', 'rtail', ['C', ...ORDERS.config]],
+    // What the training leaves to X (releases before 0.20, --dtype and --quantization, an
+    // attention backend, a measured checkpoint, rare shapes' errors): such a link waits for
+    // its stream up to the end of X; a catalog link with a refused input, for R after it.
+    ['a catalog link that reaches X', 'tail', ['C', ...ORDERS.catalog.slice(0, ORDERS.catalog.indexOf('X') + 1)]],
+    ['a pasted config.json that reaches X', 'rtail', ['C', ...ORDERS.config.slice(0, ORDERS.config.indexOf('X') + 1)]],
   ]) {
     const stream = headBytes > 0 ? Buffer.concat([gz.subarray(0, headBytes), readFileSync(join(DIST, `${verdictWasm}.${ext}`))]) : gz;
     const raw = needs.reduce((a, n) => a + parts[n], 0);

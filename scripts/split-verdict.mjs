@@ -8,7 +8,7 @@
 //
 // Why: on a phone on slow 4G (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the program's bytes
 // are most of the first verdict's wait, about 5 ms per KB. A catalog link's stream brings C,
-// then B, K, R and X; a pasted config's C, then R, B, K and X (scripts/gzip-parts.mjs). public/early.js
+// then B, K, X and R; a pasted config's C, then R, B, K and X (scripts/gzip-parts.mjs). public/early.js
 // compiles each part as soon as its bytes are in, and public/boot.js runs the link on C with the
 // parts in so far: a link that reaches a function of a part not linked yet (a placeholder the
 // first part imports, which throws) is planned again once the stream's next part is in, on a
@@ -343,8 +343,12 @@ function raiseTableImportMax(bytes, max, fail) {
 
 // The orders in which a link's stream brings the parts after the first (public/early.js): a
 // catalog link's B and K first, a pasted config's the reader, then B (for a config beside an
-// example or a drafter).
-export const ORDERS = { catalog: ['B', 'K', 'R', 'X'], config: ['R', 'B', 'K', 'X'] };
+// example or a drafter). Then a catalog link's X before R: of the build's catalog check
+// states, those that reach X are valid scenarios (--quantization, --dtype, an attention
+// backend, an older release, an explicit partition, a measured checkpoint) and those that
+// reach R without X refused inputs (util=1.5, tp=3, an unknown GPU or example). A pasted
+// config's K before X: a config beside a catalog model (named by its repo) reads its row.
+export const ORDERS = { catalog: ['B', 'K', 'X', 'R'], config: ['R', 'B', 'K', 'X'] };
 
 // How many parts of its stream after C a training state of each kind may need: a catalog
 // link's B and K, a seed example's B, a pasted config's R, a config beside an example or a

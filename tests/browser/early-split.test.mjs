@@ -8,17 +8,17 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import { gunzipSync } from 'node:zlib';
-import { NS, gzPrefix as prefix } from '../../scripts/split-verdict.mjs';
+import { NS, ORDERS as STREAMS, gzPrefix as prefix } from '../../scripts/split-verdict.mjs';
 
 const DIST = new URL('../../dist/', import.meta.url);
 const html = readFileSync(new URL('index.html', DIST), 'utf8');
 const name = html.match(/data-verdict="\/([^"]+)"/)?.[1];
-// The parts' sizes (C, B, K, R, X), and the two streams' orders.
+// The parts' sizes, and the two streams' orders (scripts/split-verdict.mjs).
 const PARTS = Object.fromEntries((html.match(/data-verdict-parts="([^"]+)"/)?.[1] ?? '').split(',').map((p) => p.split(':')).map(([n, v]) => [n, Number(v)]));
-const ORDERS = { catalog: ['C', 'B', 'K', 'R', 'X'], config: ['C', 'R', 'B', 'K', 'X'] };
+const ORDERS = { catalog: ['C', ...STREAMS.catalog], config: ['C', ...STREAMS.config] };
 const plain = readFileSync(new URL(name, DIST));
 const gz = readFileSync(new URL(`${name}.gz`, DIST));
-// A pasted config's stream after the page's head (C, R, B, K, X).
+// A pasted config's stream after the page's head.
 const rtail = readFileSync(new URL(`${name}.rtail`, DIST));
 const source = readFileSync(new URL('../../public/early.js', import.meta.url), 'utf8');
 // Where each part ends in the plain file (the catalog links' order).

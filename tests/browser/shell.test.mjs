@@ -167,13 +167,13 @@ const LINKS = [
   ['a catalog link in decimal GB', '/?v=1&model=qwen3-32b&tp=2&unit=gb', 'tail', 'B+K'],
   ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'tail', 'B+K'],
   ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'tail', 'B+K'],
-  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'B+K+R+X'],
+  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'B+K+X+R'],
   // An example with keys of its own (a shared what-if) is not planned ahead: B carries the
   // examples' builders, and it needs no other rows (K).
   ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'tail', 'B'],
   ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'tail', 'B'],
   ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'tail', 'B'],
-  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'tail', 'B+K+R+X'],
+  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'tail', 'B+K+X'],
   ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'tail', 'B'],
   ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'rtail', 'R'],
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'rtail', 'R'],
@@ -192,11 +192,11 @@ const LINKS = [
   ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
   // A key the loader's test does not see (percent-encoded): the catalog links' stream, whose
   // parts plan it all the same once R is in.
-  ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'tail', 'B+K+R+X'],
+  ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'tail', 'B+K+X+R'],
   // A link that reaches the last part (an older vLLM release's rules, an input the program
   // refuses) is planned again once that is in, with the same words.
-  ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'tail', 'B+K+R+X'],
-  ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'B+K+R+X'],
+  ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'tail', 'B+K+X+R'],
+  ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'B+K+X+R'],
   ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
   ['a pasted config.json on an unknown GPU, from the last part', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'rtail', 'R+B+K+X'],
   ['a catalog link the common parts plan', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'tail', 'B+K'],
@@ -419,7 +419,7 @@ test('texts typed for this address that need the other stream keep the one asked
   const first = await readVerdict(page);
   assert.deepEqual(verdictStreams(problems), ['tail']);
   assert.equal(await page.evaluate(() => headroomEarly.program.kind), 'catalog');
-  assert.equal(await partsLinked(page), 'B+K+R', 'the reader, after the catalog links\' parts');
+  assert.equal(await partsLinked(page), 'B+K+X+R', 'the reader, after the catalog links\' parts and X');
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.deepEqual(await readVerdict(page), first);
