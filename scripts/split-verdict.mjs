@@ -199,10 +199,13 @@ const withKeysOf = (link, keys) => {
 
 // The links the program's parts are trained on: what people share. For catalog links, every
 // catalog model (by id and by its Hugging Face repo) on a spread of GPUs and grids, every GPU,
-// the common flags, the measurements a startup log gives and recent vLLM releases on each model, and the seed examples with a key of their own;
-// for a pasted config.json, every catalog model's config with the same spread. vLLM releases
-// before 0.20, unified memory outside its example, refused inputs and the error paths of
-// rare shapes are left to the last part, X: their links wait for it.
+// the common flags, the measurements a startup log gives and recent vLLM releases on each
+// model, the seed examples with a key of their own, and on every fourth model the inputs the
+// page refuses (a typo in a link gets its message from the catalog links' parts: 0.5 KB more
+// of K, where such a link waited for every part before); for a pasted config.json, every
+// catalog model's config with the same spread. vLLM releases before 0.20, unified memory
+// outside its example, --dtype, --quantization, an attention backend and the error paths of
+// rare shapes are left to X: their links wait for it.
 export function trainingLinks(root, kind, exampleIds) {
   const models = catalogModels(root);
   const gpus = ['h100-sxm-80gb', 'a100-sxm4-40gb', 'l40s-48gb', 'rtx-4090-24gb', 'b200-192gb', 'mi300x-192gb'];
@@ -220,6 +223,8 @@ export function trainingLinks(root, kind, exampleIds) {
     links.push('?v=1', '?v=1&unit=gb');
     for (const id of exampleIds) for (const f of ['', '&util=0.95', '&max-model-len=8192', '&unit=gb', '&tp=2']) links.push(`?v=1&example=${id}${f}`);
     links.push('?v=1&model=qwen3-32b&gpu=h100-sxm-80gb&tp=2&max-model-len=16384');
+    for (const m of models.filter((_, k) => k % 4 === 0)) for (const bad of ['util=1.5', 'tp=3', 'max-model-len=0', 'gpu=nope', 'kv-bytes=abc']) links.push(`?v=1&model=${m.id}&${bad}`);
+    for (const id of [exampleIds[0], 'no-such-example']) for (const bad of ['util=1.5', 'max-model-len=0']) links.push(`?v=1&example=${id}&${bad}`);
   }
   // And a text typed with a character beyond ASCII (the glue passes it another way).
   return [...links, ...reopened(links, ['util=0.9', 'max-model-len=8192', 'tp=4']), [links[0], undefined, `${links[0]}\nutil=0,9\u00e9`]];

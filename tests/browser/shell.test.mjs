@@ -167,7 +167,7 @@ const LINKS = [
   ['a catalog link in decimal GB', '/?v=1&model=qwen3-32b&tp=2&unit=gb', 'tail', 'B+K'],
   ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'tail', 'B+K'],
   ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'tail', 'B+K'],
-  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'B+K+X+R'],
+  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'B+K'],
   // An example with keys of its own (a shared what-if) is not planned ahead: B carries the
   // examples' builders, and it needs no other rows (K).
   ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'tail', 'B'],
@@ -196,9 +196,9 @@ const LINKS = [
   // A link that reaches the last part (an older vLLM release's rules, an input the program
   // refuses) is planned again once that is in, with the same words.
   ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'tail', 'B+K+X+R'],
-  ['an unknown GPU, from the last part', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'B+K+X+R'],
+  ['an unknown GPU, from the catalog links\' parts', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'B+K'],
   ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
-  ['a pasted config.json on an unknown GPU, from the last part', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'rtail', 'R+B+K+X'],
+  ['a pasted config.json on an unknown GPU, from K', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'rtail', 'R+B+K'],
   ['a catalog link the common parts plan', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'tail', 'B+K'],
   ['a pasted config.json the common parts plan', `/?v=1&gpu=h100-sxm-80gb&tp=2#config=${CONFIG}`, 'rtail', 'R'],
 ];
