@@ -184,36 +184,40 @@ pub(super) fn measured_kv_plan(mut p: Planning) -> Plan {
     finish(p, Some(replica), Some(demand))
 }
 
-/// A rank with nothing left for the KV cache: vLLM stops at KV sizing.
-// Never inlined (both): no link the first verdict is trained on calls them (DESIGN.md, "Rare
-// code").
+/// The rank that stops the start, its error and why in words: nothing left for the KV cache
+/// (KV sizing fails), or, under max-model-len auto, not one token at the measured ratio (the
+/// capacity check's auto-fit).
+// Never inlined: no link the first verdict is trained on calls it (DESIGN.md, "Rare code").
 #[inline(never)]
-fn no_kv_left(r: &RankPlan) -> (&RankPlan, KvError, String) {
-    let why = format!(
-        "rank {}: nothing is left for the KV cache ({} available)",
-        r.rank,
-        amount(r.available_kv)
-    );
-    let e = KvError::NoMemory {
-        worker: r.rank as usize,
-        bytes_per_block: 0,
-    };
-    (r, e, why)
-}
-
-/// max-model-len auto where the limiting rank's KV holds not one token at the measured ratio.
-#[inline(never)]
-fn no_token_fits(r: &RankPlan) -> (&RankPlan, KvError, String) {
-    let why = format!(
-        "rank {}: {} of KV does not hold one token at the measured ratio",
-        r.rank,
-        amount(r.available_kv)
-    );
-    let e = KvError::AutoFit {
-        worker: r.rank as usize,
-        bytes_per_block: 0,
-    };
-    (r, e, why)
+fn starved_rank(r: &RankPlan, auto_fit: bool) -> (&RankPlan, KvError, String) {
+    let (worker, kv) = (r.rank as usize, amount(r.available_kv));
+    if auto_fit {
+        let why = format!(
+            "rank {}: {kv} of KV does not hold one token at the measured ratio",
+            r.rank
+        );
+        (
+            r,
+            KvError::AutoFit {
+                worker,
+                bytes_per_block: 0,
+            },
+            why,
+        )
+    } else {
+        let why = format!(
+            "rank {}: nothing is left for the KV cache ({kv} available)",
+            r.rank
+        );
+        (
+            r,
+            KvError::NoMemory {
+                worker,
+                bytes_per_block: 0,
+            },
+            why,
+        )
+    }
 }
 
 /// Nothing left for the cache on some rank (KV sizing fails, as on the block path), or no token
@@ -231,8 +235,8 @@ fn starved(p: &mut Planning, tokens: u64, lim_idx: usize) -> bool {
     let starved = ranks
         .iter()
         .find(|r| r.available_kv <= 0)
-        .map(no_kv_left)
-        .or_else(|| (auto && tokens == 0).then(|| no_token_fits(&ranks[lim_idx])));
+        .map(|r| starved_rank(r, false))
+        .or_else(|| (auto && tokens == 0).then(|| starved_rank(&ranks[lim_idx], true)));
     if let Some((r, e, why)) = starved {
         // The auto-fit is part of the capacity check; no memory at all fails KV sizing.
         let phase = if matches!(e, KvError::AutoFit { .. }) {

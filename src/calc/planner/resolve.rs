@@ -268,7 +268,6 @@ fn partition(s: &Scenario) -> Result<Vec<u32>, CalcError> {
 fn bad_partition(s: &Scenario, e: &str) -> CalcError {
     let pp = s.parallel.pp;
     let m = &s.model;
-    // vLLM's words, then how far off a list of the right length is.
     let sum = s
         .parallel
         .pp_layer_partition
