@@ -98,12 +98,12 @@ shellReady().then(() => {
 
 // The first verdict, before the app: a small verdict program (src/bin/verdict.rs, the core's
 // own planner and words; its glue is `headroomVerdictGlue` in this inline module) plans the
-// page's opening state and its words go into the shell as text. It comes in five parts
+// page's opening state and its words go into the shell as text. It comes in six parts
 // (scripts/split-verdict.mjs): C, what every common link runs, B the examples' builders and
-// their rows, K the other rows, R the config.json reader, X the rest. The page's first script
-// (public/early.js, inline before this module) read the opening state, and started fetching and
-// compiling the stream it needs (C, B then K, or C, R then B), if any: a link planned at build
-// time needs none.
+// their rows, K the other rows, R the config.json reader, V the uncommon flags and the refused
+// inputs, X the rest. The page's first script (public/early.js, inline before this module) read
+// the opening state, and started fetching and compiling the stream it needs (C, B, K then V; C,
+// R then V; or C, R then B), if any: a link planned at build time needs none.
 // Nothing is preloaded, and the app's wasm is fetched once the verdict's has arrived, so the two
 // do not share the bandwidth. Without it (a development build, a failure) the shell waits for
 // the app.

@@ -15,8 +15,9 @@
 //                        texts kept for this tab (storage may be refused: then undefined);
 //   planned              the opening state's verdict planned at build time, or null;
 //   program              null, or { kind, module }: the verdict program's stream this state
-//                        needs: a catalog link's (`catalog`) or a pasted config's (`config`),
-//                        compiling as its bytes arrive (`module` is compile(kind)'s promise);
+//                        needs: a catalog link's (`catalog`), a pasted config's (`config`) or a
+//                        config's beside an example or a drafter (`beside`), compiling as its
+//                        bytes arrive (`module` is compile(kind)'s promise);
 //   compile(kind)        the program, compiled as its bytes arrive (from its .gz where the
 //                        browser can decompress a stream, begun by the bytes the page carries
 //                        where it carries them, HEAD below): a promise of { module, parts },
@@ -28,19 +29,22 @@
 var headroomEarly = (() => {
   const PLANNED = HEADROOM_PLANNED;
   const VERDICT = HEADROOM_VERDICT;
-  // The program's five parts (scripts/split-verdict.mjs) and their sizes: C, what every common
+  // The program's six parts (scripts/split-verdict.mjs) and their sizes: C, what every common
   // link runs, B the examples' builders and their rows, K the other rows, R the config.json
-  // reader, X the rest. The plain file and its .gz hold them in the catalog links' order, C, B,
-  // K, X, R; a pasted config's stream in C, R, B, K, X.
+  // reader, V the uncommon flags and the refused inputs, X the rest. The plain file and its .gz
+  // hold them in the catalog links' order, C, B, K, V, X, R; a pasted config's stream in C, R,
+  // V, X, B, K; a config's beside a model, an example or a drafter in C, R, B, V, K, X.
   const PARTS = HEADROOM_PARTS;
   const ORDERS = HEADROOM_ORDERS;
+  // The file each stream continues the page's head in.
+  const TAILS = { catalog: 'tail', config: 'rtail', beside: 'btail' };
   // How many bytes of the program's .gz the page carries (scripts/inline-loader.mjs), all
   // within C. On slow 4G the link is idle from the page's first bytes until the program's
   // first byte (the request leaves with this script, about 110 ms later at a quarter of the
   // CPU, then 150 ms of latency): about 50 KB. The page spends them on the start of C, base64
-  // in a comment at the end of the body, and the request asks for the rest of its stream only:
-  // NAME_bg.wasm.tail (C, B, K, X, R) for a catalog link, NAME_bg.wasm.rtail (C, R, B, K, X)
-  // for a pasted config. Both streams begin with C's bytes.
+  // in a comment at the end of the body, and the request asks for the rest of its stream only
+  // (TAILS): NAME_bg.wasm.tail for a catalog link, .rtail for a pasted config, .btail for a
+  // config beside an example or a drafter. Every stream begins with C's bytes.
   const HEAD = HEADROOM_HEAD;
   const link = `${location.search}${location.hash}`;
   // A stream of `chunks`, then of what `reader` still has (nothing more when `done`).
@@ -58,7 +62,7 @@ var headroomEarly = (() => {
       cancel: (why) => reader.cancel(why),
     });
   // The program's bytes as a response to compile: it is kept gzip-compressed beside itself
-  // (NAME_bg.wasm.gz and the two tails, by zopfli: 5% smaller than a server's own gzip), and the
+  // (NAME_bg.wasm.gz and the three tails, by zopfli: 5% smaller than a server's own gzip), and the
   // browser decompresses it as it arrives. A server or proxy that decoded the file already
   // (it sent Content-Encoding: gzip) hands over the wasm itself: its first two bytes tell.
   const inflate = async (r) => {
@@ -221,7 +225,7 @@ var headroomEarly = (() => {
       else document.addEventListener('readystatechange', read, { once: true });
     }));
   // The program's .gz from the start the page carries and the rest of this kind's stream
-  // (NAME_bg.wasm.tail or .rtail), asked for at once; null, after cancelling the rest, when
+  // (TAILS), asked for at once; null, after cancelling the rest, when
   // either is missing (a host that did not publish it, a proxy that stripped the comment) or
   // the answer is not the rest: then the whole .gz.
   const fromHead = async (file) => {
@@ -241,9 +245,10 @@ var headroomEarly = (() => {
   };
   const compile = (kind) => {
     const headed = gz && HEAD > 0 && typeof document === 'object' && document !== null;
-    const module = (headed ? fromHead(`${VERDICT}.${kind === 'config' ? 'rtail' : 'tail'}`) : Promise.resolve(null)).then(async (r) => {
-      // The stream's order: a .tail's or .rtail's, else the .gz's and the plain file's.
-      const order = r ? ORDERS[kind === 'config' ? 'config' : 'catalog'] : ORDERS.catalog;
+    const stream = Object.hasOwn(TAILS, kind) ? kind : 'catalog';
+    const module = (headed ? fromHead(`${VERDICT}.${TAILS[stream]}`) : Promise.resolve(null)).then(async (r) => {
+      // The stream's order: its tail's, else the .gz's and the plain file's (the catalog links').
+      const order = r ? ORDERS[stream] : ORDERS.catalog;
       r ??= await fetch(gz ? `${VERDICT}.gz` : VERDICT);
       // A host that did not publish the .gz (404, or 403 from a bucket): the plain file
       // (inflate passes it through).
@@ -268,11 +273,13 @@ var headroomEarly = (() => {
     module.catch(() => {});
     return module;
   };
-  // The stream a state needs: a pasted config's (the reader after C) or a catalog link's (the
-  // catalog links' part after C; the seed examples are theirs). Either plans any state: a key
-  // this test misses (a percent-encoded one) costs waiting for a later part, never a wrong
-  // verdict.
-  const kindFor = (text) => (/(?:^|[?&#])config=/.test(text) ? 'config' : 'catalog');
+  // The stream a state needs: a pasted config's (the reader after C, then the uncommon flags'
+  // part), a config's beside a seed example, a drafter or a catalog model (the reader, then the
+  // examples' and the drafter's rows) or a catalog link's (the catalog links' parts after C; the
+  // seed examples are theirs). Each plans any state: a key this test misses (a percent-encoded
+  // one) costs waiting for a later part, never a wrong verdict.
+  const has = (text, key) => new RegExp(`(?:^|[?&#])${key}=`).test(text);
+  const kindFor = (text) => (!has(text, 'config') ? 'catalog' : ['example', 'draft-model', 'model'].some((key) => has(text, key)) ? 'beside' : 'config');
   // A link with a state of its own opens with it, but for a reload of this tab with other texts
   // typed (below): its stream is asked for before storage is read (the two reads took 5 to 35
   // ms at CPU / 4), and kept in that rare case too (it brings every part; asking again would

@@ -12,13 +12,13 @@
 const BUILD = 'dev';
 const FILES = [];
 const CACHE = `headroom-${BUILD}`;
-// The verdict program is in FILES as NAME_bg.wasm, its gzip NAME_bg.wasm.gz, and the two
+// The verdict program is in FILES as NAME_bg.wasm, its gzip NAME_bg.wasm.gz, and the three
 // streams that continue the start of the .gz the page carries (a comment at the end of its
-// body): NAME_bg.wasm.tail, a catalog link's, and NAME_bg.wasm.rtail, a pasted config's. A page
-// fetches a .tail or .rtail where the browser can decompress and compile a stream
-// (public/early.js) and the page carries the head, the .gz where it does not, and the plain file
-// elsewhere. Installing keeps the forms this browser's pages ask for, by the same test in the
-// worker's scope: both tails where the page it fetched carries the head, else the .gz (a host
+// body): NAME_bg.wasm.tail, a catalog link's, NAME_bg.wasm.rtail, a pasted config's, and
+// NAME_bg.wasm.btail, a config's beside an example or a drafter. A page fetches a tail where
+// the browser can decompress and compile a stream (public/early.js) and the page carries the
+// head, the .gz where it does not, and the plain file elsewhere. Installing keeps the forms this browser's pages ask for, by the same test in the
+// worker's scope: the tails where the page it fetched carries the head, else the .gz (a host
 // whose pages lose their comments). Should a page's answer differ from the worker's, or the
 // host not have published a form, a request for the .gz the cache lacks gets the plain file it
 // keeps (early.js tells them apart by their first bytes); a request for a tail never does (the
@@ -32,8 +32,8 @@ const HEAD = '<!--headroom-head:';
 // The forms to try for a file, in order: a program's .tail, then its .gz, then the plain file
 // (a host that did not publish one, or an answer whose body cannot be kept: one marked with an
 // encoding it does not have).
-const tail = (p) => p.endsWith('.tail') || p.endsWith('.rtail');
-const plainOf = (p) => p.replace(/\.(?:r?tail|gz)$/, '');
+const tail = (p) => /\.[rb]?tail$/.test(p);
+const plainOf = (p) => p.replace(/\.(?:[rb]?tail|gz)$/, '');
 const forms = (p) => (tail(p) ? [p, `${plainOf(p)}.gz`, plainOf(p)] : p.endsWith('.gz') ? [p, plainOf(p)] : [p]);
 const kept = (headed) =>
   FILES.filter((p) => {

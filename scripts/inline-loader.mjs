@@ -9,9 +9,10 @@
 //
 // Then the first verdict before the app: the small verdict program (src/bin/verdict.rs, the
 // core without the page's framework) is built here in the same profile as the page, run through
-// wasm-bindgen and wasm-opt, and split in five parts (scripts/split-verdict.mjs) written as one
-// file, headroom-verdict-<hash>_bg.wasm, with its gzip and the two streams that continue the
-// start of it the page carries (.tail for catalog links, .rtail for a pasted config.json); its
+// wasm-bindgen and wasm-opt, and split in six parts (scripts/split-verdict.mjs) written as one
+// file, headroom-verdict-<hash>_bg.wasm, with its gzip and the three streams that continue the
+// start of it the page carries (.tail for catalog links, .rtail for a pasted config.json, .btail
+// for a config beside an example or a drafter); its
 // glue goes into the same inline module inside a function (its names do not meet the app's);
 // public/early.js, a classic inline script before it, fetches the stream the opening state needs
 // first (nothing is preloaded), and public/boot.js the app's wasm once that has arrived. A debug
@@ -37,10 +38,16 @@ import { gunzipSync } from 'node:zlib';
 
 // terser: the page's two inline scripts minified (below).
 import { minify } from 'terser';
-import { FEATURES, OPTIMISE, ORDERS, besideCheckLinks, besideLinks, checkLinks, exampleLinks, splitParts, trainingLinks } from './split-verdict.mjs';
+import { FEATURES, OPTIMISE, ORDERS, besideCheckLinks, besideLinks, checkLinks, exampleLinks, splitParts, trainingLinks, uncommonLinks } from './split-verdict.mjs';
 import { deflatePart, gzipOf } from './gzip-parts.mjs';
-const ORDER_CATALOG = ['C', ...ORDERS.catalog];
-const ORDER_CONFIG = ['C', ...ORDERS.config];
+// Each stream's parts in order, and the file that holds it after the page's head: a catalog
+// link's NAME_bg.wasm.tail (the rest of the .gz), a pasted config's .rtail, a config beside an
+// example or a drafter's .btail (public/early.js).
+const STREAMS = {
+  catalog: { order: ['C', ...ORDERS.catalog], file: 'tail' },
+  config: { order: ['C', ...ORDERS.config], file: 'rtail' },
+  beside: { order: ['C', ...ORDERS.beside], file: 'btail' },
+};
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -117,9 +124,9 @@ async function buildVerdicts() {
     CARGO_TARGET_DIR: join(root, 'target', 'verdict'),
   };
   delete env.CARGO_ENCODED_RUSTFLAGS;
-  // The program is split in five (scripts/split-verdict.mjs, by Debian's wasm-split that
-  // scripts/setup.sh unpacks): trained on the catalog, the seed examples named in the page and
-  // every catalog model's config.json.
+  // The program is split in six (scripts/split-verdict.mjs, by Debian's wasm-split that
+  // scripts/setup.sh unpacks): trained on the catalog, the seed examples named in the page,
+  // every catalog model's config.json and the uncommon flags and refused inputs on both.
   const wasmSplit = join(root, 'tools', 'binaryen-108', 'usr', 'bin', 'wasm-split');
   if (!existsSync(wasmSplit)) fail(`no ${wasmSplit}: run scripts/setup.sh, which unpacks Debian's binaryen 108 for its wasm-split`);
   const exampleIds = [...new Set([...html.matchAll(/data-example="([^"]+)"/g)].map((m) => m[1]))];
@@ -142,8 +149,9 @@ async function buildVerdicts() {
     // must accept to read wasm-bindgen 0.2.130's output.
     run('wasm-opt', [...OPTIMISE, ...FEATURES, join(outDir, 'verdict_bg.wasm'), '-o', wasmOut]);
     const whole = readFileSync(wasmOut);
-    // Five parts (scripts/split-verdict.mjs): C, what every common link runs; B, the examples'
-    // builders and their rows; K, the other rows; R, the config.json reader; X, the rest.
+    // Six parts (scripts/split-verdict.mjs): C, what every common link runs; B, the examples'
+    // builders and their rows; K, the other rows; R, the config.json reader; V, the uncommon
+    // flags and the refused inputs; X, the rest.
     const beside = besideLinks(root, exampleIds);
     const catalogTraining = trainingLinks(root, 'catalog', exampleIds);
     const split = await splitParts({
@@ -151,7 +159,14 @@ async function buildVerdicts() {
       prefix,
       bytes: whole,
       glueFile,
-      training: { catalog: catalogTraining, config: trainingLinks(root, 'config', exampleIds), beside, examples: exampleLinks(catalogTraining) },
+      training: {
+        catalog: catalogTraining,
+        config: trainingLinks(root, 'config', exampleIds),
+        beside,
+        examples: exampleLinks(catalogTraining),
+        uncommonCatalog: uncommonLinks(root, 'catalog', exampleIds),
+        uncommonConfig: uncommonLinks(root, 'config', exampleIds),
+      },
       checks: {
         catalog: checkLinks(root, 'catalog', exampleIds),
         config: checkLinks(root, 'config', exampleIds),
@@ -163,36 +178,38 @@ async function buildVerdicts() {
     });
     const { parts } = split;
     const count = (a) => a.map((n, k) => `${n} with ${k} part(s) after C`).join(', ');
-    console.log(`inline-loader: ${prefix} in five parts: ${Object.entries(parts).map(([n, b]) => `${n} ${b.length} B`).join(', ')} (whole ${whole.length} B; functions ${Object.entries(split.functions).map(([n, k]) => `${n} ${k}`).join(', ')}); answered: catalog ${count(split.answered.catalog)}; config ${count(split.answered.config)}; config beside an example or a drafter ${count(split.answered.beside)}`);
-    // The plain file: the parts in the catalog links' order, C, B, K, X, R; public/early.js cuts
-    // them apart by their sizes (PARTS). Beside it, its gzip (scripts/gzip-parts.mjs, zopfli
-    // with 15 iterations, 5% smaller than a server's own gzip), in the same order: a browser
-    // that can decompress a stream fetches it where the page lacks its head. C is deflated
-    // alone and flushed, so that both streams begin with the same bytes; the parts after it as
-    // one deflate per stream, each part's back-references reaching into the parts before it
-    // (a config beside an example or a drafter waits for 0.3 KB less, a catalog link for 0.5
-    // KB less, than with each part deflated alone).
-    const plain = Buffer.concat(ORDER_CATALOG.map((n) => parts[n]));
+    console.log(`inline-loader: ${prefix} in six parts: ${Object.entries(parts).map(([n, b]) => `${n} ${b.length} B`).join(', ')} (whole ${whole.length} B; functions ${Object.entries(split.functions).map(([n, k]) => `${n} ${k}`).join(', ')}); answered: catalog ${count(split.answered.catalog)}; config ${count(split.answered.config)}; config beside an example or a drafter ${count(split.answered.beside)}`);
+    // The plain file: the parts in the catalog links' order, C, B, K, V, X, R; public/early.js
+    // cuts them apart by their sizes (PARTS). Beside it, its gzip (scripts/gzip-parts.mjs,
+    // zopfli with 15 iterations, 5% smaller than a server's own gzip), in the same order: a
+    // browser that can decompress a stream fetches it where the page lacks its head. C is
+    // deflated alone and flushed, so that every stream begins with the same bytes; the parts
+    // after it as one deflate per stream, each part's back-references reaching into the parts
+    // before it (a config beside an example or a drafter waits for 0.3 KB less, a catalog link
+    // for 0.5 KB less, than with each part deflated alone).
+    const plain = Buffer.concat(STREAMS.catalog.order.map((n) => parts[n]));
     const deflates = { C: await deflatePart(parts.C, false) };
     const rest = (order) => Buffer.concat(order.slice(1).map((n) => parts[n]));
     const streamOf = async (order) => gzipOf([parts.C, rest(order)], [deflates.C, await deflatePart(rest(order), true)], fail);
-    const gz = await streamOf(ORDER_CATALOG);
+    const gzs = {};
+    for (const [kind, { order }] of Object.entries(STREAMS)) gzs[kind] = await streamOf(order);
+    const gz = gzs.catalog;
     if (!gunzipSync(gz).equals(plain)) fail('the gzip of the verdict program does not decompress to it');
     // The page carries the first HEAD_BYTES of it, all within C's deflate (after the gzip
-    // header's 10 B), which both streams begin with; a link asks for the rest of its own stream:
-    // a catalog link the rest of the .gz (NAME_bg.wasm.tail: C, B, K, X, R), a pasted config's
-    // C, R, B, K, X (NAME_bg.wasm.rtail).
+    // header's 10 B), which every stream begins with; a link asks for the rest of its own
+    // stream (STREAMS): a catalog link the rest of the .gz (NAME_bg.wasm.tail), a pasted
+    // config's .rtail, a config beside an example or a drafter's .btail.
     if (10 + deflates.C.length < HEAD_BYTES) fail(`the program's first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
-    const rgz = await streamOf(ORDER_CONFIG);
-    if (!rgz.subarray(0, HEAD_BYTES).equals(gz.subarray(0, HEAD_BYTES))) fail("the two streams' heads differ");
+    for (const [kind, g] of Object.entries(gzs)) if (!g.subarray(0, HEAD_BYTES).equals(gz.subarray(0, HEAD_BYTES))) fail(`the ${kind} stream's head differs from the catalog links'`);
     const head = gz.subarray(0, HEAD_BYTES);
     // Named after every form's bytes and where the head ends: a page of one build never meets a
     // tail of another under the same name (an HTTP cache keeps a hashed name for long).
-    const name = `${prefix}-${createHash('sha256').update(plain).update(gz).update(rgz).update(String(HEAD_BYTES)).digest('hex').slice(0, 16)}_bg.wasm`;
+    const hash = createHash('sha256').update(plain);
+    for (const g of Object.values(gzs)) hash.update(g);
+    const name = `${prefix}-${hash.update(String(HEAD_BYTES)).digest('hex').slice(0, 16)}_bg.wasm`;
     writeFileSync(join(dir, name), plain);
     writeFileSync(join(dir, `${name}.gz`), gz);
-    writeFileSync(join(dir, `${name}.tail`), gz.subarray(HEAD_BYTES));
-    writeFileSync(join(dir, `${name}.rtail`), rgz.subarray(HEAD_BYTES));
+    for (const [kind, { file }] of Object.entries(STREAMS)) writeFileSync(join(dir, `${name}.${file}`), gzs[kind].subarray(HEAD_BYTES));
     const vglue = moduleBody(readFileSync(glueFile, 'utf8'), 'the verdict glue');
     if (!/^function first_verdict\(/m.test(vglue)) fail('the verdict glue has no first_verdict function');
     // The links every visitor can open from the header (the default page and the examples),
@@ -208,7 +225,7 @@ async function buildVerdicts() {
     // the glue, with the glue's import table and instance hook (boot.js links the parts itself).
     for (const f of ['__wbg_get_imports', '__wbg_finalize_init']) if (!new RegExp(`^function ${f}\\(`, 'm').test(vglue)) fail(`the verdict glue has no ${f} function`);
     const code = `const headroomVerdictGlue = () => {\n${vglue}\nreturn { init: __wbg_init, first_verdict, imports: __wbg_get_imports, finalize: __wbg_finalize_init };\n};\n`;
-    console.log(`inline-loader: verdict program ${name} (${plain.length} B; .gz ${gz.length} B, of which C's deflate ${deflates.C.length} B; .rtail ${rgz.length - HEAD_BYTES} B); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
+    console.log(`inline-loader: verdict program ${name} (${plain.length} B; .gz ${gz.length} B, of which C's deflate ${deflates.C.length} B; .rtail ${gzs.config.length - HEAD_BYTES} B, .btail ${gzs.beside.length - HEAD_BYTES} B); planned ahead: ${links.map((l) => l || '(no query)').join(' ')}`);
     const url = `${base}${name}`;
     return { url, parts: Object.fromEntries(Object.entries(parts).map(([n, b]) => [n, b.length])), head, code, planned };
   } finally {
@@ -272,7 +289,7 @@ const verdictAttr = verdict
 // The page's first script (public/early.js): a classic one, run as the parser reaches it, which
 // reads the opening state and starts fetching the verdict program it needs (the inline module
 // runs only after the first layout). Its five names are filled in as JSON: the verdicts planned
-// ahead, the program's address, its parts' sizes, the two streams' orders and how many bytes of
+// ahead, the program's address, its parts' sizes, the three streams' orders and how many bytes of
 // its .gz the page carries. Only with the verdict program.
 const jsValue = (value) => JSON.stringify(value).replaceAll('<', '\\u003c');
 let earlyCode = null;
@@ -282,7 +299,7 @@ if (verdict) {
     ['HEADROOM_PLANNED', jsValue(verdict.planned)],
     ['HEADROOM_VERDICT', jsValue(verdict.url)],
     ['HEADROOM_PARTS', jsValue(verdict.parts)],
-    ['HEADROOM_ORDERS', jsValue({ catalog: ORDER_CATALOG, config: ORDER_CONFIG })],
+    ['HEADROOM_ORDERS', jsValue(Object.fromEntries(Object.entries(STREAMS).map(([kind, { order }]) => [kind, order])))],
     ['HEADROOM_HEAD', jsValue(verdict.head.length)],
   ]) {
     const at = new RegExp(`= ${name};`);

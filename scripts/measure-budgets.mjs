@@ -21,7 +21,7 @@ import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:z
 import { createServer } from 'node:http';
 import { join, extname } from 'node:path';
 import { chromium } from 'playwright-core';
-import { NEEDS, ORDERS, gzPrefix } from './split-verdict.mjs';
+import { ORDERS, gzPrefix, needed } from './split-verdict.mjs';
 
 const DIST = new URL('../dist/', import.meta.url).pathname;
 const gz9 = (bytes) => gzipSync(bytes, { level: 9 }).length;
@@ -76,12 +76,13 @@ console.log(`size whole app (html+js+wasm+css): ${total} B gzip = ${(total / 100
 // The critical path: what must arrive before the first verdict. The page (its inline module
 // holds the verdict program's glue and the loader, its end the start of the program's .gz), its
 // stylesheet (render-blocking) and the verdict program's parts the link runs
-// (scripts/split-verdict.mjs): C, B and K for a catalog link, C and B for a seed example with
-// keys of its own (not planned ahead), from the rest of the catalog links' stream
-// (NAME_bg.wasm.tail); C and R for a pasted
-// config.json, from the rest of its stream (NAME_bg.wasm.rtail); C, R and B for a config beside
-// an example or a drafter. Each is the shortest start of the stream that decompresses to those
-// parts, less the head the page carries. The app's wasm and glue load after.
+// (scripts/split-verdict.mjs, NEEDS), from the rest of its stream (public/early.js): C, B and K
+// for a catalog link, C and B for a seed example with keys of its own (not planned ahead), from
+// the rest of the catalog links' stream (NAME_bg.wasm.tail); C and R for a pasted config.json,
+// from the rest of its stream (NAME_bg.wasm.rtail); C, R and B for a config beside an example
+// or a drafter (NAME_bg.wasm.btail); and up to the end of V for a link with an uncommon flag or
+// a refused input. Each is the shortest start of the stream that decompresses to those parts,
+// less the head the page carries. The app's wasm and glue load after.
 const html = readFileSync(join(DIST, 'index.html'), 'utf8');
 const headBytes = Number(html.match(/data-verdict-head="(\d+)"/)?.[1] ?? 0);
 const verdictWasm = html.match(/data-verdict="\/([^"]+)"/)?.[1];
@@ -92,28 +93,33 @@ if (verdictWasm && ['C', ...ORDERS.catalog].every((n) => parts[n] > 0)) {
   const gz = readFileSync(join(DIST, `${verdictWasm}.gz`));
   const blocking = rows.filter((r) => [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].some((m) => m[1] === r.file));
   const page = rows.find((r) => r.file === 'index.html');
-  // Each kind's parts: C and as many of its stream's next as its training states may need.
-  const partsOf = (order, kind) => ['C', ...ORDERS[order].slice(0, NEEDS[kind])];
-  for (const [what, ext, needs] of [
-    ['a catalog link', 'tail', partsOf('catalog', 'catalog')],
-    ['an example with keys of its own (not planned ahead)', 'tail', partsOf('catalog', 'examples')],
-    ['a pasted config.json', 'rtail', partsOf('config', 'config')],
-    ['a pasted config.json beside an example or a drafter', 'rtail', partsOf('config', 'beside')],
-    // What the training leaves to X (releases before 0.20, --dtype and --quantization, an
-    // attention backend, a measured checkpoint, rare shapes' errors): such a link waits for
-    // its stream up to the end of X; a catalog link with a refused input, for R after it.
-    ['a catalog link that reaches X', 'tail', ['C', ...ORDERS.catalog.slice(0, ORDERS.catalog.indexOf('X') + 1)]],
-    ['a pasted config.json that reaches X', 'rtail', ['C', ...ORDERS.config.slice(0, ORDERS.config.indexOf('X') + 1)]],
+  const TAIL = { catalog: 'tail', config: 'rtail', beside: 'btail' };
+  // The parts of a stream up to the end of one of them.
+  const upTo = (stream, last) => ['C', ...ORDERS[stream].slice(0, ORDERS[stream].indexOf(last) + 1)];
+  for (const [what, stream, needs] of [
+    ['a catalog link', 'catalog', needed('catalog')],
+    ['an example with keys of its own (not planned ahead)', 'catalog', needed('examples')],
+    ['a pasted config.json', 'config', needed('config')],
+    ['a pasted config.json beside an example or a drafter', 'beside', needed('beside')],
+    // The uncommon flags (releases before 0.20, --dtype and --quantization, an attention
+    // backend, measured values, ...) and the refused inputs (a typo in a link): V's.
+    ['a catalog link with an uncommon flag or a refused input', 'catalog', needed('uncommonCatalog')],
+    ['a pasted config.json with an uncommon flag or a refused input', 'config', needed('uncommonConfig')],
+    ['a pasted config.json beside an example or a drafter, with an uncommon flag', 'beside', upTo('beside', 'V')],
+    // What the training leaves to X (an explicit partition, unified memory outside its
+    // example, rare shapes' errors): such a link waits for its stream up to the end of X.
+    ['a catalog link that reaches X', 'catalog', upTo('catalog', 'X')],
+    ['a pasted config.json that reaches X', 'config', upTo('config', 'X')],
   ]) {
-    const stream = headBytes > 0 ? Buffer.concat([gz.subarray(0, headBytes), readFileSync(join(DIST, `${verdictWasm}.${ext}`))]) : gz;
+    const streamBytes = headBytes > 0 ? Buffer.concat([gz.subarray(0, headBytes), readFileSync(join(DIST, `${verdictWasm}.${TAIL[stream]}`))]) : gz;
     const raw = needs.reduce((a, n) => a + parts[n], 0);
-    const wait = gzPrefix(stream, raw) - headBytes;
-    const critical = [page, ...blocking, { file: `${verdictWasm}.${ext} (to the end of ${needs.join(', ')}, ${raw} B, after the page's ${headBytes} B)`, gzip: wait, brotli: wait }];
+    const wait = gzPrefix(streamBytes, raw) - headBytes;
+    const critical = [page, ...blocking, { file: `${verdictWasm}.${TAIL[stream]} (to the end of ${needs.join(', ')}, ${raw} B, after the page's ${headBytes} B)`, gzip: wait, brotli: wait }];
     const criticalGz = critical.reduce((a, r) => a + r.gzip, 0);
     const criticalBr = critical.reduce((a, r) => a + r.brotli, 0);
     console.log(`size critical path, ${what} (${critical.map((r) => r.file).join(' + ')}): ${criticalGz} B gzip = ${(criticalGz / 1000).toFixed(1)} KB (target 150 KB), ${criticalBr} B brotli`);
   }
-} else console.log('size critical path: no verdict program in five parts in this build: the whole app is on it');
+} else console.log('size critical path: no verdict program in parts in this build: the whole app is on it');
 
 let server;
 let base = process.env.BASE_URL;

@@ -135,8 +135,9 @@ done
 printf 'both    %7d B gzip: no Leptos page on this core is smaller\n' "$total"
 # The first verdict's critical path (150 KB target) carries the verdict program, the core's
 # planning path alone: the core floor above bounds it from below. It is in dist/ as one file of
-# five parts (scripts/split-verdict.mjs: C, what every common link runs; B, the examples'
-# builders and their rows; K, the other rows; R, the config.json reader; X, the rest), with
+# six parts (scripts/split-verdict.mjs: C, what every common link runs; B, the examples'
+# builders and their rows; K, the other rows; V, the uncommon flags and the refused inputs; X,
+# the rest; R, the config.json reader), with
 # data-verdict-parts in the page giving their sizes.
 found=0
 for verdict in "$ROOT"/dist/headroom-verdict-*_bg.wasm; do

@@ -1,18 +1,21 @@
 // The verdict program split by what links run, by wasm-split (Debian's binaryen 108, unpacked
-// by scripts/setup.sh), into five parts (splitParts): C, every function the common links of both
+// by scripts/setup.sh), into six parts (splitParts): C, every function the common links of both
 // kinds run; B, what catalog links and a config beside a seed example or a drafter run and a
 // pasted config alone does not (the examples' builders, their rows and the drafter's); K, what
 // only catalog links run (the other model rows); R, what only a pasted config.json runs (the
-// reader, its JSON parser, vLLM's registry); X, the rest (older vLLM releases' rules, rare layer
-// kinds, error paths no training link takes). Used by scripts/inline-loader.mjs.
+// reader, its JSON parser, vLLM's registry); V, what the uncommon flags and the refused inputs
+// run (older vLLM releases' rules, --quantization, --dtype, an attention backend, measured
+// values, a typo's message); X, the rest (rare layer kinds, error paths no training link takes).
+// Used by scripts/inline-loader.mjs.
 //
 // Why: on a phone on slow 4G (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the program's bytes
 // are most of the first verdict's wait, about 5 ms per KB. A catalog link's stream brings C,
-// then B, K, X and R; a pasted config's C, then R, B, K and X (scripts/gzip-parts.mjs). public/early.js
-// compiles each part as soon as its bytes are in, and public/boot.js runs the link on C with the
-// parts in so far: a link that reaches a function of a part not linked yet (a placeholder the
-// first part imports, which throws) is planned again once the stream's next part is in, on a
-// fresh instance with it linked too: the same answer, after more of the stream.
+// then B, K, V, X and R; a pasted config's C, then R, V, X, B and K; a config beside a model,
+// an example or a drafter C, then R, B, V, K and X (ORDERS, scripts/gzip-parts.mjs).
+// public/early.js compiles each part as soon as its bytes are in, and public/boot.js runs the
+// link on C with the parts in so far: a link that reaches a function of a part not linked yet (a
+// placeholder the first part imports, which throws) is planned again once the stream's next
+// part is in, on a fresh instance with it linked too: the same answer, after more of the stream.
 //
 // The split is checked here: every training state and a set of states outside the training give
 // the same answer from the parts as from the whole program, in Node, or the build fails.
@@ -200,12 +203,9 @@ const withKeysOf = (link, keys) => {
 // The links the program's parts are trained on: what people share. For catalog links, every
 // catalog model (by id and by its Hugging Face repo) on a spread of GPUs and grids, every GPU,
 // the common flags, the measurements a startup log gives and recent vLLM releases on each
-// model, the seed examples with a key of their own, and on every fourth model the inputs the
-// page refuses (a typo in a link gets its message from the catalog links' parts: 0.5 KB more
-// of K, where such a link waited for every part before); for a pasted config.json, every
-// catalog model's config with the same spread. vLLM releases before 0.20, unified memory
-// outside its example, --dtype, --quantization, an attention backend and the error paths of
-// rare shapes are left to X: their links wait for it.
+// model, and the seed examples with a key of their own; for a pasted config.json, every
+// catalog model's config with the same spread. The uncommon flags and the inputs the page
+// refuses are V's (uncommonLinks); the error paths of rare shapes are left to X.
 export function trainingLinks(root, kind, exampleIds) {
   const models = catalogModels(root);
   const gpus = ['h100-sxm-80gb', 'a100-sxm4-40gb', 'l40s-48gb', 'rtx-4090-24gb', 'b200-192gb', 'mi300x-192gb'];
@@ -223,11 +223,56 @@ export function trainingLinks(root, kind, exampleIds) {
     links.push('?v=1', '?v=1&unit=gb');
     for (const id of exampleIds) for (const f of ['', '&util=0.95', '&max-model-len=8192', '&unit=gb', '&tp=2']) links.push(`?v=1&example=${id}${f}`);
     links.push('?v=1&model=qwen3-32b&gpu=h100-sxm-80gb&tp=2&max-model-len=16384');
-    for (const m of models.filter((_, k) => k % 4 === 0)) for (const bad of ['util=1.5', 'tp=3', 'max-model-len=0', 'gpu=nope', 'kv-bytes=abc']) links.push(`?v=1&model=${m.id}&${bad}`);
-    for (const id of [exampleIds[0], 'no-such-example']) for (const bad of ['util=1.5', 'max-model-len=0']) links.push(`?v=1&example=${id}&${bad}`);
   }
   // And a text typed with a character beyond ASCII (the glue passes it another way).
   return [...links, ...reopened(links, ['util=0.9', 'max-model-len=8192', 'tp=4']), [links[0], undefined, `${links[0]}\nutil=0,9\u00e9`]];
+}
+
+// The flags a shared link uses less often, each valid: older vLLM releases and their rules,
+// --quantization, --dtype, an attention backend, a checkpoint's size, a GPU's memory or count
+// given, a block count, speculative decoding, the hybrid KV cache manager or async scheduling
+// off, measured values, other tenants, unified memory, a margin, a walkthrough's step.
+export const UNCOMMON = ['vllm=0.10.2', 'vllm=0.11.0', 'vllm=0.13', 'vllm=0.15', 'quantization=fp8', 'quantization=awq', 'quantization=bitsandbytes', 'dtype=float32', 'dtype=float16', 'attention-backend=FLASHINFER', 'attention-backend=FLASH_ATTN', 'attention-backend=TRITON_ATTN', 'checkpoint-bytes=70GB', 'gpu-memory=80GiB', 'gpus=8', 'num-gpu-blocks-override=1000', 'spec=mtp', 'spec=draft_model&drafter=1GiB', 'spec-tokens=3', 'no-hybrid=true', 'no-async=true', 'load-peak=20GiB', 'tenants=2GiB', 'mem-available=100GiB', 'headroom=1GiB', 'overhead=2GiB', 'step=2'];
+// What a typo in a link looks like: the page refuses each, naming the key.
+export const REFUSED = ['util=1.5', 'tp=3', 'max-model-len=0', 'gpu=nope', 'kv-bytes=abc', 'pp=2&pp-partition=1,1'];
+
+// The links V is trained on (splitParts), of either kind: every uncommon flag on every catalog
+// model (catalog links by id, pasted configs by their config.json) on one of three GPUs, an
+// explicit pipeline partition of its layers, and on every fourth model the measurements of a
+// startup log on GPUs without bfloat16 (a T4, a V100) and the inputs the page refuses; for
+// catalog links, a seed example and an unknown one with a refused input and an unknown model
+// too, and for pasted configs an empty config.json and architectures vLLM removed. Such a link
+// waits for its stream up to the end of V: a catalog link for C, B, K and V, a pasted config
+// for C, R and V.
+export function uncommonLinks(root, kind, exampleIds) {
+  const models = catalogModels(root);
+  const gpus = ['h100-sxm-80gb', 'a100-sxm4-40gb', 'l40s-48gb'];
+  const measured = ['weights=30GiB', 'free=70GiB', 'available-kv=20GiB', 'activation=3GiB', 'cuda-graph=2GiB', 'non-torch=1GiB'];
+  const links = [];
+  models.forEach((m, n) => {
+    const put = (keys) => links.push(withKeysOf(baseLink(m, kind), keys));
+    for (const f of UNCOMMON) put(`gpu=${gpus[n % gpus.length]}&tp=2&${f}`);
+    const layers = m.config?.num_hidden_layers ?? m.config?.text_config?.num_hidden_layers;
+    if (Number.isInteger(layers) && layers > 2) put(`gpu=h100-sxm-80gb&pp=2&pp-partition=${Math.ceil(layers / 2) + 1},${Math.floor(layers / 2) - 1}`);
+    if (n % 4 !== 0) return;
+    for (const gpu of ['t4-16gb', 'v100-sxm2-16gb']) for (const f of measured) put(`gpu=${gpu}&tp=2&${f}`);
+    for (const bad of REFUSED) put(bad);
+  });
+  if (kind === 'catalog') {
+    for (const id of [exampleIds[0], 'no-such-example']) for (const bad of ['util=1.5', 'max-model-len=0']) links.push(`?v=1&example=${id}&${bad}`);
+    links.push('?v=1&model=no-such-model', '?v=1&model=no-such-model&gpu=h100-sxm-80gb&tp=2');
+  } else {
+    links.push('?v=1#config=e30', '?v=1&gpu=h100-sxm-80gb&tp=2#config=e30');
+    // A config.json of an architecture vLLM has removed (the verdict says until which release
+    // it served it), under the newest release and under one that still served it.
+    for (const architecture of ['MPTForCausalLM', 'BaichuanForCausalLM', 'ArcticForCausalLM']) {
+      for (const m of [models[0], models[models.length - 1]]) {
+        const config = `?v=1#config=${Buffer.from(JSON.stringify({ ...m.config, architectures: [architecture] })).toString('base64url')}`;
+        for (const keys of ['gpu=h100-sxm-80gb&tp=2', 'gpu=h100-sxm-80gb&tp=2&vllm=0.20']) links.push(withKeysOf(config, keys));
+      }
+    }
+  }
+  return links;
 }
 
 // The other ways a page opens (public/early.js, src/verdict.rs's opening_texts): a link without a
@@ -346,33 +391,46 @@ function raiseTableImportMax(bytes, max, fail) {
   return null;
 }
 
-// The orders in which a link's stream brings the parts after the first (public/early.js): a
-// catalog link's B and K first, a pasted config's the reader, then B (for a config beside an
-// example or a drafter). Then a catalog link's X before R: of the build's catalog check
-// states, those that reach X are valid scenarios (--quantization, --dtype, an attention
-// backend, an older release, an explicit partition, a measured checkpoint) and those that
-// reach R without X refused inputs (util=1.5, tp=3, an unknown GPU or example). A pasted
-// config's K before X: a config beside a catalog model (named by its repo) reads its row.
-export const ORDERS = { catalog: ['B', 'K', 'X', 'R'], config: ['R', 'B', 'K', 'X'] };
+// The orders in which a link's stream brings the parts after the first (public/early.js picks
+// one by the link's keys): a catalog link's B and K first; a pasted config's the reader, then V
+// (a pasted config's own flags, from a `vllm serve` command, are often uncommon ones) and X; a
+// config beside an example, a drafter or a catalog model (`example=`, `draft-model=` or
+// `model=`) the reader, then B, V and K (a drafter or a model named by its repo that is not the
+// training's reads its row). A catalog link's V before X and R.
+export const ORDERS = { catalog: ['B', 'K', 'V', 'X', 'R'], config: ['R', 'V', 'X', 'B', 'K'], beside: ['R', 'B', 'V', 'K', 'X'] };
 
-// How many parts of its stream after C a training state of each kind may need: a catalog
-// link's B and K, a seed example's B, a pasted config's R, a config beside an example or a
-// drafter R and B (scripts/measure-budgets.mjs reads each kind's critical path from these).
-export const NEEDS = { catalog: 2, examples: 1, config: 1, beside: 2 };
+// Each kind of training state, its stream and the part of it it may need up to (the build
+// fails if one needs more): a catalog link's B and K, a seed example's B, a pasted config's R, a
+// config beside an example or a drafter R and B, an uncommon flag's or a refused input's V
+// (scripts/measure-budgets.mjs reads each kind's critical path from these).
+export const NEEDS = {
+  catalog: ['catalog', 'K'],
+  examples: ['catalog', 'B'],
+  config: ['config', 'R'],
+  beside: ['beside', 'B'],
+  uncommonCatalog: ['catalog', 'V'],
+  uncommonConfig: ['config', 'V'],
+};
+// The parts a kind of state may need: C, then its stream's up to its own.
+export const needed = (kind) => {
+  const [stream, last] = NEEDS[kind];
+  return ['C', ...ORDERS[stream].slice(0, ORDERS[stream].indexOf(last) + 1)];
+};
 
 // Splits the verdict program (`bytes`, after wasm-opt, built with every row, the examples and
-// the config.json reader) in five, by what its training states run: C, what both catalog links
+// the config.json reader) in six, by what its training states run: C, what both catalog links
 // and pasted configs run; B, what a config beside an example or a drafter, or a seed example's
 // link, runs beyond a pasted config's (most of it catalog links run too); K, the rest of what
-// catalog links run (the rows no example and no beside state reads); R, what
-// only pasted configs run (the reader, its JSON parser, vLLM's registry); X, the rest. Four
-// chained runs of wasm-split (C+B+K+R | X, then C+B+K | R, then C+B | K, then C | B); the later
-// parts link to the first's exports. Returns the parts (each optimised again), or fails the
-// build: every training and check state must get the whole program's answer from the parts its
-// kind's stream brings first, linked in that order (ORDERS), one more after each placeholder's
+// catalog links run (the rows no example and no beside state reads); R, what only pasted
+// configs run (the reader, its JSON parser, vLLM's registry); V, what the uncommon flags and
+// the refused inputs run beyond those (uncommonLinks); X, the rest. Five chained runs of
+// wasm-split (C+B+K+R+V | X, then C+B+K+R | V, then C+B+K | R, then C+B | K, then C | B); the
+// later parts link to the first's exports. Returns the parts (each optimised again), or fails
+// the build: every training and check state must get the whole program's answer from the parts
+// its stream brings first, linked in that order (ORDERS), one more after each placeholder's
 // throw, from C alone on (public/boot.js starts with the stream's second part linked, which
-// changes no answer: a part not linked only throws); a training state must need no more than C
-// and its kind's own parts (NEEDS).
+// changes no answer: a part not linked only throws); a training state must need no more than
+// its kind's parts (NEEDS).
 export async function splitParts({ tmp, prefix, bytes, glueFile, training, checks, wasmSplit, wasmOpt, fail }) {
   const run = (cmd, args) => execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const at = (name) => join(tmp, `${prefix}.${name}`);
@@ -387,15 +445,24 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
     ran[kind] = new Set();
     for (let f = 0; 8 + 4 * f + 4 <= p.length; f++) if (p.readUInt32LE(8 + 4 * f)) ran[kind].add(f);
   }
-  const { catalog, config, beside, examples } = ran;
-  const C = [...catalog].filter((f) => config.has(f));
-  // With what the seed examples' links run beyond the others (a model compared with the
-  // example's own, layer by layer: 9 small functions), so that they wait for B and not K.
-  const B = [...new Set([...beside, ...(examples ?? [])])].filter((f) => !config.has(f));
-  const inB = new Set(B);
-  const K = [...catalog].filter((f) => !config.has(f) && !inB.has(f));
-  const R = [...config].filter((f) => !catalog.has(f));
+  // Each function goes in the part the fewest links wait for (PREFER) of those every kind that
+  // runs it may need (NEEDS): what both catalog links and pasted configs run in C, what only a
+  // config beside an example or a drafter and the examples run in B, what only catalog links
+  // run in K, what only pasted configs run in R, what only the uncommon flags and refused
+  // inputs run in V, what no training state runs in X. A function a catalog link with an
+  // uncommon flag shares with pasted configs only goes in C (a catalog link never brings R
+  // before V), and so does one a pasted config with an uncommon flag shares with the examples.
+  const PREFER = ['V', 'K', 'B', 'R', 'C'];
+  const into = { C: [], B: [], K: [], R: [], V: [] };
+  const functions = new Set(Object.values(ran).flatMap((set) => [...set]));
+  for (const f of [...functions].sort((a, b) => a - b)) {
+    let allowed = PREFER;
+    for (const [kind, set] of Object.entries(ran)) if (set.has(f)) allowed = allowed.filter((n) => needed(kind).includes(n));
+    into[allowed[0]].push(f);
+  }
+  const { C, B, K, R, V } = into;
   const keep = (name, list) => writeFileSync(at(name), `${list.join('\n')}\n`);
+  keep('CBKRV.funcs', [...C, ...B, ...K, ...R, ...V]);
   keep('CBKR.funcs', [...C, ...B, ...K, ...R]);
   keep('CBK.funcs', [...C, ...B, ...K]);
   keep('CB.funcs', [...C, ...B]);
@@ -406,7 +473,8 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
     run(wasmSplit, ['-g', ...FEATURES, `--keep-funcs=@${at(funcs)}`, `--placeholder-namespace=${NS.placeholders}`, `--import-namespace=${NS.first}`, at(input), '-o1', at(one), '-o2', at(two)]);
     writeFileSync(at(one), fixExternrefExport(readFileSync(at(one)), fail));
   };
-  split('whole.wasm', 'CBKR.funcs', 'CBKR.wasm', 'X.wasm');
+  split('whole.wasm', 'CBKRV.funcs', 'CBKRV.wasm', 'X.wasm');
+  split('CBKRV.wasm', 'CBKR.funcs', 'CBKR.wasm', 'V.wasm');
   split('CBKR.wasm', 'CBK.funcs', 'CBK.wasm', 'R.wasm');
   split('CBK.wasm', 'CB.funcs', 'CB.wasm', 'K.wasm');
   split('CB.wasm', 'C.funcs', 'C.wasm', 'B.wasm');
@@ -427,23 +495,30 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
   const reached = {};
   const placeholders = { [NS.placeholders]: new Proxy({}, { get: () => () => { throw reached; } }) };
   const answered = {};
+  // Each stream's states: [state, the kind of training state it is, or null for a check state].
   // A seed example's training state needs no more than C and B (NEEDS.examples).
   const exampleStates = new Set(training.examples ?? []);
-  for (const [kind, calls] of Object.entries({ catalog: [...training.catalog, ...checks.catalog], config: [...training.config, ...checks.config], beside: [...training.beside, ...checks.beside] })) {
-    const order = ORDERS[kind === 'beside' ? 'config' : kind];
+  const tagged = (kind, calls) => calls.map((call) => [call, kind === 'catalog' && exampleStates.has(call) ? 'examples' : kind]);
+  const untagged = (calls) => calls.map((call) => [call, null]);
+  const streams = {
+    catalog: [...tagged('catalog', training.catalog), ...tagged('uncommonCatalog', training.uncommonCatalog), ...untagged(checks.catalog)],
+    config: [...tagged('config', training.config), ...tagged('uncommonConfig', training.uncommonConfig), ...untagged(checks.config)],
+    beside: [...tagged('beside', training.beside), ...untagged(checks.beside)],
+  };
+  for (const [stream, states] of Object.entries(streams)) {
+    const order = ORDERS[stream];
     // One copy of the glue per number of parts linked, handed a fresh instance after a throw
     // (which leaves an instance's stack and heap halfway).
     const glues = [];
-    for (let n = 0; n <= order.length; n++) glues.push(await importGlue(tmp, glueFile, `${prefix}-${kind}-${n}`));
+    for (let n = 0; n <= order.length; n++) glues.push(await importGlue(tmp, glueFile, `${prefix}-${stream}-${n}`));
     const fresh = (n) => {
       const i = new WebAssembly.Instance(modules.C, { ...glues[n].__wbg_get_imports(), ...placeholders });
       for (const name of order.slice(0, n)) new WebAssembly.Instance(modules[name], { [NS.first]: i.exports });
       glues[n].__wbg_finalize_init(i, modules.C);
     };
     for (let n = 0; n <= order.length; n++) fresh(n);
-    answered[kind] = new Array(order.length + 1).fill(0);
-    const trained = training[kind].length;
-    for (const [m, call] of calls.entries()) {
+    answered[stream] = new Array(order.length + 1).fill(0);
+    for (const [call, kind] of states) {
       const args = opening(call);
       const what = JSON.stringify(call);
       const want = JSON.stringify(wholeGlue.first_verdict(...args));
@@ -454,15 +529,15 @@ export async function splitParts({ tmp, prefix, bytes, glueFile, training, check
         } catch (e) {
           if (e !== reached) fail(`${prefix}: the program's first part with ${order.slice(0, n).join(', ') || 'no other'} threw on ${what}: ${e}`);
           if (n === order.length) fail(`${prefix}: a placeholder threw with every part linked, on ${what}`);
-          if (m < trained && (n === NEEDS[kind] || (n === NEEDS.examples && exampleStates.has(call)))) fail(`${prefix}: the ${kind} training state ${what} needs more than ${['C', ...order.slice(0, n)].join(' and ')}`);
+          if (kind !== null && n + 1 === needed(kind).length) fail(`${prefix}: the ${kind} training state ${what} needs more than ${needed(kind).join(', ')}`);
           fresh(n);
           continue;
         }
         if (got !== want) fail(`${prefix}: the split program (C and ${order.slice(0, n).join(', ') || 'no other'}) answers ${what} otherwise than the whole one:\n  ${got}\n  ${want}`);
-        answered[kind][n]++;
+        answered[stream][n]++;
         break;
       }
     }
   }
-  return { parts, functions: { C: C.length, B: B.length, K: K.length, R: R.length }, answered };
+  return { parts, functions: { C: C.length, B: B.length, K: K.length, R: R.length, V: V.length }, answered };
 }

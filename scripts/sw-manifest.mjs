@@ -24,11 +24,12 @@ const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data
 // Each verdict program's zopfli gzip beside it (NAME_bg.wasm.gz, scripts/inline-loader.mjs):
 // the page fetches it where the browser can decompress a stream, and the worker keeps it there.
 // The program begins in the page (data-verdict-head, scripts/inline-loader.mjs): its pages ask
-// for the rest of a catalog link's stream (NAME_bg.wasm.tail) or a pasted config's
-// (NAME_bg.wasm.rtail), which the worker keeps instead of the .gz where the page it fetches
+// for the rest of a catalog link's stream (NAME_bg.wasm.tail), a pasted config's
+// (NAME_bg.wasm.rtail) or a config's beside an example or a drafter (NAME_bg.wasm.btail), which
+// the worker keeps instead of the .gz where the page it fetches
 // carries the head (public/sw.js).
 const headed = /data-verdict-head="[1-9]\d*"/.test(html) ? html.match(/data-verdict="(\/[^"#?]*)"/)?.[1] : undefined;
-const verdicts = [...html.matchAll(/data-verdict="(\/[^"#?]*)"/g)].flatMap((m) => (m[1] === headed ? [`${m[1]}.gz`, `${m[1]}.tail`, `${m[1]}.rtail`] : [`${m[1]}.gz`]));
+const verdicts = [...html.matchAll(/data-verdict="(\/[^"#?]*)"/g)].flatMap((m) => (m[1] === headed ? [`${m[1]}.gz`, `${m[1]}.tail`, `${m[1]}.rtail`, `${m[1]}.btail`] : [`${m[1]}.gz`]));
 const files = ['/', ...new Set([...named, ...verdicts].filter((p) => p !== '/' && p !== '/sw.js'))];
 for (const p of files.slice(1)) {
   if (!existsSync(join(dir, p))) fail(`index.html names ${p}, which the build does not have`);

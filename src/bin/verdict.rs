@@ -19,7 +19,7 @@ fn main() {}
 /// the browser's stored state and a reload's typed texts (`null` when absent): the banner's
 /// class, headline, second line and warning, the test id of the unit radio to check, then per
 /// leading figure its test id, text and provenance label, as one list of strings. The page's
-/// build (`catalog-compiled,config-reader`, split in five parts by scripts/split-verdict.mjs)
+/// build (`catalog-compiled,config-reader`, split in six parts by scripts/split-verdict.mjs)
 /// plans every state; a build with `catalog-compiled` alone answers an empty list for a pasted
 /// config.json, which it cannot read (`verdict::handed_over`), and public/boot.js paints no
 /// such answer.

@@ -1,4 +1,4 @@
-// public/early.js's delivery of the verdict program's five parts (scripts/split-verdict.mjs),
+// public/early.js's delivery of the verdict program's six parts (scripts/split-verdict.mjs),
 // run in Node on the release build's own program: the page's first script, as the page has it,
 // with a fetch that hands the program over in chunks of chosen sizes. The browser tests get each
 // file from a local server at once; this one cuts the stream at every awkward place, holds it
@@ -13,13 +13,14 @@ import { NS, ORDERS as STREAMS, gzPrefix as prefix } from '../../scripts/split-v
 const DIST = new URL('../../dist/', import.meta.url);
 const html = readFileSync(new URL('index.html', DIST), 'utf8');
 const name = html.match(/data-verdict="\/([^"]+)"/)?.[1];
-// The parts' sizes, and the two streams' orders (scripts/split-verdict.mjs).
+// The parts' sizes, and the three streams' orders (scripts/split-verdict.mjs).
 const PARTS = Object.fromEntries((html.match(/data-verdict-parts="([^"]+)"/)?.[1] ?? '').split(',').map((p) => p.split(':')).map(([n, v]) => [n, Number(v)]));
-const ORDERS = { catalog: ['C', ...STREAMS.catalog], config: ['C', ...STREAMS.config] };
+const ORDERS = { catalog: ['C', ...STREAMS.catalog], config: ['C', ...STREAMS.config], beside: ['C', ...STREAMS.beside] };
 const plain = readFileSync(new URL(name, DIST));
 const gz = readFileSync(new URL(`${name}.gz`, DIST));
-// A pasted config's stream after the page's head.
+// A pasted config's stream after the page's head, and a config's beside an example or a drafter.
 const rtail = readFileSync(new URL(`${name}.rtail`, DIST));
+const btail = readFileSync(new URL(`${name}.btail`, DIST));
 const source = readFileSync(new URL('../../public/early.js', import.meta.url), 'utf8');
 // Where each part ends in the plain file (the catalog links' order).
 const ends = [];
@@ -50,7 +51,7 @@ const body = (bytes, sizes, hold = Infinity) => {
 };
 
 // public/early.js in a context of its own, with this fetch; its `compile` is the page's.
-const early = (respond, { decompress = true, head = 0, document } = {}) => {
+const early = (respond, { decompress = true, head = 0, document, search = '', hash = '' } = {}) => {
   const context = vm.createContext({
     // The opening state (no address, no storage) planned ahead: no program fetched at start.
     HEADROOM_PLANNED: { '': [] },
@@ -58,7 +59,7 @@ const early = (respond, { decompress = true, head = 0, document } = {}) => {
     HEADROOM_PARTS: PARTS,
     HEADROOM_ORDERS: ORDERS,
     HEADROOM_HEAD: head,
-    location: { search: '', hash: '' },
+    location: { search, hash },
     ...(document ? { document, atob } : {}),
     fetch: respond,
     ReadableStream,
@@ -71,8 +72,9 @@ const early = (respond, { decompress = true, head = 0, document } = {}) => {
 };
 const response = (stream) => new Response(stream, { headers: { 'content-type': 'application/wasm' } });
 
-test('the build has a program in five parts to test', () => {
-  assert.ok(name && ORDERS.catalog.every((n) => PARTS[n] > 0) && Object.keys(PARTS).length === 5, `${name} ${JSON.stringify(PARTS)}`);
+test('the build has a program in six parts to test', () => {
+  assert.ok(name && ORDERS.catalog.every((n) => PARTS[n] > 0) && Object.keys(PARTS).length === 6, `${name} ${JSON.stringify(PARTS)}`);
+  for (const order of Object.values(ORDERS)) assert.deepEqual([...order].sort(), [...ORDERS.catalog].sort());
   assert.equal(ends.at(-1), plain.length);
 });
 
@@ -121,7 +123,7 @@ test('each part compiles once its own bytes are in, while the next is still arri
   assert.equal(first, 'compiled', 'the first part compiled with the rest held back');
   const { parts } = await compiled;
   await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.deepEqual(parts.map((p) => p.ready), [false, false, false, false], 'the other parts wait for their bytes');
+  assert.deepEqual(parts.map((p) => p.ready), ORDERS.catalog.slice(1).map(() => false), 'the other parts wait for their bytes');
   release();
   await checkParts(compiled);
   const { stream: s2, release: r2 } = body(gz, [4096], gzPrefix(ends[1]) + 16);
@@ -165,7 +167,8 @@ test('without DecompressionStream the plain file comes, cut the same way', async
 
 // The page carries the start of the program's .gz (scripts/inline-loader.mjs's HEAD_BYTES),
 // base64 in a comment at the end of its body: early.js asks for the rest of its stream only (a
-// catalog link's .tail, a pasted config's .rtail), at once, and reads the comment once the
+// catalog link's .tail, a pasted config's .rtail, a config's beside an example or a drafter
+// .btail), at once, and reads the comment once the
 // parser is done with the page.
 const HEAD = Number(html.match(/data-verdict-head="(\d+)"/)?.[1] ?? NaN);
 const page = (comment, readyState = 'interactive') => {
@@ -186,24 +189,27 @@ const served = (files) => (asked) => (url) => {
   return Promise.resolve(files[url] ? response(body(files[url], [4096]).stream) : new Response(null, { status: 404 }));
 };
 
-test('the build\'s two streams continue the same head', () => {
+test('the build\'s three streams continue the same head', () => {
   assert.ok(gz.length > HEAD * 2);
   // Each stream's parts after C are one deflate of their own (scripts/inline-loader.mjs), so
-  // the two rests differ in length as well as in order.
-  assert.ok(rtail.length > 0 && rtail.length < gz.length);
-  // Both decompress, after the head, to the parts in their order.
+  // the rests differ in length as well as in order.
   const parts = {};
   for (const [k, n] of ORDERS.catalog.entries()) parts[n] = plain.subarray(k === 0 ? 0 : ends[k - 1], ends[k]);
-  assert.ok(gunzipSync(Buffer.concat([gz.subarray(0, HEAD), rtail])).equals(Buffer.concat(ORDERS.config.map((n) => parts[n]))));
+  for (const [kind, rest] of [['config', rtail], ['beside', btail]]) {
+    assert.ok(rest.length > 0 && rest.length < gz.length, kind);
+    // Each decompresses, after the head, to the parts in its order.
+    assert.ok(gunzipSync(Buffer.concat([gz.subarray(0, HEAD), rest])).equals(Buffer.concat(ORDERS[kind].map((n) => parts[n]))), kind);
+  }
   assert.ok(gunzipSync(gz).equals(plain));
 });
 
-for (const kind of ['catalog', 'config']) {
-  const file = kind === 'config' ? '/p.wasm.rtail' : '/p.wasm.tail';
-  test(`a ${kind === 'config' ? 'pasted config' : 'catalog link'}'s stream: the rest after the page's head (${file.slice(7)}), asked for before the page is parsed`, async () => {
+const TAILS = { catalog: '/p.wasm.tail', config: '/p.wasm.rtail', beside: '/p.wasm.btail' };
+const tails = () => ({ '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.rtail': rtail, '/p.wasm.btail': btail });
+for (const [kind, file] of Object.entries(TAILS)) {
+  test(`a ${{ catalog: 'catalog link', config: 'pasted config', beside: 'config beside an example or a drafter' }[kind]}'s stream: the rest after the page's head (${file.slice(7)}), asked for before the page is parsed`, async () => {
     const asked = [];
     const doc = page(headComment(), 'loading');
-    const e = early(served({ '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.rtail': rtail })(asked), { head: HEAD, document: doc });
+    const e = early(served(tails())(asked), { head: HEAD, document: doc });
     const compiled = e.compile(kind);
     const first = await Promise.race([compiled.then(() => 'compiled'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 200))]);
     assert.equal(first, 'waiting', 'the program waits for the head in the page');
@@ -228,12 +234,34 @@ for (const [what, comment, files] of [
   });
 }
 
-test('a host without the .rtail: the whole .gz, in the catalog links\' order', async () => {
-  const asked = [];
-  const e = early(served({ '/p.wasm.gz': gz })(asked), { head: HEAD, document: page(headComment()) });
-  await checkParts(e.compile('config'), ORDERS.catalog);
-  assert.deepEqual(asked, ['/p.wasm.rtail', '/p.wasm.gz']);
-});
+// The stream a link's keys call for, asked for as the page's first script runs.
+for (const [link, kind] of [
+  [['?v=1&model=qwen3-32b&tp=2', ''], 'catalog'],
+  [['?v=1&example=s1-three-cards&util=0.95', ''], 'catalog'],
+  [['?v=1&tp=2', '#config=e30'], 'config'],
+  [['?v=1&tp=2&quantization=fp8', '#config=e30'], 'config'],
+  [['?v=1&example=s1-three-cards', '#config=e30'], 'beside'],
+  [['?v=1&spec=draft_model&draft-model=qwen3-4b', '#config=e30'], 'beside'],
+  [['?v=1&config=e30&example=s1-three-cards', ''], 'beside'],
+  [['?v=1&model=qwen3-32b&tp=2', '#config=e30'], 'beside'],
+]) {
+  test(`${link.join('')} asks for the ${kind} stream (${TAILS[kind].slice(7)})`, async () => {
+    const asked = [];
+    const e = early(served(tails())(asked), { head: HEAD, document: page(headComment()), search: link[0], hash: link[1] });
+    assert.equal(e.program.kind, kind);
+    await checkParts(e.program.module, ORDERS[kind]);
+    assert.deepEqual(asked, [TAILS[kind]]);
+  });
+}
+
+for (const kind of ['config', 'beside']) {
+  test(`a host without the ${TAILS[kind].slice(7)}: the whole .gz, in the catalog links' order`, async () => {
+    const asked = [];
+    const e = early(served({ '/p.wasm.gz': gz })(asked), { head: HEAD, document: page(headComment()) });
+    await checkParts(e.compile(kind), ORDERS.catalog);
+    assert.deepEqual(asked, [TAILS[kind], '/p.wasm.gz']);
+  });
+}
 
 for (const [what, headers] of [['a host that answers every path with its page', { 'content-type': 'text/html; charset=utf-8' }]]) {
   test(`${what}: the whole .gz`, async () => {

@@ -63,10 +63,12 @@ test('the page works offline once loaded', async () => {
     files.includes('/') &&
       files.some((p) => /^\/headroom-web-.*_bg\.wasm$/.test(p)) &&
       // The verdict program as this browser's pages fetch it: the rest of a catalog link's
-      // stream and of a pasted config's after the head the page carries (public/early.js).
+      // stream, of a pasted config's and of a config's beside a model, an example or a drafter,
+      // after the head the page carries (public/early.js).
       !files.some((p) => /^\/headroom-verdict-.*_bg\.wasm\.gz$/.test(p)) &&
       files.filter((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.tail$/.test(p)).length === 1 &&
       files.filter((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.rtail$/.test(p)).length === 1 &&
+      files.filter((p) => /^\/headroom-verdict-[0-9a-f]{16}_bg\.wasm\.btail$/.test(p)).length === 1 &&
       !files.some((p) => /^\/headroom-verdict-.*_bg\.wasm$/.test(p)) &&
       files.some((p) => p.endsWith('.css')),
     files.join(' '),
@@ -76,11 +78,13 @@ test('the page works offline once loaded', async () => {
 });
 
 // The page carries the start of the verdict program and asks for the rest of its link's stream
-// (.tail for a catalog link, .rtail for a pasted config, public/early.js), which the worker
+// (.tail for a catalog link, .rtail for a pasted config, .btail for a config beside an example,
+// public/early.js), which the worker
 // keeps: a repeat visit paints its first verdict from the program offline too.
 for (const [kind, link, ext] of [
   ['a catalog link', '/?v=1&model=llama-3.1-70b-instruct&tp=4', 'tail'],
   ['a pasted config', '/?v=1&tp=2#config=eyJhcmNoaXRlY3R1cmVzIjpbIkxsYW1hRm9yQ2F1c2FsTE0iXSwibW9kZWxfdHlwZSI6ImxsYW1hIiwibnVtX2hpZGRlbl9sYXllcnMiOjMyLCJoaWRkZW5fc2l6ZSI6NDA5NiwibnVtX2F0dGVudGlvbl9oZWFkcyI6MzIsIm51bV9rZXlfdmFsdWVfaGVhZHMiOjgsImludGVybWVkaWF0ZV9zaXplIjoxNDMzNiwidm9jYWJfc2l6ZSI6MTI4MjU2fQ', 'rtail'],
+  ['a config beside an example', '/?v=1&example=s1-three-cards#config=eyJhcmNoaXRlY3R1cmVzIjpbIkxsYW1hRm9yQ2F1c2FsTE0iXSwibW9kZWxfdHlwZSI6ImxsYW1hIiwibnVtX2hpZGRlbl9sYXllcnMiOjMyLCJoaWRkZW5fc2l6ZSI6NDA5NiwibnVtX2F0dGVudGlvbl9oZWFkcyI6MzIsIm51bV9rZXlfdmFsdWVfaGVhZHMiOjgsImludGVybWVkaWF0ZV9zaXplIjoxNDMzNiwidm9jYWJfc2l6ZSI6MTI4MjU2fQ', 'btail'],
 ])
 test(`offline, the rest of ${kind}'s stream after the page's head comes from the worker`, async () => {
   const { context, page, problems } = await controlled('/?v=1');

@@ -133,12 +133,14 @@ test("the shell's line names a link's GPU count only as the link writes it", asy
 
 // Each link's first verdict, then the app's: the same class, lines and figures. The default
 // page and the header's examples were planned at build time (no verdict program is fetched);
-// any other link runs the verdict program (src/bin/verdict.rs), in five parts
+// any other link runs the verdict program (src/bin/verdict.rs), in six parts
 // (scripts/split-verdict.mjs): C, what every common link runs, then B (what catalog links and a
 // config beside an example or a drafter run: the examples' builders, their rows), K (the other
-// catalog rows), R (the config.json reader) and X (the rest). A catalog link asks for the stream
-// that brings B and K after C (NAME_bg.wasm.tail), a pasted config the one that brings R, then B
-// (NAME_bg.wasm.rtail); the run links
+// catalog rows), R (the config.json reader), V (the uncommon flags and the refused inputs) and X
+// (the rest). A catalog link asks for the stream that brings B, K and V after C
+// (NAME_bg.wasm.tail), a pasted config the one that brings R, then V (NAME_bg.wasm.rtail), a
+// config beside a model, an example or a drafter the one that brings R, then B
+// (NAME_bg.wasm.btail); the run links
 // the stream's next part each time a placeholder throws. Each row: the stream asked for and the
 // parts linked after C.
 const pasted = (architecture) => Buffer.from(
@@ -167,47 +169,53 @@ const LINKS = [
   ['a catalog link in decimal GB', '/?v=1&model=qwen3-32b&tp=2&unit=gb', 'tail', 'B+K'],
   ['a start that fails', '/?v=1&model=llama-3.1-70b-instruct&util=0.5', 'tail', 'B+K'],
   ['a grid that cannot be planned', '/?v=1&model=llama-3.1-70b-instruct&tp=3', 'tail', 'B+K'],
-  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'B+K'],
+  // An input the page refuses (its message) and the uncommon flags are V's, after K.
+  ['a link with an unknown GPU and key', '/?v=1&tp=2&gpu=no-such-card&x=<b>y</b>', 'tail', 'B+K+V'],
   // An example with keys of its own (a shared what-if) is not planned ahead: B carries the
   // examples' builders, and it needs no other rows (K).
   ['an example with one more key', '/?v=1&example=s1-three-cards&util=0.95', 'tail', 'B'],
   ['the unified-memory example with another pin', '/?v=1&example=s2-unified-gate&kv-bytes=8e9', 'tail', 'B'],
   ['an example in decimal GB with a grid of its own', '/?v=1&example=s3-synthetic-tp4&unit=gb&tp=2&util=0.95', 'tail', 'B'],
-  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'tail', 'B+K+X'],
+  ['an example with a key encoded', '/?v=1&%65xample=s1-three-cards&util=0.95', 'tail', 'B+K+V+X'],
   ['an example named in the fragment', '/?v=1&util=0.95#example=s3-synthetic-tp4', 'tail', 'B'],
   ['a pasted config.json', `/?v=1&tp=2&gpu=h100-sxm-80gb&config=${CONFIG}`, 'rtail', 'R'],
   ['a pasted config.json in the fragment', `/?v=1&gpu=l40s-48gb#config=${CONFIG}`, 'rtail', 'R'],
-  ['a broken pasted config.json', '/?v=1&config=e30', 'rtail', 'R+B'],
-  ['a pasted config.json beside the model it replaces', `/?v=1&model=qwen3-32b&tp=2&config=${CONFIG}`, 'rtail', 'R+B'],
-  ['a pasted config.json beside a model named by its repo', `/?v=1&model=Qwen/Qwen3-32B#config=${CONFIG}`, 'rtail', 'R+B+K'],
-  ['a pasted config.json beside an unknown model', `/?v=1&model=no-such-model&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
-  // A drafter or an example beside a config: the reader, then B (the examples' builders, the
-  // drafter's row); a model named by its repo beside a config, the repos' part too (K).
-  ['a pasted config.json with a drafter named', `/?v=1&spec=draft_model&draft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+B'],
-  ['a pasted config.json with a drafter under an encoded key', `/?v=1&spec=draft_model&%64raft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
+  ['a broken pasted config.json', '/?v=1&config=e30', 'rtail', 'R'],
+  // A model, a drafter or an example beside a config: the stream that brings B after the
+  // reader (the examples' builders, the drafter's row), then V and K (a model named by its repo
+  // or unknown).
+  ['a pasted config.json beside the model it replaces', `/?v=1&model=qwen3-32b&tp=2&config=${CONFIG}`, 'btail', 'R+B'],
+  ['a pasted config.json beside a model named by its repo', `/?v=1&model=Qwen/Qwen3-32B#config=${CONFIG}`, 'btail', 'R+B+V+K'],
+  ['a pasted config.json beside an unknown model', `/?v=1&model=no-such-model&config=${CONFIG}`, 'btail', 'R+B+V+K'],
+  ['a pasted config.json with a drafter named', `/?v=1&spec=draft_model&draft-model=qwen3-4b&config=${CONFIG}`, 'btail', 'R+B'],
+  // A key the loader's test does not see (percent-encoded): a pasted config's stream, which
+  // brings B last.
+  ['a pasted config.json with a drafter under an encoded key', `/?v=1&spec=draft_model&%64raft-model=qwen3-4b&config=${CONFIG}`, 'rtail', 'R+V+X+B'],
   // The verdict opens with what vLLM does with an architecture it does not serve.
   ['a pasted architecture vLLM never registered', `/?v=1&config=${pasted('FooBarForCausalLM')}`, 'rtail', 'R'],
-  ['a pasted architecture vLLM removed', `/?v=1&tp=2&config=${pasted('MPTForCausalLM')}`, 'rtail', 'R+B+K+X'],
-  ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+B'],
-  ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
-  // A key the loader's test does not see (percent-encoded): the catalog links' stream, whose
-  // parts plan it all the same once R is in.
-  ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'tail', 'B+K+X+R'],
-  // A link that reaches the last part (an older vLLM release's rules, an input the program
-  // refuses) is planned again once that is in, with the same words.
-  ['an older vLLM release, from the last part', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'tail', 'B+K+X+R'],
-  ['an unknown GPU, from the catalog links\' parts', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'B+K'],
-  ['a pasted config.json under an older release, from the last part', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'rtail', 'R+B+K+X'],
-  ['a pasted config.json on an unknown GPU, from K', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'rtail', 'R+B+K'],
+  ['a pasted architecture vLLM removed', `/?v=1&tp=2&config=${pasted('MPTForCausalLM')}`, 'rtail', 'R+V'],
+  ['a pasted config.json and an example', `/?v=1&example=s1-three-cards&config=${CONFIG}`, 'btail', 'R+B'],
+  ['a pasted config.json and an example under an encoded key', `/?v=1&%65xample=s1-three-cards&config=${CONFIG}`, 'rtail', 'R+V+X+B'],
+  // The same for config= itself: the catalog links' stream, whose parts plan it all the same
+  // once R is in.
+  ['a pasted config.json under an encoded key', `/?v=1&tp=2&%63onfig=${CONFIG}`, 'tail', 'B+K+V+X+R'],
+  // A link with an uncommon flag (an older vLLM release's rules) or an input the program
+  // refuses is planned again once V is in, with the same words.
+  ['an older vLLM release, from V', '/?v=1&model=llama-3.1-8b-instruct&vllm=0.10.2', 'tail', 'B+K+V'],
+  ['an unknown GPU, from V', '/?v=1&model=qwen3-32b&gpu=no-such-card', 'tail', 'B+K+V'],
+  ['a pasted config.json under an older release, from V', `/?v=1&vllm=0.10.2&config=${CONFIG}`, 'rtail', 'R+V'],
+  ['a pasted config.json with --quantization, from V', `/?v=1&gpu=h100-sxm-80gb&tp=2&quantization=fp8#config=${CONFIG}`, 'rtail', 'R+V'],
+  ['a pasted config.json on an unknown GPU, from V', `/?v=1&gpu=no-such-card#config=${CONFIG}`, 'rtail', 'R+V'],
   ['a catalog link the common parts plan', '/?v=1&model=qwen3-32b&tp=2&max-model-len=16384', 'tail', 'B+K'],
   ['a pasted config.json the common parts plan', `/?v=1&gpu=h100-sxm-80gb&tp=2#config=${CONFIG}`, 'rtail', 'R'],
 ];
 
 // The verdict program's forms a page asked for: its catalog links' stream (`tail`), a pasted
-// config's (`rtail`), its whole .gz (`gz`) or the plain file (`plain`).
+// config's (`rtail`), a config's beside a model, an example or a drafter (`btail`), its whole
+// .gz (`gz`) or the plain file (`plain`).
 const verdictStreams = (problems) =>
   problems.requests.flatMap((u) => {
-    const m = u.match(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.(gz|tail|rtail))?$/);
+    const m = u.match(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.(gz|tail|rtail|btail))?$/);
     return m ? [m[1] ?? 'plain'] : [];
   });
 const fetchedVerdict = (problems) => verdictStreams(problems).length > 0;
@@ -258,7 +266,7 @@ test("the verdict program is fetched by the page's first script, before the load
     const start = (re) => performance.getEntriesByType('resource').find((e) => re.test(e.name))?.startTime;
     return {
       early: typeof headroomEarly === 'object' && headroomEarly.program !== null,
-      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.gz|\.r?tail)?$/),
+      verdict: start(/\/headroom-verdict-[0-9a-f]{16}_bg\.wasm(?:\.gz|\.[rb]?tail)?$/),
       boot: performance.getEntriesByName('boot')[0]?.startTime,
       app: start(/\/headroom-web-[0-9a-f]+_bg\.wasm$/),
     };
@@ -281,9 +289,9 @@ test("the verdict program is fetched by the page's first script, before the load
 // the verdict before the app is the app's.
 for (const [link, last] of [
   ['/?v=1&model=llama-3.1-70b-instruct&tp=4&max-model-len=8192', false],
-  ['/?v=1&model=llama-3.1-70b-instruct&tp=4&vllm=0.10.2', true],
+  ['/?v=1&%65xample=s1-three-cards&util=0.95', true],
 ])
-test(`the verdict program comes gzip-compressed, plain without DecompressionStream, or decoded by the server${last ? ' (a link that needs its last part)' : ''}`, async () => {
+test(`the verdict program comes gzip-compressed, plain without DecompressionStream, or decoded by the server${last ? ' (a link that reaches X)' : ''}`, async () => {
   const run = async (setup) => {
     const { context, page, problems, release } = await held();
     await setup(context);
@@ -419,7 +427,7 @@ test('texts typed for this address that need the other stream keep the one asked
   const first = await readVerdict(page);
   assert.deepEqual(verdictStreams(problems), ['tail']);
   assert.equal(await page.evaluate(() => headroomEarly.program.kind), 'catalog');
-  assert.equal(await partsLinked(page), 'B+K+X+R', 'the reader, after the catalog links\' parts and X');
+  assert.equal(await partsLinked(page), 'B+K+V+X+R', 'the reader, after the catalog links\' parts, V and X');
   release();
   await page.waitForSelector('[data-testid=ledger]', { state: 'attached' });
   assert.deepEqual(await readVerdict(page), first);
