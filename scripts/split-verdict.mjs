@@ -239,7 +239,8 @@ export const REFUSED = ['util=1.5', 'tp=3', 'max-model-len=0', 'gpu=nope', 'kv-b
 // The links V is trained on (splitParts), of either kind: every uncommon flag on every catalog
 // model (catalog links by id, pasted configs by their config.json) on one of three GPUs, an
 // explicit pipeline partition of its layers, and on every fourth model the measurements of a
-// startup log on GPUs without bfloat16 (a T4, a V100) and the inputs the page refuses; for
+// startup log on GPUs without bfloat16 (a T4, a V100), a GB10's unified memory with the memory
+// the system reports available, and the inputs the page refuses; for
 // catalog links, a seed example and an unknown one with a refused input and an unknown model
 // too, and for pasted configs an empty config.json and architectures vLLM removed. Such a link
 // waits for its stream up to the end of V: a catalog link for C, B, K and V, a pasted config
@@ -256,6 +257,7 @@ export function uncommonLinks(root, kind, exampleIds) {
     if (Number.isInteger(layers) && layers > 2) put(`gpu=h100-sxm-80gb&pp=2&pp-partition=${Math.ceil(layers / 2) + 1},${Math.floor(layers / 2) - 1}`);
     if (n % 4 !== 0) return;
     for (const gpu of ['t4-16gb', 'v100-sxm2-16gb']) for (const f of measured) put(`gpu=${gpu}&tp=2&${f}`);
+    for (const tp of [1, 2]) put(`gpu=gb10-128gb&tp=${tp}&mem-available=100GiB`);
     for (const bad of REFUSED) put(bad);
   });
   if (kind === 'catalog') {
