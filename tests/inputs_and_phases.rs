@@ -1576,8 +1576,15 @@ fn deepseek_v4_plans_its_own_caches_and_refuses_what_vllm_refuses() {
     assert_eq!(f, "attention-backend");
     assert!(m.contains("compute capability not supported"), "{m}");
     assert!(plan_of("model=deepseek-v4-flash&gpu=gb10-128gb&tp=2").is_ok());
-    // An unknown capability is not checked, and the plan says so.
-    let p = plan_of("model=deepseek-v4-flash&gpu=l4-24gb&tp=8&pp=2").unwrap();
+    // An Ada GPU (SM 8.9) has neither backend.
+    let (f, m) = refused("model=deepseek-v4-flash&gpu=l4-24gb&tp=8&pp=2");
+    assert_eq!(f, "gpu");
+    assert!(m.contains("this GPU is SM 8.9"), "{m}");
+    // An unknown capability (a catalog row that has none) is not checked, and the plan says so.
+    let mut s =
+        url::scenario(&url::decode("model=deepseek-v4-flash&gpu=l4-24gb&tp=8&pp=2").state).unwrap();
+    s.gpu.compute_capability = (0, 0);
+    let p = plan(&s).unwrap();
     assert!(p.notes.iter().any(|n| n.contains("is not checked")));
     let (f, m) = refused("model=deepseek-v4-flash&gpu=h200-141gb&pp=2&pp-partition=2,41");
     assert_eq!(f, "pp-layer-partition");

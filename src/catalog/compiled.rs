@@ -520,7 +520,7 @@ const GPU_ROWS: &[GpuFields] = &[
     ("h100-sxm-80gb", "NVIDIA H100 SXM 80GB", 85029027840, false, false, (9, 0)),
     ("h20-96gb", "NVIDIA H20", 102010716160, false, false, (9, 0)),
     ("h200-141gb", "NVIDIA H200", 150109945856, false, false, (9, 0)),
-    ("l4-24gb", "NVIDIA L4", 24152899584, false, false, (0, 0)),
+    ("l4-24gb", "NVIDIA L4", 24152899584, false, false, (8, 9)),
     ("l40-48gb", "NVIDIA L40", 47674136986, false, false, (8, 9)),
     ("l40s-48gb", "NVIDIA L40S", 47803531264, false, false, (8, 9)),
     ("mi250x-gcd-64gb", "AMD Instinct MI250X (one GCD)", 68702699520, false, false, (9, 0)),
