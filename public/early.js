@@ -16,8 +16,8 @@
 //   planned              the opening state's verdict planned at build time, or null;
 //   program              null, or { kind, module }: the verdict program's stream this state
 //                        needs: a catalog link's (`catalog`), a pasted config's (`config`) or a
-//                        config's beside an example or a drafter (`beside`), compiling as its
-//                        bytes arrive (`module` is compile(kind)'s promise);
+//                        config's beside a model, an example or a drafter (`beside`), compiling
+//                        as its bytes arrive (`module` is compile(kind)'s promise);
 //   compile(kind)        the program, compiled as its bytes arrive (from its .gz where the
 //                        browser can decompress a stream, begun by the bytes the page carries
 //                        where it carries them, HEAD below): a promise of { module, parts },
@@ -44,7 +44,7 @@ var headroomEarly = (() => {
   // CPU, then 150 ms of latency): about 50 KB. The page spends them on the start of C, base64
   // in a comment at the end of the body, and the request asks for the rest of its stream only
   // (TAILS): NAME_bg.wasm.tail for a catalog link, .rtail for a pasted config, .btail for a
-  // config beside an example or a drafter. Every stream begins with C's bytes.
+  // config beside a model, an example or a drafter. Every stream begins with C's bytes.
   const HEAD = HEADROOM_HEAD;
   const link = `${location.search}${location.hash}`;
   // A stream of `chunks`, then of what `reader` still has (nothing more when `done`).
@@ -225,9 +225,9 @@ var headroomEarly = (() => {
       else document.addEventListener('readystatechange', read, { once: true });
     }));
   // The program's .gz from the start the page carries and the rest of this kind's stream
-  // (TAILS), asked for at once; null, after cancelling the rest, when
-  // either is missing (a host that did not publish it, a proxy that stripped the comment) or
-  // the answer is not the rest: then the whole .gz.
+  // (TAILS), asked for at once; null, after cancelling the rest, when either is missing (a host
+  // that did not publish it, a proxy that stripped the comment) or the answer is not the rest:
+  // then the whole .gz.
   const fromHead = async (file) => {
     const tail = fetch(file).catch(() => null);
     // Handled where awaited, after the head: not an unhandled rejection meanwhile.

@@ -12,7 +12,7 @@
 // wasm-bindgen and wasm-opt, and split in six parts (scripts/split-verdict.mjs) written as one
 // file, headroom-verdict-<hash>_bg.wasm, with its gzip and the three streams that continue the
 // start of it the page carries (.tail for catalog links, .rtail for a pasted config.json, .btail
-// for a config beside an example or a drafter); its
+// for a config beside a model, an example or a drafter); its
 // glue goes into the same inline module inside a function (its names do not meet the app's);
 // public/early.js, a classic inline script before it, fetches the stream the opening state needs
 // first (nothing is preloaded), and public/boot.js the app's wasm once that has arrived. A debug
@@ -41,8 +41,8 @@ import { minify } from 'terser';
 import { FEATURES, OPTIMISE, ORDERS, besideCheckLinks, besideLinks, checkLinks, exampleLinks, splitParts, trainingLinks, uncommonLinks } from './split-verdict.mjs';
 import { deflatePart, gzipOf } from './gzip-parts.mjs';
 // Each stream's parts in order, and the file that holds it after the page's head: a catalog
-// link's NAME_bg.wasm.tail (the rest of the .gz), a pasted config's .rtail, a config beside an
-// example or a drafter's .btail (public/early.js).
+// link's NAME_bg.wasm.tail (the rest of the .gz), a pasted config's .rtail, a config's beside a
+// model, an example or a drafter .btail (public/early.js).
 const STREAMS = {
   catalog: { order: ['C', ...ORDERS.catalog], file: 'tail' },
   config: { order: ['C', ...ORDERS.config], file: 'rtail' },
@@ -198,7 +198,7 @@ async function buildVerdicts() {
     // The page carries the first HEAD_BYTES of it, all within C's deflate (after the gzip
     // header's 10 B), which every stream begins with; a link asks for the rest of its own
     // stream (STREAMS): a catalog link the rest of the .gz (NAME_bg.wasm.tail), a pasted
-    // config's .rtail, a config beside an example or a drafter's .btail.
+    // config's .rtail, a config's beside a model, an example or a drafter .btail.
     if (10 + deflates.C.length < HEAD_BYTES) fail(`the program's first part is ${deflates.C.length} B of deflate: too small for a head of ${HEAD_BYTES} B`);
     for (const [kind, g] of Object.entries(gzs)) if (!g.subarray(0, HEAD_BYTES).equals(gz.subarray(0, HEAD_BYTES))) fail(`the ${kind} stream's head differs from the catalog links'`);
     const head = gz.subarray(0, HEAD_BYTES);

@@ -25,8 +25,8 @@ const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data
 // the page fetches it where the browser can decompress a stream, and the worker keeps it there.
 // The program begins in the page (data-verdict-head, scripts/inline-loader.mjs): its pages ask
 // for the rest of a catalog link's stream (NAME_bg.wasm.tail), a pasted config's
-// (NAME_bg.wasm.rtail) or a config's beside an example or a drafter (NAME_bg.wasm.btail), which
-// the worker keeps instead of the .gz where the page it fetches
+// (NAME_bg.wasm.rtail) or a config's beside a model, an example or a drafter
+// (NAME_bg.wasm.btail), which the worker keeps instead of the .gz where the page it fetches
 // carries the head (public/sw.js).
 const headed = /data-verdict-head="[1-9]\d*"/.test(html) ? html.match(/data-verdict="(\/[^"#?]*)"/)?.[1] : undefined;
 const verdicts = [...html.matchAll(/data-verdict="(\/[^"#?]*)"/g)].flatMap((m) => (m[1] === headed ? [`${m[1]}.gz`, `${m[1]}.tail`, `${m[1]}.rtail`, `${m[1]}.btail`] : [`${m[1]}.gz`]));
