@@ -157,8 +157,9 @@ const linked = async (program, modules) => {
 // The program (early.compile's promise), then a function that runs it on the opening state.
 // Each run its own instance of the glue; once done, it and its linear memory (about 1.3 MB) may
 // be collected. The run needs the first part (C) and the stream's second (B for a catalog link,
-// then K; R for a pasted config: of the build's check states, 2 in 4,461 catalog ones and no
-// config one are planned by C alone), so it starts once both are in; a run that calls into a part not
+// then K; R for a pasted config, then V with an uncommon flag; R for a config beside a model, an
+// example or a drafter, then B: of the build's check states, 4 catalog ones and 2 config ones
+// are planned by C alone), so it starts once both are in; a run that calls into a part not
 // linked (a placeholder throws) runs again once the stream's next part is in, on a fresh
 // instance with it linked too (the throw left the first one's stack and heap halfway): the
 // answer is the whole program's. While C waits for the second part's bytes, it plans the

@@ -15,14 +15,15 @@ const CACHE = `headroom-${BUILD}`;
 // The verdict program is in FILES as NAME_bg.wasm, its gzip NAME_bg.wasm.gz, and the three
 // streams that continue the start of the .gz the page carries (a comment at the end of its
 // body): NAME_bg.wasm.tail, a catalog link's, NAME_bg.wasm.rtail, a pasted config's, and
-// NAME_bg.wasm.btail, a config's beside an example or a drafter. A page fetches a tail where
-// the browser can decompress and compile a stream (public/early.js) and the page carries the
-// head, the .gz where it does not, and the plain file elsewhere. Installing keeps the forms
+// NAME_bg.wasm.btail, a config's beside a model, an example or a drafter. A page fetches a tail
+// where the browser can decompress and compile a stream (public/early.js) and the page carries
+// the head, the .gz where it does not, and the plain file elsewhere. Installing keeps the forms
 // this browser's pages ask for, by the same test in the worker's scope: the tails where the page
-// it fetched carries the head, else the .gz (a host whose pages lose their comments). Should a page's answer differ from the worker's, or the
-// host not have published a form, a request for the .gz the cache lacks gets the plain file it
-// keeps (early.js tells them apart by their first bytes); a request for a tail never does (the
-// page puts its head before what it gets): it fails, and the page asks for the .gz.
+// it fetched carries the head, else the .gz (a host whose pages lose their comments). Should a
+// page's answer differ from the worker's, or the host not have published a form, a request for
+// the .gz the cache lacks gets the plain file it keeps (early.js tells them apart by their first
+// bytes); a request for a tail never does (the page puts its head before what it gets): it
+// fails, and the page asks for the .gz.
 const GZ =
   typeof DecompressionStream === 'function' &&
   typeof ReadableStream === 'function' &&

@@ -1,9 +1,10 @@
-// One gzip stream out of several parts, each compressed on its own, so that two streams that
-// begin with the same part begin with the same bytes. Used by scripts/inline-loader.mjs for the
+// One gzip stream out of several parts, each compressed on its own, so that streams that begin
+// with the same part begin with the same bytes. Used by scripts/inline-loader.mjs for the
 // verdict program's parts (scripts/split-verdict.mjs): the page carries the start of the first
-// part's deflate, and a catalog link's stream (the first part, then the catalog links' parts)
-// and a pasted config's (the first part, then the reader's) both continue it; after the first
-// part, each stream's other parts are one piece, deflated together.
+// part's deflate, and a catalog link's stream (the first part, then the catalog links' parts),
+// a pasted config's (the first part, then the reader's) and a config's beside a model, an
+// example or a drafter all continue it; after the first part, each stream's other parts are one
+// piece, deflated together.
 //
 // Each part is deflated by zopfli (5% smaller than zlib's level 9), then made non-final and
 // flushed to a byte: the last block's BFINAL bit cleared and an empty stored block appended

@@ -82,14 +82,15 @@ const glue = moduleBody(readFileSync(local(jsUrl), 'utf8'), jsUrl);
 // src/bin/verdict.rs (`catalog-compiled,config-reader`: the catalog as Rust values, the seed
 // examples and the config.json reader), split by what links run: C, what every common link runs;
 // B, the examples' builders and their rows (catalog links, and a config beside an example or a
-// drafter); K, the other rows; R, the reader; X, the rest. A catalog link waits for C, B and K,
-// a pasted config for C and R (and B beside an example), and the page carries C's start.
+// drafter); K, the other rows; R, the reader; V, the uncommon flags and the refused inputs; X,
+// the rest. A catalog link waits for C, B and K, a pasted config for C and R (and B beside a
+// model, an example or a drafter; V with an uncommon flag), and the page carries C's start.
 // How much of the program's .gz the page carries, at the end of its body (base64 in a comment; a
 // server's gzip of the page takes the base64 back to about these bytes). On a phone on slow 4G
 // (the bench's 1.6 Mbit/s, 150 ms RTT, CPU / 4) the link is idle from the page's first bytes to
 // the program's first byte: public/early.js's request leaves about 110 ms after the page's first
 // byte, and its answer comes 150 ms later, about 50 KB at 200 KB/s, of which the page itself
-// takes 10 KB; and the request asks only for the rest of its link's stream. Both streams begin
+// takes 10 KB; and the request asks only for the rest of its link's stream. Every stream begins
 // with C, so the head serves every link. Measured side by side on slow 4G, 12 loads
 // (.bench/results/m6-slow4g, m7-slow4g), a catalog link's and a pasted config's first verdict:
 // 955 and 958 ms with 40,000 B; 893 and 944 ms, then 884 and 944 ms with 50,000 B; 885 and 938

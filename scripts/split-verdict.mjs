@@ -331,11 +331,23 @@ export function besideLinks(root, exampleIds) {
 }
 
 // Links outside the beside training, for the check: every fifth of them under an older release,
-// and on another grid and utilization.
-export const besideCheckLinks = (root, exampleIds) =>
-  besideLinks(root, exampleIds)
-    .filter((_, k) => k % 5 === 0)
-    .flatMap((l) => [withKeysOf(l, 'vllm=0.13'), withKeysOf(l, 'pp=2&util=0.8')]);
+// and on another grid and utilization; and each catalog model's config beside a model named by
+// id (the one it replaces, or the last's) and by its repo (public/early.js sends `model=`
+// beside `config=` to this stream too).
+export const besideCheckLinks = (root, exampleIds) => {
+  const models = catalogModels(root);
+  const named = models.flatMap((m, n) => {
+    const config = baseLink(m, 'config');
+    const other = models[(n + 1) % models.length];
+    return [withKeysOf(config, `model=${m.id}&tp=2`), withKeysOf(config, `model=${other.hf_repo ?? other.id}`)];
+  });
+  return [
+    ...besideLinks(root, exampleIds)
+      .filter((_, k) => k % 5 === 0)
+      .flatMap((l) => [withKeysOf(l, 'vllm=0.13'), withKeysOf(l, 'pp=2&util=0.8')]),
+    ...named,
+  ];
+};
 
 // A training or check entry: a link, or [link, stored, typed] (public/early.js's opening state).
 export const opening = (call) => (Array.isArray(call) ? call : [call, undefined, undefined]);
