@@ -1,6 +1,6 @@
 // The page's first script: decides what the first verdict needs and starts fetching it. The
 // release build puts it in the page as a classic inline script right after the
-// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the five names below and
+// Content-Security-Policy (scripts/inline-loader.mjs, which fills in the six names below and
 // adds its hash to the CSP), so it runs as soon as the parser reaches it, before anything is
 // laid out or painted.
 //
@@ -36,8 +36,8 @@ var headroomEarly = (() => {
   // V, X, B, K; a config's beside a model, an example or a drafter in C, R, B, V, K, X.
   const PARTS = HEADROOM_PARTS;
   const ORDERS = HEADROOM_ORDERS;
-  // The file each stream continues the page's head in.
-  const TAILS = { catalog: 'tail', config: 'rtail', beside: 'btail' };
+  // The file each stream continues the page's head in (NAME_bg.wasm.EXT).
+  const TAILS = HEADROOM_TAILS;
   // How many bytes of the program's .gz the page carries (scripts/inline-loader.mjs), all
   // within C. On slow 4G the link is idle from the page's first bytes until the program's
   // first byte (the request leaves with this script, about 110 ms later at a quarter of the

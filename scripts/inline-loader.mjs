@@ -38,16 +38,12 @@ import { gunzipSync } from 'node:zlib';
 
 // terser: the page's two inline scripts minified (below).
 import { minify } from 'terser';
-import { FEATURES, OPTIMISE, ORDERS, besideCheckLinks, besideLinks, checkLinks, exampleLinks, splitParts, trainingLinks, uncommonLinks } from './split-verdict.mjs';
+import { FEATURES, OPTIMISE, ORDERS, TAILS, besideCheckLinks, besideLinks, checkLinks, exampleLinks, splitParts, trainingLinks, uncommonLinks } from './split-verdict.mjs';
 import { deflatePart, gzipOf } from './gzip-parts.mjs';
-// Each stream's parts in order, and the file that holds it after the page's head: a catalog
-// link's NAME_bg.wasm.tail (the rest of the .gz), a pasted config's .rtail, a config's beside a
-// model, an example or a drafter .btail (public/early.js).
-const STREAMS = {
-  catalog: { order: ['C', ...ORDERS.catalog], file: 'tail' },
-  config: { order: ['C', ...ORDERS.config], file: 'rtail' },
-  beside: { order: ['C', ...ORDERS.beside], file: 'btail' },
-};
+// Each stream's parts in order, and the file that holds it after the page's head (TAILS: a
+// catalog link's NAME_bg.wasm.tail, the rest of the .gz; a pasted config's .rtail; a config's
+// beside a model, an example or a drafter .btail; public/early.js).
+const STREAMS = Object.fromEntries(Object.entries(ORDERS).map(([kind, order]) => [kind, { order: ['C', ...order], file: TAILS[kind] }]));
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -289,9 +285,9 @@ const verdictAttr = verdict
 
 // The page's first script (public/early.js): a classic one, run as the parser reaches it, which
 // reads the opening state and starts fetching the verdict program it needs (the inline module
-// runs only after the first layout). Its five names are filled in as JSON: the verdicts planned
-// ahead, the program's address, its parts' sizes, the three streams' orders and how many bytes of
-// its .gz the page carries. Only with the verdict program.
+// runs only after the first layout). Its six names are filled in as JSON: the verdicts planned
+// ahead, the program's address, its parts' sizes, the three streams' orders and files, and how
+// many bytes of its .gz the page carries. Only with the verdict program.
 const jsValue = (value) => JSON.stringify(value).replaceAll('<', '\\u003c');
 let earlyCode = null;
 if (verdict) {
@@ -301,6 +297,7 @@ if (verdict) {
     ['HEADROOM_VERDICT', jsValue(verdict.url)],
     ['HEADROOM_PARTS', jsValue(verdict.parts)],
     ['HEADROOM_ORDERS', jsValue(Object.fromEntries(Object.entries(STREAMS).map(([kind, { order }]) => [kind, order])))],
+    ['HEADROOM_TAILS', jsValue(TAILS)],
     ['HEADROOM_HEAD', jsValue(verdict.head.length)],
   ]) {
     const at = new RegExp(`= ${name};`);

@@ -21,7 +21,7 @@ import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:z
 import { createServer } from 'node:http';
 import { join, extname } from 'node:path';
 import { chromium } from 'playwright-core';
-import { ORDERS, gzPrefix, needed } from './split-verdict.mjs';
+import { ORDERS, TAILS, gzPrefix, needed, upTo } from './split-verdict.mjs';
 
 const DIST = new URL('../dist/', import.meta.url).pathname;
 const gz9 = (bytes) => gzipSync(bytes, { level: 9 }).length;
@@ -88,15 +88,13 @@ const headBytes = Number(html.match(/data-verdict-head="(\d+)"/)?.[1] ?? 0);
 const verdictWasm = html.match(/data-verdict="\/([^"]+)"/)?.[1];
 const parts = Object.fromEntries((html.match(/data-verdict-parts="([^"]+)"/)?.[1] ?? '').split(',').filter(Boolean).map((p) => p.split(':')).map(([n, v]) => [n, Number(v)]));
 if (headBytes > 0) console.log(`size the page's head of the verdict program: ${headBytes} B of its .gz, base64 in index.html (index.html ${gz9(Buffer.from(html))} B gzip with it, ${gz9(Buffer.from(html.replace(/<!--headroom-head:[^>]*-->/g, '')))} B without)`);
-if (verdictWasm && ['C', ...ORDERS.catalog].every((n) => parts[n] > 0)) {
+// Every build with the verdict program carries its head (scripts/inline-loader.mjs).
+if (verdictWasm && headBytes > 0 && ['C', ...ORDERS.catalog].every((n) => parts[n] > 0)) {
   console.log(`size the verdict program's parts: ${Object.entries(parts).map(([n, v]) => `${n} ${v} B`).join(', ')}`);
   const gz = readFileSync(join(DIST, `${verdictWasm}.gz`));
   const blocking = rows.filter((r) => [...html.matchAll(/<link rel="stylesheet" href="\/([^"]+)"/g)].some((m) => m[1] === r.file));
   const page = rows.find((r) => r.file === 'index.html');
-  const TAIL = { catalog: 'tail', config: 'rtail', beside: 'btail' };
-  // The parts of a stream up to the end of one of them.
-  const upTo = (stream, last) => ['C', ...ORDERS[stream].slice(0, ORDERS[stream].indexOf(last) + 1)];
-  for (let [what, stream, needs] of [
+  for (const [what, stream, needs] of [
     ['a catalog link', 'catalog', needed('catalog')],
     ['an example with keys of its own (not planned ahead)', 'catalog', needed('examples')],
     ['a pasted config.json', 'config', needed('config')],
@@ -111,18 +109,15 @@ if (verdictWasm && ['C', ...ORDERS.catalog].every((n) => parts[n] > 0)) {
     ['a catalog link that reaches X', 'catalog', upTo('catalog', 'X')],
     ['a pasted config.json that reaches X', 'config', upTo('config', 'X')],
   ]) {
-    // Without a head in the page every link fetches the .gz, in the catalog links' order: the
-    // parts up to the last it needs in that order.
-    const streamBytes = headBytes > 0 ? Buffer.concat([gz.subarray(0, headBytes), readFileSync(join(DIST, `${verdictWasm}.${TAIL[stream]}`))]) : gz;
-    if (headBytes === 0) needs = upTo('catalog', ['C', ...ORDERS.catalog][Math.max(...needs.map((n) => ['C', ...ORDERS.catalog].indexOf(n)))]);
+    const streamBytes = Buffer.concat([gz.subarray(0, headBytes), readFileSync(join(DIST, `${verdictWasm}.${TAILS[stream]}`))]);
     const raw = needs.reduce((a, n) => a + parts[n], 0);
     const wait = gzPrefix(streamBytes, raw) - headBytes;
-    const critical = [page, ...blocking, { file: `${verdictWasm}.${TAIL[stream]} (to the end of ${needs.join(', ')}, ${raw} B, after the page's ${headBytes} B)`, gzip: wait, brotli: wait }];
+    const critical = [page, ...blocking, { file: `${verdictWasm}.${TAILS[stream]} (to the end of ${needs.join(', ')}, ${raw} B, after the page's ${headBytes} B)`, gzip: wait, brotli: wait }];
     const criticalGz = critical.reduce((a, r) => a + r.gzip, 0);
     const criticalBr = critical.reduce((a, r) => a + r.brotli, 0);
     console.log(`size critical path, ${what} (${critical.map((r) => r.file).join(' + ')}): ${criticalGz} B gzip = ${(criticalGz / 1000).toFixed(1)} KB (target 150 KB), ${criticalBr} B brotli`);
   }
-} else console.log('size critical path: no verdict program in parts in this build: the whole app is on it');
+} else console.log('size critical path: no verdict program in parts, with its head in the page, in this build: the whole app is on it');
 
 let server;
 let base = process.env.BASE_URL;

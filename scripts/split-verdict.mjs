@@ -413,6 +413,13 @@ function raiseTableImportMax(bytes, max, fail) {
 // training's reads its row). A catalog link's V before X and R.
 export const ORDERS = { catalog: ['B', 'K', 'V', 'X', 'R'], config: ['R', 'V', 'X', 'B', 'K'], beside: ['R', 'B', 'V', 'K', 'X'] };
 
+// The file that holds each stream after the page's head (NAME_bg.wasm.EXT; the catalog links'
+// is the rest of the .gz), written by scripts/inline-loader.mjs and named to public/early.js.
+export const TAILS = { catalog: 'tail', config: 'rtail', beside: 'btail' };
+
+// A stream's parts up to the end of one of them, C first.
+export const upTo = (stream, last) => ['C', ...ORDERS[stream].slice(0, ORDERS[stream].indexOf(last) + 1)];
+
 // Each kind of training state, its stream and the part of it it may need up to (the build
 // fails if one needs more): a catalog link's B and K, a seed example's B, a pasted config's R, a
 // config beside an example or a drafter R and B, an uncommon flag's or a refused input's V
@@ -426,10 +433,7 @@ export const NEEDS = {
   uncommonConfig: ['config', 'V'],
 };
 // The parts a kind of state may need: C, then its stream's up to its own.
-export const needed = (kind) => {
-  const [stream, last] = NEEDS[kind];
-  return ['C', ...ORDERS[stream].slice(0, ORDERS[stream].indexOf(last) + 1)];
-};
+export const needed = (kind) => upTo(...NEEDS[kind]);
 
 // Splits the verdict program (`bytes`, after wasm-opt, built with every row, the examples and
 // the config.json reader) in six, by what its training states run: C, what both catalog links

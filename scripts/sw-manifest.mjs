@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { TAILS } from './split-verdict.mjs';
 
 const dir = process.argv[2] ?? process.env.TRUNK_STAGING_DIR;
 const fail = (why) => {
@@ -29,7 +30,7 @@ const named = [...html.matchAll(/(?:href|src|data-js|data-wasm|data-verdict|data
 // (NAME_bg.wasm.btail), which the worker keeps instead of the .gz where the page it fetches
 // carries the head (public/sw.js).
 const headed = /data-verdict-head="[1-9]\d*"/.test(html) ? html.match(/data-verdict="(\/[^"#?]*)"/)?.[1] : undefined;
-const verdicts = [...html.matchAll(/data-verdict="(\/[^"#?]*)"/g)].flatMap((m) => (m[1] === headed ? [`${m[1]}.gz`, `${m[1]}.tail`, `${m[1]}.rtail`, `${m[1]}.btail`] : [`${m[1]}.gz`]));
+const verdicts = [...html.matchAll(/data-verdict="(\/[^"#?]*)"/g)].flatMap((m) => (m[1] === headed ? [`${m[1]}.gz`, ...Object.values(TAILS).map((t) => `${m[1]}.${t}`)] : [`${m[1]}.gz`]));
 const files = ['/', ...new Set([...named, ...verdicts].filter((p) => p !== '/' && p !== '/sw.js'))];
 for (const p of files.slice(1)) {
   if (!existsSync(join(dir, p))) fail(`index.html names ${p}, which the build does not have`);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import vm from 'node:vm';
 import { gunzipSync } from 'node:zlib';
-import { NS, ORDERS as STREAMS, gzPrefix as prefix } from '../../scripts/split-verdict.mjs';
+import { NS, ORDERS as STREAMS, TAILS as FILES, gzPrefix as prefix } from '../../scripts/split-verdict.mjs';
 
 const DIST = new URL('../../dist/', import.meta.url);
 const html = readFileSync(new URL('index.html', DIST), 'utf8');
@@ -58,6 +58,7 @@ const early = (respond, { decompress = true, head = 0, document, search = '', ha
     HEADROOM_VERDICT: '/p.wasm',
     HEADROOM_PARTS: PARTS,
     HEADROOM_ORDERS: ORDERS,
+    HEADROOM_TAILS: FILES,
     HEADROOM_HEAD: head,
     location: { search, hash },
     ...(document ? { document, atob } : {}),
@@ -203,8 +204,9 @@ test('the build\'s three streams continue the same head', () => {
   assert.ok(gunzipSync(gz).equals(plain));
 });
 
-const TAILS = { catalog: '/p.wasm.tail', config: '/p.wasm.rtail', beside: '/p.wasm.btail' };
-const tails = () => ({ '/p.wasm.tail': gz.subarray(HEAD), '/p.wasm.rtail': rtail, '/p.wasm.btail': btail });
+// Each stream's tail as early.js asks for it (the build's names: .tail, .rtail, .btail).
+const TAILS = Object.fromEntries(Object.entries(FILES).map(([kind, ext]) => [kind, `/p.wasm.${ext}`]));
+const tails = () => ({ [TAILS.catalog]: gz.subarray(HEAD), [TAILS.config]: rtail, [TAILS.beside]: btail });
 for (const [kind, file] of Object.entries(TAILS)) {
   test(`a ${{ catalog: 'catalog link', config: 'pasted config', beside: 'config beside an example or a drafter' }[kind]}'s stream: the rest after the page's head (${file.slice(7)}), asked for before the page is parsed`, async () => {
     const asked = [];
